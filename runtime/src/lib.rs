@@ -1,0 +1,22 @@
+//! The opm host: it loads a module and a provider, matches the module's components to the
+//! provider's transformers natively, and runs each matched transform in a fresh WebAssembly
+//! sandbox.
+//!
+//! Data flows one way through the modules of this crate:
+//!
+//! - [`module`] loads `module.yaml` and its values;
+//! - [`provider`] loads a provider manifest and its components;
+//! - [`definitions`] validates what components attach;
+//! - [`matching`] computes the plan: which transformer runs on which component, and why;
+//! - [`sandbox`] runs one transform call in a fresh, limited instance;
+//! - [`render`] runs the plan and checks, orders and writes the output;
+//! - [`cli`] is the `opm` command line over all of it.
+
+pub mod cli;
+pub mod definitions;
+pub mod matching;
+pub mod module;
+pub mod provider;
+pub mod render;
+pub mod sandbox;
+pub mod wit;

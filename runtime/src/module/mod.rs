@@ -1,0 +1,1 @@
+//! Module files (DESIGN §4.1).

@@ -1,0 +1,120 @@
+//! The provider manifest, `provider.yaml` (DESIGN §5.1).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::definitions::DefinitionSpec;
+use crate::matching::Requirements;
+
+/// A parsed `provider.yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderManifest {
+    /// Always `core.opm.dev/v1`.
+    pub api_version: String,
+    /// Always `Provider`.
+    pub kind: String,
+    /// Name, version and the rest.
+    pub metadata: ProviderMetadata,
+    /// Per-call limits the provider asks for; the host caps them.
+    #[serde(default)]
+    pub limits: LimitsSpec,
+    /// Definitions the provider's transformers name, keyed by FQN.
+    #[serde(default)]
+    pub definitions: BTreeMap<String, DefinitionSpec>,
+    /// Transformers keyed by FQN (`apiVersion#name`).
+    pub transformers: BTreeMap<String, TransformerSpec>,
+}
+
+/// `metadata` of a provider manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderMetadata {
+    /// Provider name, lowercase with hyphens (`kubernetes`).
+    pub name: String,
+    /// What the provider targets.
+    #[serde(default)]
+    pub description: String,
+    /// Provider version (semver).
+    pub version: String,
+    /// Oldest opm that may load it (semver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<String>,
+    /// Labels for provider discovery.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// `limits` of a provider manifest, as written (`64Mi`, `2s`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LimitsSpec {
+    /// Fuel units per transform call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuel: Option<u64>,
+    /// Linear memory per call, with a unit (`64Mi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Wall-clock time per call, with a unit (`2s`, `500ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+}
+
+/// One transformer entry of a provider manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TransformerSpec {
+    /// What it renders.
+    #[serde(default)]
+    pub description: String,
+    /// Labels of the transformer itself.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Label pairs that must all be in the component's effective labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub required_labels: BTreeMap<String, String>,
+    /// Labels the transformer reads when present.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub optional_labels: BTreeMap<String, String>,
+    /// Resource FQNs that must all be attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_resources: Vec<String>,
+    /// Resource FQNs the transformer handles when attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optional_resources: Vec<String>,
+    /// Trait FQNs that must all be attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_traits: Vec<String>,
+    /// Trait FQNs the transformer handles when attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optional_traits: Vec<String>,
+    /// Policy FQNs that must all be attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_policies: Vec<String>,
+    /// Policy FQNs the transformer handles when attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optional_policies: Vec<String>,
+    /// Path of the component inside the provider source or bundle.
+    pub component: String,
+    /// `blake3:<hex>` of the component, written by `opm provider pack`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+impl TransformerSpec {
+    /// What a component needs to match this transformer (serde's `flatten` would lose
+    /// `deny_unknown_fields`, so the manifest spells the fields out and this gathers them).
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            required_labels: self.required_labels.clone(),
+            optional_labels: self.optional_labels.clone(),
+            required_resources: self.required_resources.clone(),
+            optional_resources: self.optional_resources.clone(),
+            required_traits: self.required_traits.clone(),
+            optional_traits: self.optional_traits.clone(),
+            required_policies: self.required_policies.clone(),
+            optional_policies: self.optional_policies.clone(),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The host bindings of `wit/transformer.wit`: the one place the host calls `bindgen!`.
