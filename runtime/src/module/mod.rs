@@ -1,1 +1,332 @@
-//! Module files (DESIGN §4.1).
+//! Module files (DESIGN §4.1): loading `module.yaml` (or JSON) with its values into a [`Module`].
+//!
+//! [`load`] reads the module file, deep-merges each values file onto it in order (with
+//! `${env:NAME}` substituted in values files), applies each `--set`, and only then interprets
+//! the merged document. Every node remembers the file, line and column it came from, so an error
+//! about the merged document points at whichever input supplied the offending part.
+//!
+//! - [`tree`] parses YAML/JSON into that located tree;
+//! - [`values`] merges values files and substitutes `${env:NAME}`;
+//! - [`set`] parses and applies `--set PATH=VALUE` (its rule is documented there);
+//! - [`document`] checks the shape of the merged document and builds the [`Module`].
+//!
+//! Names of definitions in `resources`, `traits` and `policies` are kept as written (an FQN or a
+//! short name): they are resolved against the provider's and the module's definitions by
+//! [`crate::matching::plan`], which knows both.
+//!
+//! ```
+//! let module = opm_runtime::module::from_str(
+//!     "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: shop, version: 1.4.0}\n\
+//!      components:\n  api:\n    resources: {Container: {image: nginx}}\n",
+//!     "module.yaml",
+//! )
+//! .unwrap();
+//! assert_eq!((module.name(), module.version()), ("shop", "1.4.0"));
+//! assert_eq!(module.components().next().unwrap().resources[0].name, "Container");
+//! ```
+
+mod document;
+mod origin;
+mod set;
+mod tree;
+mod values;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use origin::Origin;
+
+use crate::definitions::{DefinitionKind, DefinitionSpec};
+
+/// The FQN of the Secret resource, every string value under which is sensitive.
+pub const SECRET_FQN: &str = "opm.dev/resources/config@v1#Secret";
+
+/// A loaded module: metadata, module-local definitions and components, in name order.
+#[derive(Clone)]
+pub struct Module {
+    name: String,
+    version: String,
+    namespace: Option<String>,
+    labels: BTreeMap<String, String>,
+    definitions: BTreeMap<String, ModuleDefinition>,
+    components: BTreeMap<String, Component>,
+    sensitive: BTreeSet<String>,
+    origin: Origin,
+}
+
+/// A definition declared in the module's `definitions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModuleDefinition {
+    /// The definition as written.
+    pub spec: DefinitionSpec,
+    /// Where it is declared.
+    pub origin: Origin,
+}
+
+/// One component of a module.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Component {
+    /// The component's name (its key under `components`).
+    pub name: String,
+    /// Where the component is declared.
+    pub origin: Origin,
+    /// The component's own `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// The component's `metadata.annotations`.
+    pub annotations: BTreeMap<String, String>,
+    /// `resources`, in document order.
+    pub resources: Vec<Attachment>,
+    /// `traits`, in document order.
+    pub traits: Vec<Attachment>,
+    /// `policies`, in document order.
+    pub policies: Vec<Attachment>,
+}
+
+impl Component {
+    /// The attachments of one kind.
+    pub fn attachments(&self, kind: DefinitionKind) -> &[Attachment] {
+        match kind {
+            DefinitionKind::Resource => &self.resources,
+            DefinitionKind::Trait => &self.traits,
+            DefinitionKind::Policy => &self.policies,
+        }
+    }
+}
+
+/// A definition attached to a component, with the user's value.
+#[derive(Clone, PartialEq)]
+pub struct Attachment {
+    /// The definition's name as written: an FQN or a short name.
+    pub name: String,
+    /// Where the key is written.
+    pub origin: Origin,
+    /// The value, as JSON. May be secret: never printed by `Debug`.
+    pub value: serde_json::Value,
+}
+
+impl fmt::Debug for Attachment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Attachment")
+            .field("name", &self.name)
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Module")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("namespace", &self.namespace)
+            .field("labels", &self.labels)
+            .field("definitions", &self.definitions.keys().collect::<Vec<_>>())
+            .field("components", &self.components)
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Module {
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `metadata.version`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// `metadata.namespace`, when set.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// `metadata.labels`.
+    pub fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
+    }
+
+    /// The module-local definitions, by FQN.
+    pub fn definitions(&self) -> &BTreeMap<String, ModuleDefinition> {
+        &self.definitions
+    }
+
+    /// The components, in name order.
+    pub fn components(&self) -> impl ExactSizeIterator<Item = &Component> {
+        self.components.values()
+    }
+
+    /// The component called `name`.
+    pub fn component(&self, name: &str) -> Option<&Component> {
+        self.components.get(name)
+    }
+
+    /// Where the module was read from.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Every string that must be redacted outside rendered output, sorted and without empty
+    /// strings: what `${env:…}` substituted (and each variable's value), and every string value
+    /// under a Secret resource (attached by its FQN or as `Secret`).
+    pub fn sensitive_values(&self) -> Vec<String> {
+        self.sensitive.iter().cloned().collect()
+    }
+}
+
+/// A problem found in a module, at a place.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Diagnostic {
+    /// Where.
+    pub origin: Origin,
+    /// What is wrong and, where it helps, what to write instead.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.origin, self.message)
+    }
+}
+
+/// Why a module could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModuleError {
+    /// The module or a values file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not valid YAML or JSON (a duplicate key is a syntax error too).
+    #[error("{origin}: {message}")]
+    Syntax {
+        /// Where the parser stopped.
+        origin: Origin,
+        /// What the parser said.
+        message: String,
+    },
+    /// A values file names an environment variable that is not set.
+    #[error("{origin}: environment variable {name} is not set")]
+    Env {
+        /// Where `${env:NAME}` is written.
+        origin: Origin,
+        /// The variable.
+        name: String,
+    },
+    /// A `--set` argument is malformed or cannot be applied.
+    #[error("--set {path}: {message}")]
+    Set {
+        /// The argument's path (never its value).
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The merged document is not a valid module; every problem found is listed.
+    #[error("{}", render_problems(problems))]
+    Invalid {
+        /// The problems, in document order.
+        problems: Vec<Diagnostic>,
+    },
+}
+
+fn render_problems(problems: &[Diagnostic]) -> String {
+    match problems {
+        [one] => one.to_string(),
+        many => {
+            let mut text = format!("{} problems in the module:", many.len());
+            for problem in many {
+                text.push_str("\n  ");
+                text.push_str(&problem.to_string());
+            }
+            text
+        }
+    }
+}
+
+impl ModuleError {
+    pub(crate) fn invalid(origin: Origin, message: String) -> Self {
+        Self::Invalid {
+            problems: vec![Diagnostic { origin, message }],
+        }
+    }
+}
+
+/// Loads the module at `path` (a file, or a directory holding `module.yaml` or `module.json`),
+/// merges the `values` files onto it in order, applies `sets` (`PATH=VALUE`, see [`set`]) and
+/// interprets the result. `env` looks up environment variables for `${env:NAME}`.
+pub fn load(
+    path: &Path,
+    values: &[PathBuf],
+    sets: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Module, ModuleError> {
+    let path = module_file(path);
+    let mut sensitive = BTreeSet::new();
+    let mut root = read_tree(&path)?;
+    for values_path in values {
+        let mut overlay = read_tree(values_path)?;
+        match overlay.value {
+            tree::Value::Null => continue,
+            tree::Value::Map(_) => {}
+            _ => {
+                return Err(ModuleError::invalid(
+                    overlay.origin.clone(),
+                    format!("a values file must be a map, not {}", overlay.describe()),
+                ));
+            }
+        }
+        values::substitute_env(&mut overlay, env, &mut sensitive)?;
+        values::merge(&mut root, overlay, &mut Vec::new())?;
+    }
+    for arg in sets {
+        let parsed = set::parse(arg)?;
+        set::apply(&mut root, parsed)?;
+    }
+    document::interpret(&root, Origin::whole(path.display().to_string()), sensitive)
+}
+
+/// Interprets `text` as a module file called `source`, with no values: for tests and tools.
+pub fn from_str(text: &str, source: &str) -> Result<Module, ModuleError> {
+    let source: Arc<str> = Arc::from(source);
+    let root = tree::parse(text, &source)?;
+    document::interpret(&root, Origin::whole(source), BTreeSet::new())
+}
+
+fn module_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        let json = path.join("module.json");
+        let yaml = path.join("module.yaml");
+        if !yaml.exists() && json.exists() {
+            json
+        } else {
+            yaml
+        }
+    } else {
+        path.to_owned()
+    }
+}
+
+fn read_tree(path: &Path) -> Result<tree::Node, ModuleError> {
+    let bytes = std::fs::read(path).map_err(|source| ModuleError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let source: Arc<str> = Arc::from(path.display().to_string());
+    let text = String::from_utf8(bytes).map_err(|e| ModuleError::Syntax {
+        origin: Origin::whole(source.clone()),
+        message: format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+    })?;
+    tree::parse(&text, &source)
+}
+
+#[cfg(test)]
+mod tests;

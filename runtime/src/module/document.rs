@@ -1,0 +1,414 @@
+//! Checking the merged module document and building the [`Module`].
+//!
+//! Every problem is collected (not just the first), each with the origin of the node at fault:
+//! unknown fields, wrong types, a wrong `apiVersion` or `kind`, names that are not DNS labels,
+//! label values that are not strings, attachment names that are neither an FQN nor a short name,
+//! definitions that do not have the shape of §4.2, and a module without components.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::tree::{Entry, Node, Value};
+use super::{
+    Attachment, Component, Diagnostic, Module, ModuleDefinition, ModuleError, Origin, SECRET_FQN,
+};
+use crate::definitions::DefinitionSpec;
+use crate::definitions::fqn::{self, Fqn};
+
+const API_VERSION: &str = "core.opm.dev/v1";
+
+/// Builds a [`Module`] from the merged document `root`, read from `origin`.
+pub(crate) fn interpret(
+    root: &Node,
+    origin: Origin,
+    mut sensitive: BTreeSet<String>,
+) -> Result<Module, ModuleError> {
+    let mut reader = Reader::default();
+    if matches!(root.value, Value::Null) {
+        return Err(ModuleError::invalid(
+            origin,
+            "the module file is empty".to_owned(),
+        ));
+    }
+    let Some(top) = reader.map(root, "the module") else {
+        return Err(reader.into_error());
+    };
+    reader.known_fields(
+        top,
+        &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "definitions",
+            "components",
+        ],
+        "the module",
+    );
+    match reader
+        .required(top, "apiVersion", root)
+        .and_then(|node| reader.string(node, "apiVersion"))
+    {
+        Some(version) if version != API_VERSION => reader.problem(
+            &field(top, "apiVersion")
+                .map_or(&root.origin, |n| &n.origin)
+                .clone(),
+            format!("apiVersion is {version:?}; expected {API_VERSION:?}"),
+        ),
+        _ => {}
+    }
+    match reader
+        .required(top, "kind", root)
+        .and_then(|node| reader.string(node, "kind"))
+    {
+        Some(kind) if kind != "Module" => reader.problem(
+            &field(top, "kind")
+                .map_or(&root.origin, |n| &n.origin)
+                .clone(),
+            format!("kind is {kind:?}; expected \"Module\""),
+        ),
+        _ => {}
+    }
+
+    let (name, version, namespace, labels) = reader.metadata(top, root);
+    let definitions = field(top, "definitions")
+        .map(|node| reader.definitions(node))
+        .unwrap_or_default();
+    let components = match reader.required(top, "components", root) {
+        Some(node) => reader.components(node),
+        None => BTreeMap::new(),
+    };
+
+    if !reader.problems.is_empty() {
+        return Err(reader.into_error());
+    }
+    for component in components.values() {
+        for attachment in &component.resources {
+            if attachment.name == SECRET_FQN || attachment.name == fqn::short_name(SECRET_FQN) {
+                collect_strings(&attachment.value, &mut sensitive);
+            }
+        }
+    }
+    sensitive.remove("");
+    Ok(Module {
+        name: name.unwrap_or_default(),
+        version: version.unwrap_or_default(),
+        namespace,
+        labels,
+        definitions,
+        components,
+        sensitive,
+        origin,
+    })
+}
+
+fn collect_strings(value: &serde_json::Value, out: &mut BTreeSet<String>) {
+    match value {
+        serde_json::Value::String(s) => {
+            out.insert(s.clone());
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|item| collect_strings(item, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|item| collect_strings(item, out)),
+        _ => {}
+    }
+}
+
+fn field<'a>(entries: &'a [Entry], key: &str) -> Option<&'a Node> {
+    entries
+        .iter()
+        .find(|entry| entry.key == key)
+        .map(|entry| &entry.value)
+}
+
+/// Whether `name` is a DNS-1123 label: what Kubernetes accepts as a name.
+fn is_dns_label(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
+/// Collects problems while reading the document.
+#[derive(Default)]
+struct Reader {
+    problems: Vec<Diagnostic>,
+}
+
+impl Reader {
+    fn problem(&mut self, origin: &Origin, message: String) {
+        self.problems.push(Diagnostic {
+            origin: origin.clone(),
+            message,
+        });
+    }
+
+    fn into_error(mut self) -> ModuleError {
+        self.problems.sort();
+        self.problems.dedup();
+        ModuleError::Invalid {
+            problems: self.problems,
+        }
+    }
+
+    fn map<'a>(&mut self, node: &'a Node, what: &str) -> Option<&'a [Entry]> {
+        match &node.value {
+            Value::Map(entries) => Some(entries),
+            _ => {
+                self.problem(
+                    &node.origin,
+                    format!("{what} must be a map, not {}", node.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// A map that may be written as null (`traits:` with nothing after it) for an empty one.
+    fn optional_map<'a>(&mut self, node: &'a Node, what: &str) -> Option<&'a [Entry]> {
+        if matches!(node.value, Value::Null) {
+            Some(&[])
+        } else {
+            self.map(node, what)
+        }
+    }
+
+    fn string(&mut self, node: &Node, what: &str) -> Option<String> {
+        match &node.value {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(_) | Value::Bool(_) => {
+                self.problem(
+                    &node.origin,
+                    format!("{what} must be a string, not {}; quote it", node.describe()),
+                );
+                None
+            }
+            _ => {
+                self.problem(
+                    &node.origin,
+                    format!("{what} must be a string, not {}", node.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    fn required<'a>(&mut self, entries: &'a [Entry], key: &str, parent: &Node) -> Option<&'a Node> {
+        let found = field(entries, key);
+        if found.is_none() {
+            self.problem(&parent.origin, format!("missing required field `{key}`"));
+        }
+        found
+    }
+
+    fn known_fields(&mut self, entries: &[Entry], allowed: &[&str], what: &str) {
+        for entry in entries {
+            if !allowed.contains(&entry.key.as_str()) {
+                self.problem(
+                    &entry.key_origin,
+                    format!(
+                        "unknown field `{}` in {what}; expected one of: {}",
+                        entry.key,
+                        allowed.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    fn string_map(&mut self, node: &Node, what: &str) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let Some(entries) = self.optional_map(node, what) else {
+            return out;
+        };
+        for entry in entries {
+            if entry.key.is_empty() {
+                self.problem(&entry.key_origin, format!("a key in {what} is empty"));
+                continue;
+            }
+            if let Some(value) = self.string(
+                &entry.value,
+                &format!("the value of {what} `{}`", entry.key),
+            ) {
+                out.insert(entry.key.clone(), value);
+            }
+        }
+        out
+    }
+
+    fn metadata(
+        &mut self,
+        top: &[Entry],
+        root: &Node,
+    ) -> (
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        BTreeMap<String, String>,
+    ) {
+        let Some(node) = self.required(top, "metadata", root) else {
+            return (None, None, None, BTreeMap::new());
+        };
+        let Some(entries) = self.map(node, "metadata") else {
+            return (None, None, None, BTreeMap::new());
+        };
+        self.known_fields(
+            entries,
+            &["name", "version", "namespace", "labels"],
+            "metadata",
+        );
+        let name = self
+            .required(entries, "name", node)
+            .and_then(|n| self.string(n, "metadata.name"));
+        if let Some(name) = &name
+            && !is_dns_label(name)
+        {
+            let origin = field(entries, "name")
+                .map(|n| n.origin.clone())
+                .unwrap_or_else(|| node.origin.clone());
+            self.problem(&origin, format!("module name {name:?} must be a DNS label: lowercase letters, digits and '-', at most 63"));
+        }
+        let version = self
+            .required(entries, "version", node)
+            .and_then(|n| self.string(n, "metadata.version"));
+        let namespace = field(entries, "namespace").and_then(|n| {
+            let namespace = self.string(n, "metadata.namespace")?;
+            if !is_dns_label(&namespace) {
+                self.problem(&n.origin, format!("namespace {namespace:?} must be a DNS label: lowercase letters, digits and '-', at most 63"));
+            }
+            Some(namespace)
+        });
+        let labels = field(entries, "labels")
+            .map(|n| self.string_map(n, "metadata.labels"))
+            .unwrap_or_default();
+        (name, version, namespace, labels)
+    }
+
+    fn definitions(&mut self, node: &Node) -> BTreeMap<String, ModuleDefinition> {
+        let mut out = BTreeMap::new();
+        let Some(entries) = self.optional_map(node, "definitions") else {
+            return out;
+        };
+        for entry in entries {
+            if let Err(error) = Fqn::parse(&entry.key) {
+                self.problem(&entry.key_origin, format!("definitions: {error}"));
+                continue;
+            }
+            match serde_json::from_value::<DefinitionSpec>(entry.value.to_json()) {
+                Ok(spec) => {
+                    out.insert(
+                        entry.key.clone(),
+                        ModuleDefinition {
+                            spec,
+                            origin: entry.key_origin.clone(),
+                        },
+                    );
+                }
+                Err(error) => self.problem(
+                    &entry.value.origin,
+                    format!("definition {}: {error}", entry.key),
+                ),
+            }
+        }
+        out
+    }
+
+    fn components(&mut self, node: &Node) -> BTreeMap<String, Component> {
+        let mut out = BTreeMap::new();
+        let Some(entries) = self.optional_map(node, "components") else {
+            return out;
+        };
+        if entries.is_empty() {
+            self.problem(
+                &node.origin,
+                "the module has no components; add one under `components`".to_owned(),
+            );
+        }
+        for entry in entries {
+            if !is_dns_label(&entry.key) {
+                self.problem(
+                    &entry.key_origin,
+                    format!("component name {:?} must be a DNS label: lowercase letters, digits and '-', at most 63", entry.key),
+                );
+            }
+            if let Some(component) = self.component(entry) {
+                out.insert(component.name.clone(), component);
+            }
+        }
+        out
+    }
+
+    fn component(&mut self, entry: &Entry) -> Option<Component> {
+        let what = format!("component `{}`", entry.key);
+        let entries = self.optional_map(&entry.value, &what)?;
+        self.known_fields(
+            entries,
+            &["metadata", "resources", "traits", "policies"],
+            &what,
+        );
+        let (mut labels, mut annotations) = (BTreeMap::new(), BTreeMap::new());
+        if let Some(metadata) = field(entries, "metadata")
+            && let Some(meta) = self.optional_map(metadata, &format!("{what} metadata"))
+        {
+            self.known_fields(
+                meta,
+                &["labels", "annotations"],
+                &format!("{what} metadata"),
+            );
+            if let Some(node) = field(meta, "labels") {
+                labels = self.string_map(node, &format!("{what} metadata.labels"));
+            }
+            if let Some(node) = field(meta, "annotations") {
+                annotations = self.string_map(node, &format!("{what} metadata.annotations"));
+            }
+        }
+        let mut section = |key: &str| -> Vec<Attachment> {
+            field(entries, key)
+                .map(|node| self.attachments(node, &format!("{what} {key}")))
+                .unwrap_or_default()
+        };
+        let resources = section("resources");
+        let traits = section("traits");
+        let policies = section("policies");
+        Some(Component {
+            name: entry.key.clone(),
+            origin: entry.key_origin.clone(),
+            labels,
+            annotations,
+            resources,
+            traits,
+            policies,
+        })
+    }
+
+    fn attachments(&mut self, node: &Node, what: &str) -> Vec<Attachment> {
+        let Some(entries) = self.optional_map(node, what) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let valid = if entry.key.contains(['#', '@', '/']) {
+                Fqn::parse(&entry.key)
+                    .map(drop)
+                    .map_err(|error| error.to_string())
+            } else if fqn::is_name(&entry.key) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{:?} is neither an FQN nor a definition name (an UpperCamelCase identifier such as Container)",
+                    entry.key
+                ))
+            };
+            if let Err(message) = valid {
+                self.problem(&entry.key_origin, format!("{what}: {message}"));
+                continue;
+            }
+            out.push(Attachment {
+                name: entry.key.clone(),
+                origin: entry.key_origin.clone(),
+                value: entry.value.to_json(),
+            });
+        }
+        out
+    }
+}

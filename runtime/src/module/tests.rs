@@ -1,0 +1,383 @@
+//! Loading modules: values, `--set`, environment, and every kind of bad input.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::*;
+
+const MODULE: &str = "\
+apiVersion: core.opm.dev/v1
+kind: Module
+metadata:
+  name: shop
+  version: 1.4.0
+  namespace: shop
+  labels: {team: payments}
+components:
+  api:
+    metadata:
+      labels: {core.opm.dev/workload-type: stateless}
+    resources:
+      opm.dev/resources/workload@v1#Container:
+        image: ghcr.io/acme/api:1.4.0
+        ports: {http: {containerPort: 8080}}
+    traits:
+      opm.dev/traits/network@v1#Expose: {type: ClusterIP}
+      Replicas: 3
+    policies: {}
+";
+
+struct Files {
+    dir: tempfile::TempDir,
+}
+
+impl Files {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn load_with(module: &str, values: &[&str], sets: &[&str]) -> Result<Module, ModuleError> {
+    let files = Files::new();
+    let path = files.write("module.yaml", module);
+    let values: Vec<PathBuf> = values
+        .iter()
+        .enumerate()
+        .map(|(i, text)| files.write(&format!("values{i}.yaml"), text))
+        .collect();
+    let sets: Vec<String> = sets.iter().map(|s| (*s).to_owned()).collect();
+    load(&path, &values, &sets, &no_env).map_err(|error| relative(error, files.dir.path()))
+}
+
+/// Error text with the temporary directory removed, so tests can compare messages.
+fn relative(error: ModuleError, dir: &Path) -> ModuleError {
+    let text = error
+        .to_string()
+        .replace(&format!("{}/", dir.display()), "");
+    ModuleError::Syntax {
+        origin: Origin::whole("test"),
+        message: text,
+    }
+}
+
+fn error_text(module: &str) -> String {
+    match load_with(module, &[], &[]).unwrap_err() {
+        ModuleError::Syntax { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn loads_the_design_example() {
+    let module = load_with(MODULE, &[], &[]).unwrap();
+    assert_eq!(
+        (module.name(), module.version(), module.namespace()),
+        ("shop", "1.4.0", Some("shop"))
+    );
+    assert_eq!(module.labels()["team"], "payments");
+    let api = module.component("api").unwrap();
+    assert_eq!(api.labels["core.opm.dev/workload-type"], "stateless");
+    assert_eq!(
+        api.resources[0].name,
+        "opm.dev/resources/workload@v1#Container"
+    );
+    assert_eq!(
+        api.resources[0].value["ports"]["http"]["containerPort"],
+        8080
+    );
+    let traits: Vec<&str> = api.traits.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(traits, ["opm.dev/traits/network@v1#Expose", "Replicas"]);
+    assert_eq!(api.traits[1].value, json!(3));
+    assert_eq!(api.traits[1].origin.line(), 18);
+    assert!(api.policies.is_empty());
+}
+
+#[test]
+fn json_modules_and_directories_load() {
+    let files = Files::new();
+    let json = r#"{"apiVersion": "core.opm.dev/v1", "kind": "Module",
+        "metadata": {"name": "m", "version": "1"},
+        "components": {"web": {"resources": {"Container": {"image": "nginx"}}}}}"#;
+    files.write("module.json", json);
+    let module = load(files.dir.path(), &[], &[], &no_env).unwrap();
+    assert_eq!(
+        module.component("web").unwrap().resources[0].value,
+        json!({"image": "nginx"})
+    );
+}
+
+#[test]
+fn values_files_merge_in_order_and_set_applies_last() {
+    let module = load_with(
+        MODULE,
+        &[
+            "components: {api: {traits: {Replicas: 5, Expose: {type: NodePort}}}}",
+            "components: {api: {traits: {opm.dev/traits/scaling@v1#Replicas: 7}}}\nmetadata: {namespace: prod}",
+        ],
+        &["components.api.traits.Replicas=9", "components.api.resources.Container.ports.http.containerPort=9090"],
+    )
+    .unwrap();
+    let api = module.component("api").unwrap();
+    assert_eq!(module.namespace(), Some("prod"));
+    assert_eq!(
+        api.traits.len(),
+        2,
+        "short names and FQNs merged into one key: {:?}",
+        api.traits
+    );
+    assert_eq!(api.traits[0].value, json!({"type": "NodePort"}));
+    assert_eq!(api.traits[1].value, json!(9));
+    assert_eq!(
+        api.resources[0].value["ports"]["http"]["containerPort"],
+        9090
+    );
+    assert_eq!(api.resources[0].value["image"], "ghcr.io/acme/api:1.4.0");
+}
+
+#[test]
+fn a_null_in_a_values_file_removes_a_key() {
+    let module = load_with(
+        MODULE,
+        &["components: {api: {traits: {Expose: null}}}"],
+        &[],
+    )
+    .unwrap();
+    let traits: Vec<&str> = module
+        .component("api")
+        .unwrap()
+        .traits
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(traits, ["Replicas"]);
+}
+
+#[test]
+fn errors_name_the_values_file_that_supplied_the_bad_part() {
+    let error = load_with(MODULE, &["metadata:\n  labels:\n    team: 42\n"], &[]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "test: values0.yaml:3:11: the value of metadata.labels `team` must be a string, not a number; quote it"
+    );
+}
+
+#[test]
+fn env_values_are_substituted_and_sensitive() {
+    let files = Files::new();
+    let path = files.write("module.yaml", MODULE);
+    let values = files.write(
+        "secret.yaml",
+        "components:\n  db:\n    resources:\n      Container: {image: postgres, env: {PASSWORD: {value: '${env:DB_PASSWORD}'}}}\n      opm.dev/resources/config@v1#Secret: {stringData: {token: literal-token}}\n",
+    );
+    let env = |name: &str| (name == "DB_PASSWORD").then(|| "hunter2".to_owned());
+    let module = load(&path, &[values], &[], &env).unwrap();
+    let db = module.component("db").unwrap();
+    assert_eq!(db.resources[0].value["env"]["PASSWORD"]["value"], "hunter2");
+    assert_eq!(module.sensitive_values(), ["hunter2", "literal-token"]);
+    assert!(!format!("{module:?}").contains("hunter2"));
+}
+
+#[test]
+fn unset_env_var_is_an_error_with_file_and_line() {
+    let error = load_with(
+        MODULE,
+        &["metadata:\n  labels: {team: '${env:OPM_TEST_SURELY_UNSET}'}\n"],
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "test: values0.yaml:2:18: environment variable OPM_TEST_SURELY_UNSET is not set"
+    );
+}
+
+#[test]
+fn a_values_file_that_is_not_a_map_is_an_error() {
+    let error = load_with(MODULE, &["- a\n- b\n"], &[]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "test: values0.yaml:1:1: a values file must be a map, not a list"
+    );
+    // An empty values file (all commented out) changes nothing.
+    assert!(load_with(MODULE, &["# nothing yet\n"], &[]).is_ok());
+}
+
+#[test]
+fn set_on_a_list_where_a_map_is_expected_is_an_error() {
+    let error = load_with(
+        MODULE,
+        &["metadata: {labels: [a]}"],
+        &["metadata.labels.team=x"],
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "test: --set metadata.labels.team: `metadata.labels` is a list, not a map; index it with [N]"
+    );
+}
+
+#[test]
+fn unknown_top_level_field_is_an_error() {
+    let text = error_text(&format!("{MODULE}extra: 1\n"));
+    assert_eq!(
+        text,
+        "module.yaml:20:1: unknown field `extra` in the module; expected one of: apiVersion, kind, metadata, definitions, components"
+    );
+}
+
+#[test]
+fn wrong_types_are_errors() {
+    let text = error_text(&MODULE.replace("version: 1.4.0", "version: 1.4"));
+    assert_eq!(
+        text,
+        "module.yaml:5:12: metadata.version must be a string, not a number; quote it"
+    );
+    let text = error_text(&MODULE.replace("    traits:\n", "    traits: [x]\n    unused:\n"));
+    assert!(
+        text.contains("component `api` traits must be a map, not a list"),
+        "{text}"
+    );
+    assert!(
+        text.contains("unknown field `unused` in component `api`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn wrong_api_version_and_kind_are_errors() {
+    let text = error_text(
+        &MODULE
+            .replace("core.opm.dev/v1", "v2")
+            .replace("kind: Module", "kind: Provider"),
+    );
+    assert!(
+        text.contains("module.yaml:1:13: apiVersion is \"v2\"; expected \"core.opm.dev/v1\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("module.yaml:2:7: kind is \"Provider\"; expected \"Module\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn duplicate_component_names_are_errors() {
+    let text = error_text(&format!(
+        "{MODULE}  api:\n    resources: {{Container: {{}}}}\n"
+    ));
+    assert_eq!(
+        text,
+        "module.yaml:20:3: duplicate mapping key: api, set DuplicateKeyPolicy in Options if acceptable"
+    );
+}
+
+#[test]
+fn empty_module_is_an_error() {
+    assert_eq!(error_text(""), "module.yaml: the module file is empty");
+    assert_eq!(
+        error_text("# only a comment\n"),
+        "module.yaml: the module file is empty"
+    );
+    let text = error_text(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: a, version: '1'}\ncomponents: {}\n",
+    );
+    assert_eq!(
+        text,
+        "module.yaml:4:13: the module has no components; add one under `components`"
+    );
+    let text = error_text("apiVersion: core.opm.dev/v1\nkind: Module\n");
+    assert!(
+        text.contains("missing required field `metadata`")
+            && text.contains("missing required field `components`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_fqn_that_does_not_parse_is_an_error() {
+    let text = error_text(&MODULE.replace(
+        "opm.dev/traits/network@v1#Expose",
+        "opm.dev/traits/network@1#Expose",
+    ));
+    assert!(text.starts_with("module.yaml:17:7: component `api` traits: \"opm.dev/traits/network@1#Expose\" is not an FQN"), "{text}");
+    let text = error_text(&MODULE.replace("Replicas: 3", "replicas: 3"));
+    assert!(
+        text.contains("\"replicas\" is neither an FQN nor a definition name"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_label_value_that_is_not_a_string_is_an_error() {
+    let text = error_text(&MODULE.replace(
+        "{core.opm.dev/workload-type: stateless}",
+        "{replicas: 3, enabled: true}",
+    ));
+    assert!(text.contains("module.yaml:11:26: the value of component `api` metadata.labels `replicas` must be a string, not a number; quote it"), "{text}");
+    assert!(
+        text.contains("`enabled` must be a string, not a boolean"),
+        "{text}"
+    );
+}
+
+#[test]
+fn names_must_be_dns_labels() {
+    let text = error_text(
+        &MODULE
+            .replace("  api:", "  API_Server:")
+            .replace("name: shop", "name: Shop"),
+    );
+    assert!(
+        text.contains("module name \"Shop\" must be a DNS label"),
+        "{text}"
+    );
+    assert!(
+        text.contains("component name \"API_Server\" must be a DNS label"),
+        "{text}"
+    );
+}
+
+#[test]
+fn module_definitions_are_read() {
+    let module = format!(
+        "{MODULE}definitions:\n  acme.io/traits@v1#Canary:\n    kind: Trait\n    schema: {{type: integer}}\n"
+    );
+    let module = load_with(&module, &[], &[]).unwrap();
+    let canary = &module.definitions()["acme.io/traits@v1#Canary"];
+    assert_eq!(
+        canary.origin.to_string().rsplit('/').next(),
+        Some("module.yaml:21:3")
+    );
+    let bad = format!("{MODULE}definitions:\n  acme.io/traits@v1#Canary:\n    kind: Gadget\n");
+    let text = error_text(&bad);
+    assert!(
+        text.starts_with(
+            "module.yaml:22:5: definition acme.io/traits@v1#Canary: unknown variant `Gadget`"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn unreadable_file_is_an_error() {
+    let error = load(Path::new("/nonexistent/module.yaml"), &[], &[], &no_env).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("cannot read /nonexistent/module.yaml: "),
+        "{error}"
+    );
+}
