@@ -1,1 +1,167 @@
-//! The sandbox: one wasmtime engine, a fresh limited instance per transform call (DESIGN §6).
+//! The sandbox: one wasmtime [`Engine`] per process, each transformer compiled once, and a
+//! fresh, limited instance in its own `Store` for every transform call (DESIGN §6).
+//!
+//! - [`Sandbox`] owns the engine, the linker (which offers nothing but `log`) and the epoch
+//!   ticker that enforces wall-clock limits.
+//! - [`Sandbox::compile`] turns component bytes into a [`CompiledTransformer`]: compiled,
+//!   type-checked against the WIT world and pre-instantiated.
+//! - [`Sandbox::call`] runs one transform under [`Limits`] and returns a [`CallOutcome`]: the
+//!   resources or a [`CallError`] that names the limit hit, plus what the guest logged and the
+//!   fuel and time it used.
+//!
+//! ```no_run
+//! use opm_runtime::sandbox::{Limits, Sandbox};
+//! # fn demo(bytes: &[u8], input: &str, context: &opm_runtime::wit::Context) -> anyhow::Result<()> {
+//! let sandbox = Sandbox::new(&Limits::default())?;
+//! let deployment = sandbox.compile("transformer.opm.dev/workload@v1#DeploymentTransformer", bytes)?;
+//! let outcome = sandbox.call(&deployment, input, context, &Limits::default());
+//! println!("{:?} after {} units of fuel", outcome.result, outcome.fuel_used);
+//! # Ok(()) }
+//! ```
+
+mod call;
+mod error;
+pub mod limits;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine, OptLevel};
+
+pub use call::{CallOutcome, LogLine};
+pub use error::{CallError, CompileError};
+pub use limits::{Bytes, Limits};
+
+use crate::wit::{TransformerWorld, TransformerWorldPre};
+use call::CallState;
+
+/// How often the epoch advances: the resolution of wall-clock limits.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// The WebAssembly engine and everything shared by all transform calls.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<CallState>,
+    ticker: Ticker,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox").finish_non_exhaustive()
+    }
+}
+
+/// A transformer compiled and linked, ready for any number of calls.
+#[derive(Clone)]
+pub struct CompiledTransformer {
+    /// The transformer's FQN.
+    pub name: Arc<str>,
+    /// `blake3:<hex>` of the component bytes.
+    pub digest: Arc<str>,
+    pre: TransformerWorldPre<CallState>,
+}
+
+impl std::fmt::Debug for CompiledTransformer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledTransformer")
+            .field("name", &self.name)
+            .field("digest", &self.digest)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// Creates the engine. `limits.wasm_stack` is fixed here, for every call of this sandbox.
+    pub fn new(limits: &Limits) -> Result<Self, CompileError> {
+        let mut config = Config::new();
+        config
+            .consume_fuel(true)
+            .epoch_interruption(true)
+            .max_wasm_stack(limits.wasm_stack)
+            .cranelift_opt_level(OptLevel::Speed)
+            .wasm_component_model(true);
+        let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
+            &mut linker,
+            |state| state,
+        )
+        .map_err(|e| CompileError::Engine(format!("{e:#}")))?;
+        let ticker = Ticker::start(&engine)?;
+        Ok(Self { engine, linker, ticker })
+    }
+
+    /// Compiles `bytes`, a WebAssembly component, as the transformer `name`, and checks that it
+    /// exports `opm:transformer/transformer@1.0.0` and imports nothing the sandbox does not offer.
+    pub fn compile(&self, name: &str, bytes: &[u8]) -> Result<CompiledTransformer, CompileError> {
+        let digest = format!("blake3:{}", blake3::hash(bytes).to_hex());
+        let invalid = |reason: String| CompileError::Component {
+            transformer: name.to_owned(),
+            digest: digest.clone(),
+            reason,
+        };
+        let component = Component::new(&self.engine, bytes).map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
+        Ok(CompiledTransformer { name: name.into(), digest: digest.into(), pre })
+    }
+
+    /// Runs one transform of `input` (the flattened component JSON) in a fresh instance.
+    #[expect(clippy::ptr_arg, reason = "the binding generated for `transform` takes &String")]
+    pub fn call(
+        &self,
+        transformer: &CompiledTransformer,
+        input: &String,
+        context: &crate::wit::Context,
+        limits: &Limits,
+    ) -> CallOutcome {
+        call::call(&self.engine, transformer, input, context, limits, self.ticker.ticks(limits.timeout))
+    }
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until the sandbox is dropped, so a call
+/// whose deadline is N ticks away is interrupted after about N × tick, whatever the guest does.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: &Engine) -> Result<Self, CompileError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let engine = engine.weak();
+        let thread = std::thread::Builder::new()
+            .name("opm-epoch".into())
+            .spawn({
+                let stop = Arc::clone(&stop);
+                move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(EPOCH_TICK);
+                        match engine.upgrade() {
+                            Some(engine) => engine.increment_epoch(),
+                            None => break,
+                        }
+                    }
+                }
+            })
+            .map_err(|e| CompileError::Engine(format!("cannot start the epoch thread: {e}")))?;
+        Ok(Self { stop, thread: Some(thread) })
+    }
+
+    /// The number of ticks that covers `timeout` (at least one).
+    fn ticks(&self, timeout: Duration) -> u64 {
+        (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

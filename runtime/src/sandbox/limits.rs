@@ -1,0 +1,139 @@
+//! [`Limits`]: what one transform call may consume, and the parsing of sizes and durations
+//! (`64Mi`, `2s`) as they are written in manifests and on the command line.
+
+use std::fmt;
+use std::time::Duration;
+
+/// What one transform call may consume. Hitting any of them fails that call alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Fuel units: WebAssembly's deterministic instruction budget.
+    pub fuel: u64,
+    /// Bytes of linear memory, across all memories of the instance.
+    pub memory: u64,
+    /// Wall-clock time of the call, enforced with epoch interruption.
+    pub timeout: Duration,
+    /// Elements of all tables of the instance.
+    pub table_elements: u64,
+    /// Core instances a component may create.
+    pub instances: usize,
+    /// Bytes of WebAssembly stack (fixed per engine; see [`Sandbox::new`](super::Sandbox::new)).
+    pub wasm_stack: usize,
+    /// Bytes of JSON a call may return, all resources together.
+    pub output: usize,
+    /// Bytes a call may log; further lines are dropped and counted.
+    pub log: usize,
+}
+
+impl Default for Limits {
+    /// The host's defaults: generous for real transformers, small enough that a hostile guest
+    /// cannot hurt the render.
+    fn default() -> Self {
+        Self {
+            fuel: 1_000_000_000,
+            memory: 64 * MIB,
+            timeout: Duration::from_secs(2),
+            table_elements: 100_000,
+            instances: 50,
+            wasm_stack: 512 * KIB as usize,
+            output: 16 * MIB as usize,
+            log: 64 * KIB as usize,
+        }
+    }
+}
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// Bytes shown the way a person writes them: `64 MiB`, `512 KiB`, `100 B`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        for (unit, size) in [("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] {
+            if n >= size && n % size == 0 {
+                return write!(f, "{} {unit}", n / size);
+            }
+        }
+        if n >= MIB {
+            write!(f, "{:.1} MiB", n as f64 / MIB as f64)
+        } else {
+            write!(f, "{n} B")
+        }
+    }
+}
+
+/// Parses a size: a number of bytes, optionally with `Ki`, `Mi`, `Gi` (powers of 1024) or
+/// `K`, `M`, `G` (powers of 1000), and an optional trailing `B`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let without_b = trimmed.strip_suffix('B').unwrap_or(trimmed);
+    let split = without_b.find(|c: char| !c.is_ascii_digit()).unwrap_or(without_b.len());
+    let (digits, unit) = without_b.split_at(split);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (examples: 64Mi, 512Ki, 1Gi, 1000000)"))?;
+    let scale = match unit.trim() {
+        "" => 1,
+        "Ki" => KIB,
+        "Mi" => MIB,
+        "Gi" => GIB,
+        "K" | "k" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        other => return Err(format!("{text:?}: unknown size unit {other:?} (use Ki, Mi, Gi, K, M or G)")),
+    };
+    number.checked_mul(scale).ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// Parses a duration: a number with `ms`, `s` or `m` (`500ms`, `2s`, `1m`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    let split = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (examples: 500ms, 2s, 1m)"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(number)),
+        "s" => Ok(Duration::from_secs(number)),
+        "m" => Ok(Duration::from_secs(number * 60)),
+        "" => Err(format!("{text:?} has no unit: write 500ms, 2s or 1m")),
+        other => Err(format!("{text:?}: unknown duration unit {other:?} (use ms, s or m)")),
+    }
+}
+
+/// Formats a duration the way [`parse_duration`] reads it.
+pub fn format_duration(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis % 1000 == 0 { format!("{}s", millis / 1000) } else { format!("{millis}ms") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64Mi"), Ok(64 << 20));
+        assert_eq!(parse_size("512KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("64Mb").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("lots").is_err());
+        assert_eq!(Bytes(64 << 20).to_string(), "64 MiB");
+        assert_eq!(Bytes(100).to_string(), "100 B");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("2").unwrap_err().contains("no unit"));
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(format_duration(Duration::from_secs(2)), "2s");
+    }
+}

@@ -1,0 +1,91 @@
+//! Building guest crates from a host `build.rs`: compile packages of the `transformers/`
+//! workspace for wasm32-unknown-unknown into a private target directory, then turn each core
+//! module into a WebAssembly component.
+//!
+//! Included by `runtime/build.rs` (the embedded default provider) and `tests/build.rs` (the
+//! hostile guests the sandbox tests run) with `#[path]`, so both build guests the same way.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+
+/// The `transformers/` workspace, seen from the crate whose build script runs.
+pub fn workspace() -> PathBuf {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    manifest_dir.join("../transformers")
+}
+
+/// Asks cargo to rerun the build script when a guest source, the SDK or the WIT changes.
+pub fn rerun_if_guests_change(packages_dirs: &[&str]) {
+    let workspace = workspace();
+    for dir in packages_dirs {
+        println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
+    }
+    for file in ["Cargo.toml", "Cargo.lock", "build_support.rs"] {
+        println!("cargo:rerun-if-changed={}", workspace.join(file).display());
+    }
+    let root = workspace.join("..");
+    for path in ["guest-sdk/src", "guest-sdk/Cargo.toml", "wit"] {
+        println!("cargo:rerun-if-changed={}", root.join(path).display());
+    }
+}
+
+/// Builds `packages` for wasm32 and componentizes each; returns component bytes keyed by the
+/// artifact file name (`kubernetes_deployment.wasm`).
+pub fn build_components(packages: &[&str], out_dir: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+    let workspace = workspace();
+    let target_dir = out_dir.join("guests");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .arg("build")
+        .arg("--release")
+        .arg("--target=wasm32-unknown-unknown")
+        .arg("--manifest-path")
+        .arg(workspace.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir);
+    for package in packages {
+        command.arg("-p").arg(package);
+    }
+    // The host build's flags and wrappers are not the guests' business.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_LLVM_COV",
+        "LLVM_PROFILE_FILE",
+    ] {
+        command.env_remove(var);
+    }
+    let status = command.status().context("running cargo to build the guests")?;
+    if !status.success() {
+        bail!(
+            "building the guests {packages:?} for wasm32-unknown-unknown failed ({status}); \
+             if the target is missing, run `rustup target add wasm32-unknown-unknown`"
+        );
+    }
+    let artifacts = target_dir.join("wasm32-unknown-unknown/release");
+    let mut components = BTreeMap::new();
+    for package in packages {
+        let file = format!("{}.wasm", package.replace('-', "_"));
+        let path = artifacts.join(&file);
+        let core = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let component = componentize(&core).with_context(|| format!("componentizing {}", path.display()))?;
+        components.insert(file, component);
+    }
+    Ok(components)
+}
+
+/// Turns a core module built with wit-bindgen into a component, validating the result.
+pub fn componentize(core: &[u8]) -> anyhow::Result<Vec<u8>> {
+    wit_component::ComponentEncoder::default()
+        .module(core)?
+        .validate(true)
+        .encode()
+}
