@@ -1,1 +1,263 @@
-//! Rendering: runs the plan in the sandbox and checks, orders and writes the output.
+//! Rendering: runs every planned (transformer, component) call in the sandbox, in parallel,
+//! then checks, labels and orders what came back (DESIGN §7).
+//!
+//! [`execute`] takes the calls and compiled transformers and returns a [`Rendered`]: the
+//! resources in install order and every [`Failure`], grouped by component. A failure of one call
+//! never stops the others (fail on end). The writers live in [`write`].
+
+pub mod context;
+pub mod order;
+pub mod write;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+pub use context::RenderContext;
+
+use crate::sandbox::{CallError, CompiledTransformer, Limits, LogLine, Sandbox};
+
+/// One transform to run: the transformer's FQN, the component's name, and the §4.4 JSON.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The component's name.
+    pub component: String,
+    /// The transformer's FQN.
+    pub transformer: String,
+    /// The flattened component, as JSON text.
+    pub input: String,
+}
+
+/// A rendered platform resource and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    /// The component it was rendered from.
+    pub component: String,
+    /// The transformer that rendered it.
+    pub transformer: String,
+    /// The resource, a JSON object with `apiVersion`, `kind` and `metadata.name`.
+    pub value: Value,
+}
+
+/// What one call did, for `--verbose`.
+#[derive(Debug, Clone)]
+pub struct CallReport {
+    /// The component.
+    pub component: String,
+    /// The transformer.
+    pub transformer: String,
+    /// Fuel the call used.
+    pub fuel_used: u64,
+    /// Wall-clock time of the call.
+    pub elapsed: Duration,
+    /// Resources it returned (0 when it failed).
+    pub resources: usize,
+    /// What the guest logged.
+    pub logs: Vec<LogLine>,
+    /// Log lines dropped at the log limit.
+    pub logs_dropped: usize,
+}
+
+/// Why a component did not render completely.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("component {component:?}: transformer {transformer} ({digest}) {error}")]
+pub struct Failure {
+    /// The component.
+    pub component: String,
+    /// The transformer FQN.
+    pub transformer: String,
+    /// `blake3:<hex>` of the transformer's component.
+    pub digest: String,
+    /// What went wrong.
+    pub error: FailureKind,
+}
+
+/// What went wrong in one call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// The call failed in the sandbox or the transformer reported an error.
+    #[error("{0}")]
+    Call(#[from] CallError),
+    /// A returned resource is not acceptable.
+    #[error("returned an invalid resource #{index}: {reason}")]
+    InvalidOutput {
+        /// Its position in the returned list, from 0.
+        index: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Two calls returned the same resource.
+    #[error("rendered {identity}, which component {other_component:?} (transformer {other_transformer}) also rendered")]
+    Duplicate {
+        /// `group/kind namespace/name` of the resource.
+        identity: String,
+        /// The other producer's component.
+        other_component: String,
+        /// The other producer's transformer.
+        other_transformer: String,
+    },
+}
+
+/// The result of a render: resources in install order, failures, and per-call reports.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    /// Resources in install order (kind, namespace, name).
+    pub resources: Vec<Resource>,
+    /// Every failure, ordered by component then transformer.
+    pub failures: Vec<Failure>,
+    /// One report per call, in job order.
+    pub calls: Vec<CallReport>,
+}
+
+/// Runs `jobs` on the current rayon pool, each in a fresh sandbox instance, and checks, labels
+/// and orders the results. `transformers` holds a compiled transformer for every job's FQN.
+pub fn execute(
+    sandbox: &Sandbox,
+    transformers: &BTreeMap<String, CompiledTransformer>,
+    jobs: &[Job],
+    context: &RenderContext,
+    limits: &Limits,
+) -> Rendered {
+    let outcomes: Vec<_> = jobs
+        .par_iter()
+        .map(|job| {
+            let compiled = &transformers[&job.transformer];
+            let outcome = sandbox.call(compiled, &job.input, &context.for_component(&job.component), limits);
+            (job, compiled, outcome)
+        })
+        .collect();
+
+    let mut rendered = Rendered::default();
+    for (job, compiled, outcome) in outcomes {
+        let fail = |error: FailureKind| Failure {
+            component: job.component.clone(),
+            transformer: job.transformer.clone(),
+            digest: compiled.digest.to_string(),
+            error,
+        };
+        let mut produced = 0;
+        match outcome.result {
+            Ok(documents) => {
+                for (index, document) in documents.iter().enumerate() {
+                    match check_resource(document) {
+                        Ok(mut value) => {
+                            apply_labels(&mut value, &context.tracking_labels(&job.component));
+                            produced += 1;
+                            rendered.resources.push(Resource {
+                                component: job.component.clone(),
+                                transformer: job.transformer.clone(),
+                                value,
+                            });
+                        }
+                        Err(reason) => rendered.failures.push(fail(FailureKind::InvalidOutput { index, reason })),
+                    }
+                }
+            }
+            Err(error) => rendered.failures.push(fail(FailureKind::Call(error))),
+        }
+        rendered.calls.push(CallReport {
+            component: job.component.clone(),
+            transformer: job.transformer.clone(),
+            fuel_used: outcome.fuel_used,
+            elapsed: outcome.elapsed,
+            resources: produced,
+            logs: outcome.logs,
+            logs_dropped: outcome.logs_dropped,
+        });
+    }
+    order::sort(&mut rendered.resources);
+    rendered.failures.extend(duplicates(&rendered.resources, transformers));
+    rendered.failures.sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
+    rendered
+}
+
+/// Parses one returned document and checks it is a resource: a JSON object with string
+/// `apiVersion`, `kind` and `metadata.name`. Returns it with its top-level keys in reading order.
+fn check_resource(document: &str) -> Result<Value, String> {
+    let value: Value = serde_json::from_str(document).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(object) = value else {
+        return Err(format!("a JSON {} where an object was expected", json_type(&value)));
+    };
+    for field in ["apiVersion", "kind"] {
+        match object.get(field) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            _ => return Err(format!("`{field}` is missing or not a non-empty string")),
+        }
+    }
+    match object.get("metadata").and_then(|m| m.get("name")) {
+        Some(Value::String(s)) if !s.is_empty() => {}
+        _ => return Err("`metadata.name` is missing or not a non-empty string".into()),
+    }
+    if !object["metadata"].is_object() {
+        return Err("`metadata` is not an object".into());
+    }
+    Ok(Value::Object(reading_order(object)))
+}
+
+/// apiVersion, kind, metadata first; the rest in the order the transformer wrote them.
+fn reading_order(mut object: Map<String, Value>) -> Map<String, Value> {
+    let mut ordered = Map::new();
+    for key in ["apiVersion", "kind", "metadata"] {
+        if let Some(value) = object.remove(key) {
+            ordered.insert(key.to_owned(), value);
+        }
+    }
+    ordered.extend(object);
+    ordered
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Sets the tracking labels on `metadata.labels`, over whatever the transformer set.
+fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
+    let metadata = resource["metadata"].as_object_mut().expect("checked to be an object");
+    let existing = metadata.entry("labels").or_insert_with(|| Value::Object(Map::new()));
+    if !existing.is_object() {
+        *existing = Value::Object(Map::new());
+    }
+    let map = existing.as_object_mut().expect("just made an object");
+    for (key, value) in labels {
+        map.insert(key.clone(), Value::String(value.clone()));
+    }
+    map.sort_keys();
+}
+
+/// A failure for every resource whose identity (group, kind, namespace, name) an earlier
+/// resource already has, naming both producers.
+fn duplicates(resources: &[Resource], transformers: &BTreeMap<String, CompiledTransformer>) -> Vec<Failure> {
+    let mut seen: BTreeMap<order::Identity, &Resource> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for resource in resources {
+        let identity = order::Identity::of(&resource.value);
+        if let Some(first) = seen.get(&identity) {
+            failures.push(Failure {
+                component: resource.component.clone(),
+                transformer: resource.transformer.clone(),
+                digest: transformers
+                    .get(&resource.transformer)
+                    .map(|t| t.digest.to_string())
+                    .unwrap_or_default(),
+                error: FailureKind::Duplicate {
+                    identity: identity.to_string(),
+                    other_component: first.component.clone(),
+                    other_transformer: first.transformer.clone(),
+                },
+            });
+        } else {
+            seen.insert(identity, resource);
+        }
+    }
+    failures
+}

@@ -42,6 +42,46 @@ impl Default for Limits {
     }
 }
 
+/// The most a provider may ask for, unless the command line sets other caps
+/// (`--fuel`, `--memory`, `--timeout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Most fuel per call.
+    pub fuel: u64,
+    /// Most linear memory per call, in bytes.
+    pub memory: u64,
+    /// Longest wall-clock time per call.
+    pub timeout: Duration,
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Self { fuel: 10_000_000_000, memory: 512 * MIB, timeout: Duration::from_secs(30) }
+    }
+}
+
+impl Limits {
+    /// The limits of a provider's calls: what it asks for (`limits:` in its manifest, written
+    /// `64Mi`, `2s`), else the host default, never more than `caps`.
+    pub fn for_provider(ask: &crate::provider::LimitsSpec, caps: &Caps) -> Result<Self, String> {
+        let defaults = Self::default();
+        let memory = match &ask.memory {
+            Some(text) => parse_size(text).map_err(|e| format!("limits.memory: {e}"))?,
+            None => defaults.memory,
+        };
+        let timeout = match &ask.timeout {
+            Some(text) => parse_duration(text).map_err(|e| format!("limits.timeout: {e}"))?,
+            None => defaults.timeout,
+        };
+        Ok(Self {
+            fuel: ask.fuel.unwrap_or(defaults.fuel).min(caps.fuel),
+            memory: memory.min(caps.memory),
+            timeout: timeout.min(caps.timeout),
+            ..defaults
+        })
+    }
+}
+
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -126,6 +166,22 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert_eq!(Bytes(64 << 20).to_string(), "64 MiB");
         assert_eq!(Bytes(100).to_string(), "100 B");
+    }
+
+    #[test]
+    fn a_provider_asks_and_the_host_caps() {
+        let ask = crate::provider::LimitsSpec {
+            fuel: Some(5_000),
+            memory: Some("2Gi".into()),
+            timeout: None,
+        };
+        let caps = Caps { fuel: 1_000, ..Caps::default() };
+        let limits = Limits::for_provider(&ask, &caps).unwrap();
+        assert_eq!(limits.fuel, 1_000);
+        assert_eq!(limits.memory, Caps::default().memory);
+        assert_eq!(limits.timeout, Limits::default().timeout);
+        let bad = crate::provider::LimitsSpec { memory: Some("lots".into()), ..ask };
+        assert!(Limits::for_provider(&bad, &caps).unwrap_err().starts_with("limits.memory:"));
     }
 
     #[test]

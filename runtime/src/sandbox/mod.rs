@@ -33,7 +33,7 @@ use wasmtime::{Config, Engine, OptLevel};
 
 pub use call::{CallOutcome, LogLine};
 pub use error::{CallError, CompileError};
-pub use limits::{Bytes, Limits};
+pub use limits::{Bytes, Caps, Limits};
 
 use crate::wit::{TransformerWorld, TransformerWorldPre};
 use call::CallState;

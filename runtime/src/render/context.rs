@@ -1,0 +1,132 @@
+//! The render context every transform receives (DESIGN §7): module name, namespace, version,
+//! provider, timestamp, strict flag, and the labels that track what opm rendered.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::wit;
+
+/// `app.kubernetes.io/managed-by`, set to [`MANAGED_BY`] on every resource.
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+/// The value of [`LABEL_MANAGED_BY`].
+pub const MANAGED_BY: &str = "open-platform-model";
+/// The module a resource was rendered from.
+pub const LABEL_MODULE_NAME: &str = "module.opmodel.dev/name";
+/// The version of that module.
+pub const LABEL_MODULE_VERSION: &str = "module.opmodel.dev/version";
+/// The component a resource was rendered from.
+pub const LABEL_COMPONENT_NAME: &str = "component.opmodel.dev/name";
+
+/// The context of a render, before it is specialised per component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RenderContext {
+    /// Module name.
+    pub name: String,
+    /// Target namespace.
+    pub namespace: String,
+    /// Module version.
+    pub version: String,
+    /// Provider name.
+    pub provider: String,
+    /// Render time, RFC 3339, UTC.
+    pub timestamp: String,
+    /// Whether the render is strict.
+    pub strict: bool,
+    /// Module labels.
+    pub module_labels: BTreeMap<String, String>,
+}
+
+impl RenderContext {
+    /// The tracking labels of a resource rendered from `component`.
+    pub fn tracking_labels(&self, component: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (LABEL_MANAGED_BY.to_owned(), MANAGED_BY.to_owned()),
+            (LABEL_MODULE_NAME.to_owned(), self.name.clone()),
+            (LABEL_MODULE_VERSION.to_owned(), self.version.clone()),
+            (LABEL_COMPONENT_NAME.to_owned(), component.to_owned()),
+        ])
+    }
+
+    /// Module labels overlaid by the tracking labels of `component`.
+    pub fn labels_for(&self, component: &str) -> BTreeMap<String, String> {
+        let mut labels = self.module_labels.clone();
+        labels.extend(self.tracking_labels(component));
+        labels
+    }
+
+    /// The WIT context passed to the transforms of `component`.
+    pub fn for_component(&self, component: &str) -> wit::Context {
+        wit::Context {
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+            version: self.version.clone(),
+            provider: self.provider.clone(),
+            timestamp: self.timestamp.clone(),
+            strict: self.strict,
+            labels: self.labels_for(component).into_iter().collect(),
+        }
+    }
+}
+
+/// The render timestamp: `SOURCE_DATE_EPOCH` (seconds since 1970) when `source_date_epoch` is
+/// given, else now; RFC 3339 in UTC, to the second.
+pub fn timestamp(source_date_epoch: Option<&str>) -> Result<String, String> {
+    let seconds = match source_date_epoch {
+        Some(text) => text.trim().parse::<i64>().map_err(|_| {
+            format!("SOURCE_DATE_EPOCH={text:?} is not a number of seconds since 1970-01-01")
+        })?,
+        None => SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+    };
+    Ok(rfc3339(seconds))
+}
+
+/// Formats seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn rfc3339(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let in_day = seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        in_day / 3600,
+        in_day % 3600 / 60,
+        in_day % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_764_107_999), "2025-11-25T21:59:59Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn source_date_epoch_fixes_the_timestamp() {
+        assert_eq!(timestamp(Some("86400")).unwrap(), "1970-01-02T00:00:00Z");
+        assert!(timestamp(Some("yesterday")).unwrap_err().contains("SOURCE_DATE_EPOCH"));
+    }
+}

@@ -1,0 +1,147 @@
+//! The order of rendered resources: Kubernetes install order by kind, then namespace, then name,
+//! so output is byte-identical whatever order the calls finished in.
+//!
+//! | rank | kinds |
+//! |---|---|
+//! | 1–5 | Namespace, NetworkPolicy, ResourceQuota, LimitRange, PodDisruptionBudget |
+//! | 6–9 | ServiceAccount, Secret, ConfigMap, StorageClass |
+//! | 10–11 | PersistentVolume, PersistentVolumeClaim |
+//! | 12–16 | CustomResourceDefinition, ClusterRole, ClusterRoleBinding, Role, RoleBinding |
+//! | 17 | Service |
+//! | 18–24 | DaemonSet, Pod, ReplicaSet, Deployment, HorizontalPodAutoscaler, StatefulSet, Job |
+//! | 25–28 | CronJob, IngressClass, Ingress, APIService |
+//! | last | every other kind, alphabetically |
+//!
+//! Resources are namespaced workloads' dependencies first: a Deployment's ServiceAccount,
+//! Secrets, ConfigMaps and claims exist before its pods start.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde_json::Value;
+
+use super::Resource;
+
+/// Kinds in install order.
+pub const INSTALL_ORDER: &[&str] = &[
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+];
+
+/// What makes two resources the same object in a cluster: API group, kind, namespace, name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Identity {
+    /// The API group (`apps`; empty for the core group).
+    pub group: String,
+    /// The kind.
+    pub kind: String,
+    /// The namespace (empty when not set).
+    pub namespace: String,
+    /// The name.
+    pub name: String,
+}
+
+impl Identity {
+    /// The identity of a checked resource.
+    pub fn of(resource: &Value) -> Self {
+        let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+        let api_version = text(&resource["apiVersion"]);
+        let group = api_version.rsplit_once('/').map(|(group, _)| group.to_owned()).unwrap_or_default();
+        Self {
+            group,
+            kind: text(&resource["kind"]),
+            namespace: text(&resource["metadata"]["namespace"]),
+            name: text(&resource["metadata"]["name"]),
+        }
+    }
+}
+
+impl fmt::Display for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.group.is_empty() {
+            write!(f, "{}/", self.group)?;
+        }
+        write!(f, "{} ", self.kind)?;
+        if !self.namespace.is_empty() {
+            write!(f, "{}/", self.namespace)?;
+        }
+        write!(f, "{}", self.name)
+    }
+}
+
+fn rank(kind: &str) -> usize {
+    INSTALL_ORDER.iter().position(|k| *k == kind).unwrap_or(INSTALL_ORDER.len())
+}
+
+/// Compares two resources by install order: kind rank, kind, namespace, name, then group, then
+/// producer, so the order is total.
+pub fn compare(a: &Resource, b: &Resource) -> Ordering {
+    let (ia, ib) = (Identity::of(&a.value), Identity::of(&b.value));
+    rank(&ia.kind)
+        .cmp(&rank(&ib.kind))
+        .then_with(|| ia.kind.cmp(&ib.kind))
+        .then_with(|| ia.namespace.cmp(&ib.namespace))
+        .then_with(|| ia.name.cmp(&ib.name))
+        .then_with(|| ia.group.cmp(&ib.group))
+        .then_with(|| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)))
+}
+
+/// Sorts resources into install order.
+pub fn sort(resources: &mut [Resource]) {
+    resources.sort_by(compare);
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn resource(api_version: &str, kind: &str, name: &str) -> Resource {
+        Resource {
+            component: "c".into(),
+            transformer: "t".into(),
+            value: json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}),
+        }
+    }
+
+    #[test]
+    fn install_order_then_name() {
+        let mut resources = vec![
+            resource("apps/v1", "Deployment", "b"),
+            resource("example.com/v1", "Widget", "w"),
+            resource("v1", "Service", "a"),
+            resource("apps/v1", "Deployment", "a"),
+            resource("v1", "ServiceAccount", "z"),
+        ];
+        sort(&mut resources);
+        let order: Vec<String> = resources.iter().map(|r| Identity::of(&r.value).to_string()).collect();
+        assert_eq!(order, ["ServiceAccount z", "Service a", "apps/Deployment a", "apps/Deployment b", "example.com/Widget w"]);
+    }
+}
