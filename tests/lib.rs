@@ -1,1 +1,53 @@
-//! test support
+//! Support for opm's integration tests: the guests built from `transformers/testing/`, and
+//! helpers that run the `opm` CLI in-process in a fresh temporary directory.
+
+pub mod guests {
+    //! Component bytes of every test guest, and `foreach_guest!`.
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}
+
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// What one in-process run of the CLI printed, and its exit status.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit status.
+    pub status: std::process::ExitCode,
+    /// Everything written to stdout.
+    pub stdout: String,
+    /// Everything written to stderr.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Whether the run exited with `code`.
+    pub fn exited(&self, code: u8) -> bool {
+        self.status == std::process::ExitCode::from(code)
+    }
+}
+
+/// Runs `opm ARGS…` in-process.
+pub fn opm<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let argv: Vec<String> =
+        std::iter::once("opm".to_owned()).chain(args.into_iter().map(|a| a.as_ref().to_owned())).collect();
+    let status = {
+        let mut out = opm_runtime::cli::Output { stdout: &mut stdout, stderr: &mut stderr };
+        opm_runtime::cli::run(argv, &mut out)
+    };
+    Run {
+        status,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}

@@ -1,1 +1,3 @@
+//! opm's integration tests: one test binary, a module per area.
 
+mod sandbox;

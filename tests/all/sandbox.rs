@@ -1,0 +1,126 @@
+//! The sandbox against hostile guests built from `transformers/testing/`: each is stopped by
+//! the right limit with an error that names the component, the transformer and the limit, and a
+//! healthy component in the same render still renders.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use opm_runtime::render::{self, FailureKind, Job, RenderContext, Rendered};
+use opm_runtime::sandbox::{CallError, Limits, Sandbox};
+use opm_tests::guests;
+use serde_json::json;
+
+const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
+const HOSTILE: &str = "test.opm.dev/hostile@v1#HostileTransformer";
+
+// A guest without a test here is a compile error.
+macro_rules! assert_guest_has_test {
+    ($guest:ident) => {
+        const _: fn() = $guest;
+    };
+}
+opm_tests::foreach_guest!(assert_guest_has_test);
+
+fn context() -> RenderContext {
+    RenderContext {
+        name: "hostile".into(),
+        namespace: "default".into(),
+        version: "0.1.0".into(),
+        provider: "test".into(),
+        timestamp: "2026-01-01T00:00:00Z".into(),
+        strict: false,
+        module_labels: BTreeMap::new(),
+    }
+}
+
+/// Renders two components in one render: `bad`, run by `guest`, and `good`, a stateless
+/// container run by the real Deployment transformer of the embedded provider.
+fn render_beside_a_healthy_component(guest: &[u8], limits: Limits) -> Rendered {
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let sandbox = Sandbox::new(&limits).expect("engine");
+    let mut compiled = BTreeMap::new();
+    compiled.insert(HOSTILE.to_owned(), sandbox.compile(HOSTILE, guest).expect("guest compiles"));
+    compiled.insert(
+        DEPLOYMENT.to_owned(),
+        sandbox.compile(DEPLOYMENT, &provider.components[DEPLOYMENT]).expect("deployment compiles"),
+    );
+    let input = |name: &str| {
+        json!({
+            "metadata": {"name": name, "labels": {"core.opm.dev/workload-type": "stateless"}},
+            "resources": ["opm.dev/resources/workload@v1#Container"],
+            "traits": [], "policies": [],
+            "spec": {"container": {"image": "nginx:1.27"}},
+            "defaults": {},
+        })
+        .to_string()
+    };
+    let jobs = [
+        Job { component: "bad".into(), transformer: HOSTILE.into(), input: input("bad") },
+        Job { component: "good".into(), transformer: DEPLOYMENT.into(), input: input("good") },
+    ];
+    render::execute(&sandbox, &compiled, &jobs, &context(), &limits)
+}
+
+/// The one failure of a render, which must be the hostile component's; the healthy component
+/// must have rendered its Deployment.
+fn single_failure(rendered: &Rendered) -> (&CallError, String) {
+    assert_eq!(rendered.failures.len(), 1, "{:#?}", rendered.failures);
+    let failure = &rendered.failures[0];
+    assert_eq!(failure.component, "bad");
+    assert_eq!(failure.transformer, HOSTILE);
+    assert!(failure.digest.starts_with("blake3:"), "{}", failure.digest);
+    let FailureKind::Call(error) = &failure.error else { panic!("not a call failure: {failure}") };
+    assert_eq!(rendered.resources.len(), 1, "the healthy component still renders");
+    assert_eq!(rendered.resources[0].component, "good");
+    assert_eq!(rendered.resources[0].value["kind"], "Deployment");
+    let message = failure.to_string();
+    eprintln!("{message}");
+    (error, message)
+}
+
+fn testing_spin() {}
+
+#[test]
+fn an_endless_loop_runs_out_of_fuel() {
+    let limits = Limits { fuel: 20_000_000, ..Limits::default() };
+    let rendered = render_beside_a_healthy_component(guests::TESTING_SPIN, limits);
+    let (error, message) = single_failure(&rendered);
+    assert_eq!(*error, CallError::Fuel { limit: 20_000_000 });
+    assert!(message.starts_with(&format!("component \"bad\": transformer {HOSTILE} (blake3:")), "{message}");
+    assert!(message.contains("ran out of fuel: used all 20000000 units"), "{message}");
+}
+
+#[test]
+fn an_endless_loop_with_fuel_to_spare_times_out() {
+    let limits = Limits { fuel: u64::MAX / 2, timeout: Duration::from_millis(200), ..Limits::default() };
+    let rendered = render_beside_a_healthy_component(guests::TESTING_SPIN, limits);
+    let (error, message) = single_failure(&rendered);
+    assert_eq!(*error, CallError::Timeout { limit: Duration::from_millis(200) });
+    assert!(message.contains("timed out: still running after the time limit of 200ms"), "{message}");
+}
+
+fn testing_hog() {}
+
+#[test]
+fn unbounded_allocation_hits_the_memory_limit_not_a_panic() {
+    let limits = Limits { memory: 16 << 20, ..Limits::default() };
+    let rendered = render_beside_a_healthy_component(guests::TESTING_HOG, limits);
+    let (error, message) = single_failure(&rendered);
+    let CallError::Memory { limit, requested } = error else { panic!("not a memory error: {message}") };
+    assert_eq!(*limit, 16 << 20);
+    assert!(*requested > 16 << 20);
+    assert!(message.contains("hit the memory limit of 16 MiB"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
+
+fn testing_panic() {}
+
+#[test]
+fn a_panic_reports_its_message() {
+    let rendered = render_beside_a_healthy_component(guests::TESTING_PANIC, Limits::default());
+    let (error, message) = single_failure(&rendered);
+    let CallError::Panic { message: panic } = error else { panic!("not a panic: {message}") };
+    assert!(panic.starts_with("panicked at "), "{panic}");
+    assert!(panic.ends_with(": component bad has nothing this transformer can use"), "{panic}");
+    assert!(!error.is_limit());
+}
