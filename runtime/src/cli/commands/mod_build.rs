@@ -1,20 +1,187 @@
 //! `opm mod build`: render a module into platform manifests.
+//!
+//! Pipeline (DESIGN §7): load module and values → load provider → validate, flatten and match
+//! (the plan) → compile the matched transformers → run every call in parallel → check, label
+//! and order → write. Every component is attempted; all problems are reported together at the
+//! end, and nothing is written to stdout unless the whole render succeeded.
 
+use std::collections::BTreeMap;
+use std::io::Write;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use clap::Args;
+use rayon::prelude::*;
 
 use super::module_args::ModuleArgs;
-use crate::cli::Output;
+use crate::cli::{EXIT_FAILED, Output};
+use crate::matching::{self, Plan};
+use crate::provider::{self, Provider};
+use crate::render::{self, Job, RenderContext, Rendered, write::Format};
+use crate::sandbox::limits::{parse_duration, parse_size};
+use crate::sandbox::{Caps, CompiledTransformer, Limits, Sandbox};
 
 /// Arguments of `opm mod build`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm mod build examples/hello/module.yaml
+  opm mod build shop/module.yaml -f prod.yaml --set components.api.traits.Replicas=5 -n shop-prod
+  opm mod build module.yaml -o json -j 4 --fuel 50000000 --memory 32Mi --timeout 1s")]
 pub struct BuildArgs {
     #[command(flatten)]
     pub module: ModuleArgs,
+
+    /// Namespace of the rendered resources (default: the module's, else `default`).
+    ///
+    /// Example: -n shop-staging
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Output format: a multi-document YAML stream, or a JSON `v1` List.
+    ///
+    /// Example: -o json
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Yaml)]
+    pub output: Format,
+
+    /// Transform calls run at once (default: every core).
+    ///
+    /// Example: -j 1
+    #[arg(short = 'j', long = "jobs", value_name = "JOBS")]
+    pub jobs: Option<usize>,
+
+    /// Most fuel (WebAssembly instructions, roughly) any one transform call may use.
+    ///
+    /// Example: --fuel 50000000
+    #[arg(long, value_name = "N")]
+    pub fuel: Option<u64>,
+
+    /// Most linear memory any one transform call may use.
+    ///
+    /// Example: --memory 32Mi
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+
+    /// Longest wall-clock time any one transform call may take.
+    ///
+    /// Example: --timeout 500ms
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Runs `opm mod build`.
-pub fn run(_args: BuildArgs, _out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("opm mod build is not implemented yet")
+pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let env = |name: &str| std::env::var(name).ok();
+    let module = crate::module::load(&args.module.module, &args.module.values, &args.module.set, &env)?;
+    let provider = provider::load(&args.module.provider)?;
+    let plan = matching::plan(&module, &provider.manifest, args.module.strict);
+
+    let defaults = Caps::default();
+    let caps = Caps {
+        fuel: args.fuel.unwrap_or(defaults.fuel),
+        memory: args.memory.unwrap_or(defaults.memory),
+        timeout: args.timeout.unwrap_or(defaults.timeout),
+    };
+    let limits = Limits::for_provider(&provider.manifest.limits, &caps)
+        .map_err(|e| anyhow::anyhow!("provider {}: {e}", provider.origin))?;
+    let context = RenderContext {
+        name: module.name().to_owned(),
+        namespace: args
+            .namespace
+            .clone()
+            .or_else(|| module.namespace().map(str::to_owned))
+            .unwrap_or_else(|| "default".to_owned()),
+        version: module.version().to_owned(),
+        provider: provider.manifest.metadata.name.clone(),
+        timestamp: render::context::timestamp(env("SOURCE_DATE_EPOCH").as_deref())
+            .map_err(anyhow::Error::msg)?,
+        strict: args.module.strict,
+        module_labels: module.labels().clone(),
+    };
+
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
+    if let Some(jobs) = args.jobs {
+        anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
+        pool = pool.num_threads(jobs);
+    }
+    let pool = pool.build().context("starting the render threads")?;
+    let rendered = pool.install(|| render_plan(&plan, &provider, &context, &limits))?;
+
+    if !plan.is_ok() || !rendered.failures.is_empty() {
+        report_failures(&plan, &rendered, out.stderr)?;
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
+    for warning in plan.warnings() {
+        writeln!(out.stderr, "warning: {warning}")?;
+    }
+    let bytes = render::write::to_bytes(&rendered.resources, args.output)?;
+    render::write::write_all(out.stdout, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Compiles the transformers the plan uses and runs its calls.
+fn render_plan(
+    plan: &Plan,
+    provider: &Provider,
+    context: &RenderContext,
+    limits: &Limits,
+) -> anyhow::Result<Rendered> {
+    let sandbox = Sandbox::new(limits)?;
+    let mut used: Vec<&str> = plan.calls().map(|call| call.transformer.as_str()).collect();
+    used.sort_unstable();
+    used.dedup();
+    let compiled: BTreeMap<String, CompiledTransformer> = used
+        .par_iter()
+        .map(|fqn| {
+            let bytes = provider
+                .components
+                .get(*fqn)
+                .with_context(|| format!("provider {} has no component for {fqn}", provider.origin))?;
+            Ok(((*fqn).to_owned(), sandbox.compile(fqn, bytes)?))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let jobs: Vec<Job> = plan
+        .calls()
+        .map(|call| Job {
+            component: call.component.clone(),
+            transformer: call.transformer.clone(),
+            input: call.input.to_string(),
+        })
+        .collect();
+    Ok(render::execute(&sandbox, &compiled, &jobs, context, limits))
+}
+
+/// Writes every plan error and render failure, grouped by component.
+fn report_failures(plan: &Plan, rendered: &Rendered, stderr: &mut dyn Write) -> std::io::Result<()> {
+    let mut by_component: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut general = Vec::new();
+    for problem in plan.errors() {
+        match problem.component() {
+            Some(component) => by_component.entry(component.to_owned()).or_default().push(problem.to_string()),
+            None => general.push(problem.to_string()),
+        }
+    }
+    for failure in &rendered.failures {
+        by_component.entry(failure.component.clone()).or_default().push(format!(
+            "transformer {} ({}) {}",
+            failure.transformer, failure.digest, failure.error
+        ));
+    }
+    let count = general.len() + by_component.values().map(Vec::len).sum::<usize>();
+    writeln!(
+        stderr,
+        "error: render failed with {count} problem{} in {} component{}",
+        if count == 1 { "" } else { "s" },
+        by_component.len(),
+        if by_component.len() == 1 { "" } else { "s" },
+    )?;
+    for problem in general {
+        writeln!(stderr, "  {problem}")?;
+    }
+    for (component, problems) in by_component {
+        writeln!(stderr, "  component {component:?}:")?;
+        for problem in problems {
+            writeln!(stderr, "    - {}", problem.replace('\n', "\n      "))?;
+        }
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! DeploymentTransformer: renders a stateless workload (a component with a Container and
 //! `core.opm.dev/workload-type: stateless`) into an `apps/v1` Deployment.
 
-use opm_guest::{Component, Context, TransformError, Transformer, Value, json};
+use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
 use opm_k8s_common::{container, object_metadata, selector_labels};
 
 /// Renders stateless components into Deployments.
@@ -11,16 +11,18 @@ impl Transformer for DeploymentTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let main: Value = component.require("container")?;
         let replicas: Option<u64> = component.field_or_default("replicas")?;
-        let mut spec = json!({
-            "selector": {"matchLabels": selector_labels(component)},
-            "template": {
+        let mut spec = Map::new();
+        if let Some(replicas) = replicas {
+            spec.insert("replicas".into(), json!(replicas));
+        }
+        spec.insert("selector".into(), json!({"matchLabels": selector_labels(component)}));
+        spec.insert(
+            "template".into(),
+            json!({
                 "metadata": {"labels": selector_labels(component)},
                 "spec": {"containers": [container(&main, component.name())?]},
-            },
-        });
-        if let Some(replicas) = replicas {
-            spec["replicas"] = json!(replicas);
-        }
+            }),
+        );
         opm_guest::log::debug(&format!("deployment {} with {replicas:?} replicas", component.name()));
         Ok(vec![json!({
             "apiVersion": "apps/v1",
