@@ -1,8 +1,61 @@
 //! Matching components to transformers (DESIGN §4.5), natively, before any WebAssembly runs.
+//!
+//! [`plan`] takes a loaded [`Module`](crate::module::Module) and a provider manifest and returns a
+//! [`Plan`]: for every component its effective labels, the transformers that match and why, the
+//! ones that do not and exactly what is missing, what no match handles, and every error and
+//! warning; plus the [`Call`]s to run, each with the JSON its transformer receives (§4.4).
+//!
+//! - [`engine`] is the algorithm and the flattening;
+//! - [`plan`](mod@plan) holds the plan's types and its problems;
+//! - [`report`] prints a plan as text for `opm mod vet` and `--verbose`.
+//!
+//! ```
+//! use opm_runtime::{matching, module, provider::ProviderManifest};
+//!
+//! let manifest: ProviderManifest = serde_saphyr::from_str(r#"
+//! apiVersion: core.opm.dev/v1
+//! kind: Provider
+//! metadata: {name: demo, version: 1.0.0}
+//! definitions:
+//!   opm.dev/resources/workload@v1#Container:
+//!     kind: Resource
+//!     labels: {core.opm.dev/workload-type: stateless}
+//!     schema: {type: object, required: [image]}
+//! transformers:
+//!   transformer.opm.dev/workload@v1#DeploymentTransformer:
+//!     requiredLabels: {core.opm.dev/workload-type: stateless}
+//!     requiredResources: [opm.dev/resources/workload@v1#Container]
+//!     component: deployment.wasm
+//! "#).unwrap();
+//! let module = module::from_str(r#"
+//! apiVersion: core.opm.dev/v1
+//! kind: Module
+//! metadata: {name: shop, version: 1.0.0}
+//! components:
+//!   api: {resources: {Container: {image: nginx}}}
+//! "#, "module.yaml").unwrap();
+//!
+//! let plan = matching::plan(&module, &manifest, false);
+//! assert!(plan.is_ok());
+//! let call = plan.calls().next().unwrap();
+//! assert_eq!(call.transformer, "transformer.opm.dev/workload@v1#DeploymentTransformer");
+//! assert_eq!(call.input["spec"]["container"]["image"], "nginx");
+//! assert_eq!(call.input["metadata"]["labels"]["core.opm.dev/workload-type"], "stateless");
+//! ```
+
+pub mod engine;
+pub mod plan;
+pub mod report;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+pub use engine::{declared, plan};
+pub use plan::{
+    Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, Matched,
+    Missing, Plan, Problem, Reason, Unmatched, describe_requirements,
+};
 
 /// What a transformer requires of a component, and what it optionally handles.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,3 +86,6 @@ pub struct Requirements {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub optional_policies: Vec<String>,
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,20 +1,221 @@
 //! `opm mod vet`: load, validate and match a module; run no transformer.
+//!
+//! Prints the plan (DESIGN §4.5): per component, which transformers match and why, which do not
+//! and what is missing, and what no match handles; then warnings and errors. Exits 1 when the
+//! plan has errors, 2 when the module or provider cannot be loaded.
 
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::module_args::ModuleArgs;
-use crate::cli::Output;
+use crate::cli::{EXIT_FAILED, Output};
+use crate::{matching, module, provider};
 
 /// Arguments of `opm mod vet`.
 #[derive(Debug, Args)]
 pub struct VetArgs {
     #[command(flatten)]
     pub module: ModuleArgs,
+
+    /// How to print the plan.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = VetFormat::Text)]
+    pub output: VetFormat,
+}
+
+/// The formats `opm mod vet` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VetFormat {
+    /// A table per component, then warnings, errors and a summary.
+    Text,
+    /// The plan as one JSON object.
+    Json,
 }
 
 /// Runs `opm mod vet`.
-pub fn run(_args: VetArgs, _out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("opm mod vet is not implemented yet")
+pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let env = |name: &str| std::env::var(name).ok();
+    let module = module::load(
+        &args.module.module,
+        &args.module.values,
+        &args.module.set,
+        &env,
+    )?;
+    let provider = provider::load(&args.module.provider)?;
+    let plan = matching::plan(&module, &provider.manifest, args.module.strict);
+    match args.output {
+        VetFormat::Text => plan.write_text(out.stdout)?,
+        VetFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out.stdout, &plan)?;
+            writeln!(out.stdout)?;
+        }
+    }
+    if plan.is_ok() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        let count = plan.errors().len();
+        writeln!(
+            out.stderr,
+            "error: the plan has {count} error{}",
+            if count == 1 { "" } else { "s" }
+        )?;
+        Ok(ExitCode::from(EXIT_FAILED))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    const PROVIDER_DIR: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/matching/testdata/provider"
+    );
+
+    const MODULE: &str = "\
+apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: shop, version: 1.4.0}
+components:
+  api:
+    metadata:
+      labels: {core.opm.dev/workload-type: stateless}
+    resources:
+      opm.dev/resources/workload@v1#Container: {image: ghcr.io/acme/api:1.4.0}
+    traits:
+      opm.dev/traits/network@v1#Expose: {type: ClusterIP}
+";
+
+    fn vet(dir: &Path, extra: &[&str]) -> (u8, String, String) {
+        let module: PathBuf = dir.join("module.yaml");
+        let mut args = vec![
+            "opm".to_owned(),
+            "mod".into(),
+            "vet".into(),
+            module.display().to_string(),
+        ];
+        args.extend(["-p".into(), PROVIDER_DIR.into()]);
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let code = crate::cli::run(
+            args,
+            &mut Output {
+                stdout: &mut stdout,
+                stderr: &mut stderr,
+            },
+        );
+        let code = if code == ExitCode::SUCCESS {
+            0
+        } else if code == ExitCode::from(EXIT_FAILED) {
+            1
+        } else {
+            2
+        };
+        (
+            code,
+            String::from_utf8(stdout).unwrap(),
+            String::from_utf8(stderr).unwrap(),
+        )
+    }
+
+    fn with_module(text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("module.yaml"), text).unwrap();
+        dir
+    }
+
+    #[test]
+    fn vet_explains_why_deployment_and_service_match_and_statefulset_does_not() {
+        let dir = with_module(MODULE);
+        let (code, stdout, stderr) = vet(dir.path(), &[]);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        let row = |name: &str| {
+            stdout
+                .lines()
+                .find(|line| line.contains(&format!("@v1#{name} ")))
+                .unwrap_or_else(|| panic!("{stdout}"))
+        };
+        assert!(
+            row("DeploymentTransformer").contains(
+                "matches   label core.opm.dev/workload-type=stateless (from the component)"
+            )
+        );
+        assert!(row("ServiceTransformer").contains("matches   resource opm.dev/resources/workload@v1#Container; trait opm.dev/traits/network@v1#Expose"));
+        assert!(row("StatefulSetTransformer").contains(
+            "no match  label core.opm.dev/workload-type is \"stateless\", not \"stateful\""
+        ));
+        assert!(
+            stdout.ends_with("1 component, 2 calls, 0 errors, 0 warnings\n"),
+            "{stdout}"
+        );
+    }
+
+    #[test]
+    fn vet_exits_1_when_the_plan_has_errors_and_lists_every_transformer() {
+        let dir = with_module(
+            &MODULE
+                .replace(
+                    "opm.dev/resources/workload@v1#Container: {image: ghcr.io/acme/api:1.4.0}",
+                    "Volumes: {}",
+                )
+                .replace(
+                    "    traits:\n      opm.dev/traits/network@v1#Expose: {type: ClusterIP}\n",
+                    "",
+                ),
+        );
+        let (code, stdout, stderr) = vet(dir.path(), &[]);
+        assert_eq!(code, 1, "{stdout}{stderr}");
+        assert!(
+            stdout.contains("component \"api\" matches no transformer"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(
+                "transformer.opm.dev/workload@v1#StatefulSetTransformer\n      requires: "
+            ),
+            "{stdout}"
+        );
+        assert_eq!(stderr, "error: the plan has 1 error\n");
+    }
+
+    #[test]
+    fn vet_prints_json_and_honours_values_set_and_strict() {
+        let dir = with_module(MODULE);
+        std::fs::write(
+            dir.path().join("values.yaml"),
+            "components: {api: {traits: {Schedule: {cron: '@daily'}}}}\n",
+        )
+        .unwrap();
+        let values = dir.path().join("values.yaml").display().to_string();
+        let (code, stdout, _) = vet(
+            dir.path(),
+            &[
+                "-f",
+                &values,
+                "--set",
+                "components.api.traits.Expose.type=NodePort",
+                "-o",
+                "json",
+            ],
+        );
+        assert_eq!(code, 0);
+        let plan: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(plan["warnings"][0]["kind"], "unhandled");
+        let (code, _, _) = vet(dir.path(), &["-f", &values, "--strict"]);
+        assert_eq!(code, 1);
+    }
+
+    #[test]
+    fn unreadable_input_exits_2_with_location() {
+        let dir = with_module(&format!("{MODULE}bogus: 1\n"));
+        let (code, _, stderr) = vet(dir.path(), &[]);
+        assert_eq!(code, 2);
+        assert!(
+            stderr.starts_with("error: ")
+                && stderr.contains("module.yaml:12:1: unknown field `bogus`"),
+            "{stderr}"
+        );
+    }
 }

@@ -23,10 +23,17 @@ pub struct ModuleArgs {
     #[arg(short = 'f', long = "values", value_name = "VALUES")]
     pub values: Vec<PathBuf>,
 
-    /// Set one value after the values files (repeatable).
+    /// Set one value after the values files (repeatable): --set PATH=VALUE.
     ///
-    /// Example: --set components.api.traits.Replicas=3
-    #[arg(long = "set", value_name = "K=V")]
+    /// PATH is keys separated by '.', with [N] after a key to index a list (a.b[0].c). Write a
+    /// key that holds dots in double quotes or escape each dot as '\.':
+    /// components.api.traits."opm.dev/traits/scaling@v1#Replicas"=3. Under a component's
+    /// resources, traits and policies a short name finds its FQN: components.api.traits.Replicas=3.
+    ///
+    /// VALUE is read as one YAML value: 3 is a number, true a boolean, null null, [a, b] a list,
+    /// {k: v} a map, "3" (quoted) the string 3, an empty VALUE the empty string; anything else is
+    /// a string. Missing keys are created; [N] may name an item or the one just past the end.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
 
     /// Treat unhandled traits and resources as errors.

@@ -1,0 +1,581 @@
+//! The plan: which transformer runs on which component, why, and what stands in the way.
+//!
+//! A [`Plan`] is a plain value. It serializes to JSON (without the calls' inputs, which may hold
+//! secrets), prints as text through [`Plan::write_text`], and is the same whatever the order of
+//! the module's components and the provider's transformers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use super::Requirements;
+use crate::definitions::{DefinitionError, DefinitionKind};
+use crate::module::Origin;
+
+/// The outcome of matching a module's components to a provider's transformers.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub(crate) module: String,
+    pub(crate) provider: String,
+    pub(crate) strict: bool,
+    pub(crate) ok: bool,
+    pub(crate) declared: Declared,
+    pub(crate) components: Vec<ComponentPlan>,
+    #[serde(serialize_with = "problems_with_messages")]
+    pub(crate) errors: Vec<Problem>,
+    #[serde(serialize_with = "problems_with_messages")]
+    pub(crate) warnings: Vec<Problem>,
+    pub(crate) calls: Vec<Call>,
+}
+
+impl Plan {
+    /// Every transform call to run, by component name, then transformer FQN. Only components
+    /// whose plan has no error get calls.
+    pub fn calls(&self) -> impl ExactSizeIterator<Item = &Call> {
+        self.calls.iter()
+    }
+
+    /// Every error, in component order; any error means nothing should be rendered.
+    pub fn errors(&self) -> &[Problem] {
+        &self.errors
+    }
+
+    /// Every warning, in component order.
+    pub fn warnings(&self) -> &[Problem] {
+        &self.warnings
+    }
+
+    /// Whether the plan has no error.
+    pub fn is_ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// What was decided for each component, by name.
+    pub fn components(&self) -> &[ComponentPlan] {
+        &self.components
+    }
+
+    /// What was decided for the component called `name`.
+    pub fn component(&self, name: &str) -> Option<&ComponentPlan> {
+        self.components
+            .iter()
+            .find(|component| component.name == name)
+    }
+
+    /// The resources, traits and policies the provider's transformers support.
+    pub fn declared(&self) -> &Declared {
+        &self.declared
+    }
+
+    /// Whether unhandled resources, traits and policies were errors.
+    pub fn strict(&self) -> bool {
+        self.strict
+    }
+
+    /// The module's name.
+    pub fn module(&self) -> &str {
+        &self.module
+    }
+
+    /// The provider's name.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+}
+
+/// One transform to run: a transformer on a component, with the JSON it receives (DESIGN §4.4).
+#[derive(Clone, Serialize)]
+pub struct Call {
+    /// The component's name.
+    pub component: String,
+    /// The transformer's FQN.
+    pub transformer: String,
+    /// What `transform` receives: `metadata`, `resources`, `traits`, `policies`, `spec`,
+    /// `defaults`. May hold secrets, so it is neither serialized nor printed by `Debug`.
+    #[serde(skip)]
+    pub input: serde_json::Value,
+}
+
+impl fmt::Debug for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("component", &self.component)
+            .field("transformer", &self.transformer)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The FQNs a provider's transformers name, required or optional, by kind (matching spec
+/// criterion 18: `#declaredResources`, `#declaredTraits`, `#declaredPolicies`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Declared {
+    /// Resource FQNs.
+    pub resources: BTreeSet<String>,
+    /// Trait FQNs.
+    pub traits: BTreeSet<String>,
+    /// Policy FQNs.
+    pub policies: BTreeSet<String>,
+}
+
+/// What was decided for one component.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComponentPlan {
+    /// The component's name.
+    pub name: String,
+    /// Where it is declared.
+    pub origin: Origin,
+    /// Effective labels (DESIGN §4.3), each with where its value came from.
+    pub labels: BTreeMap<String, EffectiveLabel>,
+    /// Attached resource FQNs, sorted.
+    pub resources: Vec<String>,
+    /// Attached trait FQNs, sorted.
+    pub traits: Vec<String>,
+    /// Attached policy FQNs, sorted.
+    pub policies: Vec<String>,
+    /// Transformers that match, by FQN, with what satisfied each requirement.
+    pub matched: Vec<Matched>,
+    /// Transformers that do not match, by FQN, with everything the component lacks.
+    pub unmatched: Vec<Unmatched>,
+    /// Attached FQNs that no matched transformer names, required or optional.
+    pub unhandled: Vec<String>,
+    /// Whether the component has no error (and so gets calls).
+    pub ok: bool,
+}
+
+/// A label's value and its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EffectiveLabel {
+    /// The value.
+    pub value: String,
+    /// Where it came from.
+    pub from: LabelSource,
+}
+
+/// Where an effective label came from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LabelSource {
+    /// The component's own `metadata.labels` (which override definitions' labels).
+    Component,
+    /// The labels of the attached definition with this FQN.
+    Definition(String),
+}
+
+impl fmt::Display for LabelSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Component => f.write_str("the component"),
+            Self::Definition(fqn) => f.write_str(fqn),
+        }
+    }
+}
+
+impl Serialize for LabelSource {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Component => serializer.serialize_str("component"),
+            Self::Definition(fqn) => serializer.serialize_str(fqn),
+        }
+    }
+}
+
+/// A transformer that matches, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Matched {
+    /// Its FQN.
+    pub transformer: String,
+    /// Each requirement and what satisfied it; empty for a transformer with no requirement.
+    pub reasons: Vec<Reason>,
+}
+
+/// A transformer that does not match, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unmatched {
+    /// Its FQN.
+    pub transformer: String,
+    /// Each requirement the component does not meet.
+    pub missing: Vec<Missing>,
+}
+
+/// A requirement that a component meets.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Reason {
+    /// A required label with the required value.
+    Label {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// Where the component's value came from.
+        from: LabelSource,
+    },
+    /// A required resource, attached.
+    Resource {
+        /// Its FQN.
+        fqn: String,
+    },
+    /// A required trait, attached.
+    Trait {
+        /// Its FQN.
+        fqn: String,
+    },
+    /// A required policy, attached.
+    Policy {
+        /// Its FQN.
+        fqn: String,
+    },
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Label { key, value, from } => write!(f, "label {key}={value} (from {from})"),
+            Self::Resource { fqn } => write!(f, "resource {fqn}"),
+            Self::Trait { fqn } => write!(f, "trait {fqn}"),
+            Self::Policy { fqn } => write!(f, "policy {fqn}"),
+        }
+    }
+}
+
+/// A requirement that a component does not meet.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Missing {
+    /// A required label that is absent or has another value.
+    Label {
+        /// The key.
+        key: String,
+        /// The value the transformer requires.
+        wanted: String,
+        /// The component's value, when it has the key.
+        found: Option<String>,
+    },
+    /// A required resource that is not attached.
+    Resource {
+        /// Its FQN.
+        fqn: String,
+    },
+    /// A required trait that is not attached.
+    Trait {
+        /// Its FQN.
+        fqn: String,
+    },
+    /// A required policy that is not attached.
+    Policy {
+        /// Its FQN.
+        fqn: String,
+    },
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Label {
+                key,
+                wanted,
+                found: Some(found),
+            } => {
+                write!(f, "label {key} is {found:?}, not {wanted:?}")
+            }
+            Self::Label {
+                key,
+                wanted,
+                found: None,
+            } => write!(f, "label {key}={wanted} is missing"),
+            Self::Resource { fqn } => write!(f, "resource {fqn} is not attached"),
+            Self::Trait { fqn } => write!(f, "trait {fqn} is not attached"),
+            Self::Policy { fqn } => write!(f, "policy {fqn} is not attached"),
+        }
+    }
+}
+
+/// A transformer listed by a no-match error: its requirements and what the component lacks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Its FQN.
+    pub transformer: String,
+    /// What it requires (and handles optionally).
+    pub requirements: Requirements,
+    /// Each requirement the component does not meet.
+    pub missing: Vec<Missing>,
+}
+
+/// The required part of `requirements` in words: `labels a=b; resources X; traits Y`.
+pub fn describe_requirements(requirements: &Requirements) -> String {
+    let mut parts = Vec::new();
+    if !requirements.required_labels.is_empty() {
+        let labels: Vec<String> = requirements
+            .required_labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        parts.push(format!("labels {}", labels.join(", ")));
+    }
+    for (what, list) in [
+        ("resources", &requirements.required_resources),
+        ("traits", &requirements.required_traits),
+        ("policies", &requirements.required_policies),
+    ] {
+        if !list.is_empty() {
+            let mut sorted = list.clone();
+            sorted.sort();
+            sorted.dedup();
+            parts.push(format!("{what} {}", sorted.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        "nothing".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// A definition's claim on a label key, for label conflicts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LabelClaim {
+    /// The definition's FQN.
+    pub definition: String,
+    /// The value it gives.
+    pub value: String,
+}
+
+/// An error or warning of a plan. Messages never quote a component's values, only where they
+/// are and what their definition's schema wanted.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+#[non_exhaustive]
+pub enum Problem {
+    /// A definition of the provider or the module cannot be used.
+    #[error("{error}")]
+    Definition {
+        /// What is wrong with it.
+        error: DefinitionError,
+    },
+    /// A component attaches a name that no definition has.
+    #[error(
+        "{at}: component {component:?}: no definition is named {name:?} in the provider or the module{}",
+        similar_hint(similar)
+    )]
+    UnknownDefinition {
+        /// The component.
+        component: String,
+        /// The name as written.
+        name: String,
+        /// Definitions whose names differ only in case.
+        similar: Vec<String>,
+        /// Where the name is written.
+        at: Origin,
+    },
+    /// A component attaches a short name that several definitions share.
+    #[error("{at}: component {component:?}: {name:?} could mean any of {}; write the FQN", candidates.join(", "))]
+    AmbiguousDefinition {
+        /// The component.
+        component: String,
+        /// The short name.
+        name: String,
+        /// Every definition with that short name.
+        candidates: Vec<String>,
+        /// Where the name is written.
+        at: Origin,
+    },
+    /// A definition is attached under the section of another kind.
+    #[error("{at}: component {component:?}: {definition} is a {definition_kind}, but it is attached under {}; move it to {}", attached_as.section(), definition_kind.section())]
+    WrongSection {
+        /// The component.
+        component: String,
+        /// The definition's FQN.
+        definition: String,
+        /// The definition's kind.
+        definition_kind: DefinitionKind,
+        /// The kind of the section it is attached under.
+        attached_as: DefinitionKind,
+        /// Where the name is written.
+        at: Origin,
+    },
+    /// One definition attached twice (once by FQN, once by short name).
+    #[error("{at}: component {component:?} attaches {definition} twice, as {}; keep one", names.join(" and "))]
+    DuplicateAttachment {
+        /// The component.
+        component: String,
+        /// The definition's FQN.
+        definition: String,
+        /// The names it is attached under.
+        names: Vec<String>,
+        /// Where the second name is written.
+        at: Origin,
+    },
+    /// A component attaches no resource.
+    #[error(
+        "{at}: component {component:?} attaches no resource; a component must attach at least one (a Container, for a workload)"
+    )]
+    NoResources {
+        /// The component.
+        component: String,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// An attached value, over its definition's defaults, breaks the definition's schema.
+    #[error(
+        "{at}: component {component:?}, {definition}: {}{message}",
+        path_prefix(path)
+    )]
+    InvalidValue {
+        /// The component.
+        component: String,
+        /// The definition's FQN.
+        definition: String,
+        /// JSON pointer into the value; empty for the value itself.
+        path: String,
+        /// What the schema wanted (the value itself is masked).
+        message: String,
+        /// Where the definition is attached.
+        at: Origin,
+    },
+    /// Two attached definitions fill the same spec field.
+    #[error("{at}: component {component:?}: {} all fill spec field {field:?}; attach only one", definitions.join(", "))]
+    FieldClash {
+        /// The component.
+        component: String,
+        /// The field.
+        field: String,
+        /// The definitions, by FQN.
+        definitions: Vec<String>,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// Two attached definitions give one label key different values.
+    #[error("{at}: component {component:?}: label {key} is {:?} from {} but {:?} from {}; attach only one of them", first.value, first.definition, second.value, second.definition)]
+    LabelConflict {
+        /// The component.
+        component: String,
+        /// The label key.
+        key: String,
+        /// One definition and its value.
+        first: LabelClaim,
+        /// The other.
+        second: LabelClaim,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// No transformer matches a component.
+    #[error(
+        "{at}: component {component:?} matches no transformer{}",
+        no_match_details(candidates)
+    )]
+    NoMatch {
+        /// The component.
+        component: String,
+        /// Every transformer of the provider, with its requirements and what the component lacks.
+        candidates: Vec<Candidate>,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// Several matching transformers have identical requirements.
+    #[error("{at}: multiple exact transformer matches for component {component:?}: {} have identical requirements; differentiate them with requiredLabels or other requirements", transformers.join(", "))]
+    MultipleExactMatches {
+        /// The component.
+        component: String,
+        /// The transformers, by FQN.
+        transformers: Vec<String>,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// Attached definitions that no matched transformer names (an error under `--strict`).
+    #[error("{at}: component {component:?}: no matched transformer handles {}", definitions.join(", "))]
+    Unhandled {
+        /// The component.
+        component: String,
+        /// The unhandled FQNs.
+        definitions: Vec<String>,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// A transformer names a definition that neither the provider nor the module declares
+    /// (a warning: no component can attach it).
+    #[error("transformer {transformer} names {definition}, which no definition declares")]
+    UnknownRequirement {
+        /// The transformer.
+        transformer: String,
+        /// The FQN it names.
+        definition: String,
+    },
+}
+
+impl Problem {
+    /// The component the problem is about, if it is about one.
+    pub fn component(&self) -> Option<&str> {
+        match self {
+            Self::Definition { .. } | Self::UnknownRequirement { .. } => None,
+            Self::UnknownDefinition { component, .. }
+            | Self::AmbiguousDefinition { component, .. }
+            | Self::WrongSection { component, .. }
+            | Self::DuplicateAttachment { component, .. }
+            | Self::NoResources { component, .. }
+            | Self::InvalidValue { component, .. }
+            | Self::FieldClash { component, .. }
+            | Self::LabelConflict { component, .. }
+            | Self::NoMatch { component, .. }
+            | Self::MultipleExactMatches { component, .. }
+            | Self::Unhandled { component, .. } => Some(component),
+        }
+    }
+}
+
+fn similar_hint(similar: &[String]) -> String {
+    if similar.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", similar.join(" or "))
+    }
+}
+
+fn path_prefix(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("at {path}: ")
+    }
+}
+
+fn no_match_details(candidates: &[Candidate]) -> String {
+    if candidates.is_empty() {
+        return "; the provider has no transformers".to_owned();
+    }
+    let mut text =
+        String::from("; the transformers, what each requires and what the component lacks:");
+    for candidate in candidates {
+        let lacks: Vec<String> = candidate.missing.iter().map(ToString::to_string).collect();
+        text.push_str(&format!(
+            "\n    {}\n      requires: {}\n      lacks: {}",
+            candidate.transformer,
+            describe_requirements(&candidate.requirements),
+            lacks.join("; ")
+        ));
+    }
+    text
+}
+
+/// A problem with its message, as it appears in the plan's JSON.
+#[derive(Serialize)]
+struct ProblemJson<'a> {
+    message: String,
+    #[serde(flatten)]
+    problem: &'a Problem,
+}
+
+fn problems_with_messages<S: Serializer>(
+    problems: &[Problem],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(problems.iter().map(|problem| ProblemJson {
+        message: problem.to_string(),
+        problem,
+    }))
+}

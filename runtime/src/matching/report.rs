@@ -1,0 +1,112 @@
+//! A plan in words: one table per component, then warnings, errors and a summary line.
+//!
+//! ```text
+//! component api (module.yaml:9:3)
+//!   labels     core.opm.dev/workload-type=stateless (from the component)
+//!   resources  opm.dev/resources/workload@v1#Container
+//!   traits     opm.dev/traits/network@v1#Expose
+//!   policies   -
+//!   TRANSFORMER                                             RESULT    WHY
+//!   transformer.opm.dev/network@v1#ServiceTransformer       matches   resource …; trait …
+//!   transformer.opm.dev/workload@v1#StatefulSetTransformer  no match  label core.opm.dev/workload-type is "stateless", not "stateful"
+//!   unhandled  -
+//! ```
+
+use std::io::{self, Write};
+
+use super::plan::{ComponentPlan, Plan, Problem};
+
+impl Plan {
+    /// Writes the plan as text: what `opm mod vet` prints and what `--verbose` explains.
+    pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "module {} with provider {}{}",
+            self.module,
+            self.provider,
+            if self.strict { " (strict)" } else { "" }
+        )?;
+        for component in &self.components {
+            writeln!(out)?;
+            write_component(component, out)?;
+        }
+        write_problems("warning", &self.warnings, out)?;
+        write_problems("error", &self.errors, out)?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{} component{}, {} call{}, {} error{}, {} warning{}",
+            self.components.len(),
+            plural(self.components.len()),
+            self.calls.len(),
+            plural(self.calls.len()),
+            self.errors.len(),
+            plural(self.errors.len()),
+            self.warnings.len(),
+            plural(self.warnings.len()),
+        )
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "-".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn write_component(component: &ComponentPlan, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "component {} ({})", component.name, component.origin)?;
+    let labels: Vec<String> = component
+        .labels
+        .iter()
+        .map(|(key, label)| format!("{key}={} (from {})", label.value, label.from))
+        .collect();
+    writeln!(out, "  labels     {}", list(&labels))?;
+    writeln!(out, "  resources  {}", list(&component.resources))?;
+    writeln!(out, "  traits     {}", list(&component.traits))?;
+    writeln!(out, "  policies   {}", list(&component.policies))?;
+
+    let mut rows: Vec<(&str, &str, String)> = Vec::new();
+    for matched in &component.matched {
+        let why: Vec<String> = matched.reasons.iter().map(ToString::to_string).collect();
+        let why = if why.is_empty() {
+            "no requirements".to_owned()
+        } else {
+            why.join("; ")
+        };
+        rows.push((&matched.transformer, "matches", why));
+    }
+    for unmatched in &component.unmatched {
+        let why: Vec<String> = unmatched.missing.iter().map(ToString::to_string).collect();
+        rows.push((&unmatched.transformer, "no match", why.join("; ")));
+    }
+    rows.sort_by(|a, b| a.0.cmp(b.0));
+    let width = rows
+        .iter()
+        .map(|row| row.0.len())
+        .max()
+        .unwrap_or(0)
+        .max("TRANSFORMER".len());
+    writeln!(out, "  {:width$}  {:8}  WHY", "TRANSFORMER", "RESULT")?;
+    for (transformer, result, why) in rows {
+        writeln!(out, "  {transformer:width$}  {result:8}  {why}")?;
+    }
+    writeln!(out, "  unhandled  {}", list(&component.unhandled))
+}
+
+fn write_problems(what: &str, problems: &[Problem], out: &mut dyn Write) -> io::Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    for problem in problems {
+        writeln!(out, "{what}: {problem}")?;
+    }
+    Ok(())
+}
