@@ -51,3 +51,32 @@ where
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
     }
 }
+
+/// A provider source directory: the embedded Kubernetes provider plus `extra` transformers,
+/// each given as its `provider.yaml` entry (YAML) and its component bytes.
+pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    for (fqn, entry, bytes) in extra {
+        let spec: opm_runtime::provider::TransformerSpec =
+            serde_saphyr::from_str(entry).expect("extra transformer entry parses");
+        std::fs::write(dir.path().join(&spec.component), bytes).expect("write component");
+        provider.manifest.transformers.insert((*fqn).to_owned(), spec);
+    }
+    for (fqn, spec) in &provider.manifest.transformers {
+        let path = dir.path().join(&spec.component);
+        if !path.exists() {
+            std::fs::write(path, &provider.components[fqn]).expect("write component");
+        }
+    }
+    let manifest = serde_saphyr::to_string(&provider.manifest).expect("manifest serializes");
+    std::fs::write(dir.path().join("provider.yaml"), manifest).expect("write manifest");
+    dir
+}
+
+/// Writes `text` to `name` in `dir` and returns its path as a string.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write file");
+    path.display().to_string()
+}

@@ -1,3 +1,5 @@
 //! opm's integration tests: one test binary, a module per area.
 
+mod cli;
+mod guest_sdk;
 mod sandbox;

@@ -93,15 +93,16 @@ pub struct Bytes(pub u64);
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
-        for (unit, size) in [("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] {
-            if n >= size && n % size == 0 {
-                return write!(f, "{} {unit}", n / size);
-            }
-        }
-        if n >= MIB {
-            write!(f, "{:.1} MiB", n as f64 / MIB as f64)
+        let Some((unit, size)) = [("GiB", GIB), ("MiB", MIB), ("KiB", KIB)]
+            .into_iter()
+            .find(|(_, size)| n >= *size)
+        else {
+            return write!(f, "{n} B");
+        };
+        if n % size == 0 {
+            write!(f, "{} {unit}", n / size)
         } else {
-            write!(f, "{n} B")
+            write!(f, "{:.1} {unit}", n as f64 / size as f64)
         }
     }
 }
@@ -166,6 +167,7 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert_eq!(Bytes(64 << 20).to_string(), "64 MiB");
         assert_eq!(Bytes(100).to_string(), "100 B");
+        assert_eq!(Bytes(17472 << 10).to_string(), "17.1 MiB");
     }
 
     #[test]
