@@ -124,3 +124,24 @@ fn a_panic_reports_its_message() {
     assert!(panic.ends_with(": component bad has nothing this transformer can use"), "{panic}");
     assert!(!error.is_limit());
 }
+
+#[test]
+fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+    assert!(!provider.components.is_empty());
+    for (fqn, bytes) in &provider.components {
+        let compiled = sandbox.compile(fqn, bytes).expect("compiles");
+        assert_eq!(compiled.imports, ["opm:transformer/log@1.0.0", "opm:transformer/types@1.0.0"], "{fqn}");
+        assert_eq!(compiled.exports, ["opm:transformer/transformer@1.0.0"], "{fqn}");
+    }
+}
+
+#[test]
+fn a_core_module_is_not_a_transformer() {
+    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+    // The smallest valid core module: the magic number and version 1.
+    let error = sandbox.compile(HOSTILE, b"\0asm\x01\0\0\0").unwrap_err().to_string();
+    assert!(error.starts_with(&format!("transformer {HOSTILE} (blake3:")), "{error}");
+    assert!(error.contains("cannot be loaded"), "{error}");
+}

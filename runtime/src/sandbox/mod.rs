@@ -38,6 +38,10 @@ pub use limits::{Bytes, Caps, Limits};
 use crate::wit::{TransformerWorld, TransformerWorldPre};
 use call::CallState;
 
+/// What a transformer may import: the `log` interface and the type-only `types` interface.
+/// WASI for components from other toolchains comes with its deny-all context.
+pub const ALLOWED_IMPORTS: &[&str] = &["opm:transformer/log@1.0.0", "opm:transformer/types@1.0.0"];
+
 /// How often the epoch advances: the resolution of wall-clock limits.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
@@ -61,6 +65,10 @@ pub struct CompiledTransformer {
     pub name: Arc<str>,
     /// `blake3:<hex>` of the component bytes.
     pub digest: Arc<str>,
+    /// The component's imports (interface names with versions).
+    pub imports: Vec<String>,
+    /// The component's exports.
+    pub exports: Vec<String>,
     pre: TransformerWorldPre<CallState>,
 }
 
@@ -104,9 +112,33 @@ impl Sandbox {
             reason,
         };
         let component = Component::new(&self.engine, bytes).map_err(|e| invalid(format!("{e:#}")))?;
+        let component_type = component.component_type();
+        let imports: Vec<String> =
+            component_type.imports(&self.engine).map(|(name, _)| name.to_owned()).collect();
+        let disallowed: Vec<&str> = imports
+            .iter()
+            .map(String::as_str)
+            .filter(|name| !ALLOWED_IMPORTS.contains(name))
+            .collect();
+        if !disallowed.is_empty() {
+            return Err(invalid(format!(
+                "it imports {}, which the sandbox does not offer (allowed: {})",
+                disallowed.join(", "),
+                ALLOWED_IMPORTS.join(", ")
+            )));
+        }
+        let exports: Vec<String> =
+            component_type.exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
+        if !exports.iter().any(|name| name == crate::wit::TRANSFORMER_EXPORT) {
+            return Err(invalid(format!(
+                "it does not export {} (it exports: {})",
+                crate::wit::TRANSFORMER_EXPORT,
+                if exports.is_empty() { "nothing".to_owned() } else { exports.join(", ") }
+            )));
+        }
         let pre = self.linker.instantiate_pre(&component).map_err(|e| invalid(format!("{e:#}")))?;
         let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
-        Ok(CompiledTransformer { name: name.into(), digest: digest.into(), pre })
+        Ok(CompiledTransformer { name: name.into(), digest: digest.into(), imports, exports, pre })
     }
 
     /// Runs one transform of `input` (the flattened component JSON) in a fresh instance.
