@@ -20,8 +20,10 @@ fn main() -> anyhow::Result<()> {
 
     let manifest = std::fs::read_to_string(&manifest_path)?;
     let files = component_files(&manifest);
-    let packages: Vec<String> =
-        files.iter().map(|file| file.trim_end_matches(".wasm").replace('_', "-")).collect();
+    let packages: Vec<String> = files
+        .iter()
+        .map(|file| file.trim_end_matches(".wasm").replace('_', "-"))
+        .collect();
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
     let components = build_support::build_components(&packages, &out_dir)?;
 
@@ -31,7 +33,11 @@ fn main() -> anyhow::Result<()> {
     let mut embed = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
         let path = embed_dir.join(name);
         std::fs::write(&path, bytes)?;
-        writeln!(generated, "    ({name:?}, include_bytes!({:?})),", path.display().to_string())?;
+        writeln!(
+            generated,
+            "    ({name:?}, include_bytes!({:?})),",
+            path.display().to_string()
+        )?;
         Ok(())
     };
     embed("provider.yaml", manifest.as_bytes())?;

@@ -28,7 +28,10 @@ fn main() -> anyhow::Result<()> {
         let ident = file.trim_end_matches(".wasm").to_owned();
         let path = out_dir.join(format!("{ident}.component.wasm"));
         std::fs::write(&path, bytes)?;
-        writeln!(generated, "/// The component built from `transformers/testing`, crate `{ident}`.")?;
+        writeln!(
+            generated,
+            "/// The component built from `transformers/testing`, crate `{ident}`."
+        )?;
         writeln!(
             generated,
             "pub const {}: &[u8] = include_bytes!({:?});",
@@ -38,7 +41,10 @@ fn main() -> anyhow::Result<()> {
         idents.push(ident);
     }
     writeln!(generated, "/// Calls `$mac!(guest_name)` once per guest.")?;
-    writeln!(generated, "#[macro_export]\nmacro_rules! foreach_guest {{\n    ($mac:ident) => {{")?;
+    writeln!(
+        generated,
+        "#[macro_export]\nmacro_rules! foreach_guest {{\n    ($mac:ident) => {{"
+    )?;
     for ident in &idents {
         writeln!(generated, "        $mac!({ident});")?;
     }

@@ -39,10 +39,14 @@ where
 {
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
-    let argv: Vec<String> =
-        std::iter::once("opm".to_owned()).chain(args.into_iter().map(|a| a.as_ref().to_owned())).collect();
+    let argv: Vec<String> = std::iter::once("opm".to_owned())
+        .chain(args.into_iter().map(|a| a.as_ref().to_owned()))
+        .collect();
     let status = {
-        let mut out = opm_runtime::cli::Output { stdout: &mut stdout, stderr: &mut stderr };
+        let mut out = opm_runtime::cli::Output {
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+        };
         opm_runtime::cli::run(argv, &mut out)
     };
     Run {
@@ -61,7 +65,10 @@ pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
         let spec: opm_runtime::provider::TransformerSpec =
             serde_saphyr::from_str(entry).expect("extra transformer entry parses");
         std::fs::write(dir.path().join(&spec.component), bytes).expect("write component");
-        provider.manifest.transformers.insert((*fqn).to_owned(), spec);
+        provider
+            .manifest
+            .transformers
+            .insert((*fqn).to_owned(), spec);
     }
     for (fqn, spec) in &provider.manifest.transformers {
         let path = dir.path().join(&spec.component);

@@ -13,7 +13,9 @@ use anyhow::{Context as _, bail};
 
 /// The `transformers/` workspace, seen from the crate whose build script runs.
 pub fn workspace() -> PathBuf {
-    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest_dir = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
+    );
     manifest_dir.join("../transformers")
 }
 
@@ -34,7 +36,10 @@ pub fn rerun_if_guests_change(packages_dirs: &[&str]) {
 
 /// Builds `packages` for wasm32 and componentizes each; returns component bytes keyed by the
 /// artifact file name (`kubernetes_deployment.wasm`).
-pub fn build_components(packages: &[&str], out_dir: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+pub fn build_components(
+    packages: &[&str],
+    out_dir: &Path,
+) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     let workspace = workspace();
     let target_dir = out_dir.join("guests");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -63,7 +68,9 @@ pub fn build_components(packages: &[&str], out_dir: &Path) -> anyhow::Result<BTr
     ] {
         command.env_remove(var);
     }
-    let status = command.status().context("running cargo to build the guests")?;
+    let status = command
+        .status()
+        .context("running cargo to build the guests")?;
     if !status.success() {
         bail!(
             "building the guests {packages:?} for wasm32-unknown-unknown failed ({status}); \
@@ -76,7 +83,8 @@ pub fn build_components(packages: &[&str], out_dir: &Path) -> anyhow::Result<BTr
         let file = format!("{}.wasm", package.replace('-', "_"));
         let path = artifacts.join(&file);
         let core = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let component = componentize(&core).with_context(|| format!("componentizing {}", path.display()))?;
+        let component =
+            componentize(&core).with_context(|| format!("componentizing {}", path.display()))?;
         components.insert(file, component);
     }
     Ok(components)

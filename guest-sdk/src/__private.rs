@@ -20,7 +20,10 @@ use bindings::opm::transformer::types::{Context as WitContext, TransformError as
 
 /// Decodes the call, runs `T`, encodes the result. A panic hook reports the panic message
 /// through `log` before the guest traps, so the host can say why it trapped.
-pub fn call<T: Transformer>(component: String, context: WitContext) -> Result<Vec<String>, WitError> {
+pub fn call<T: Transformer>(
+    component: String,
+    context: WitContext,
+) -> Result<Vec<String>, WitError> {
     install_panic_hook();
     let component = Component::from_json(&component).map_err(to_wit)?;
     let context = Context {
@@ -33,7 +36,10 @@ pub fn call<T: Transformer>(component: String, context: WitContext) -> Result<Ve
         labels: context.labels.into_iter().collect(),
     };
     let resources = T::transform(&component, &context).map_err(to_wit)?;
-    Ok(resources.iter().map(|resource| resource.to_string()).collect())
+    Ok(resources
+        .iter()
+        .map(|resource| resource.to_string())
+        .collect())
 }
 
 fn to_wit(error: TransformError) -> WitError {
@@ -57,7 +63,10 @@ fn install_panic_hook() {
                 .location()
                 .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
                 .unwrap_or_default();
-            crate::log::error(&format!("{}{location}: {message}", crate::log::PANIC_PREFIX));
+            crate::log::error(&format!(
+                "{}{location}: {message}",
+                crate::log::PANIC_PREFIX
+            ));
         }));
     });
 }

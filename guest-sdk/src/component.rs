@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::TransformError;
@@ -85,7 +85,9 @@ impl Component {
 
     /// Whether the component attaches the resource, trait or policy `fqn`.
     pub fn attaches(&self, fqn: &str) -> bool {
-        [&self.resources, &self.traits, &self.policies].iter().any(|list| list.iter().any(|f| f == fqn))
+        [&self.resources, &self.traits, &self.policies]
+            .iter()
+            .any(|list| list.iter().any(|f| f == fqn))
     }
 
     /// Every attached definition's value, keyed by its spec field (`container`, `expose`, …).
@@ -100,7 +102,10 @@ impl Component {
 
     /// The spec field `field` as `T`; `None` when the component does not have it.
     pub fn field<T: DeserializeOwned>(&self, field: &str) -> Result<Option<T>, TransformError> {
-        self.spec.get(field).map(|value| decode(field, value)).transpose()
+        self.spec
+            .get(field)
+            .map(|value| decode(field, value))
+            .transpose()
     }
 
     /// The spec field `field` as `T`; an `invalid-component` error when it is missing.
@@ -165,9 +170,14 @@ mod tests {
     fn missing_and_mistyped_fields_are_invalid_component_errors() {
         let c = api();
         let missing = c.require::<Value>("expose").unwrap_err();
-        assert_eq!(missing, TransformError::invalid("component \"api\" has no spec.expose"));
+        assert_eq!(
+            missing,
+            TransformError::invalid("component \"api\" has no spec.expose")
+        );
         let mistyped = c.field::<String>("replicas").unwrap_err();
-        assert!(matches!(mistyped, TransformError::InvalidComponent(m) if m.starts_with("spec.replicas:")));
+        assert!(
+            matches!(mistyped, TransformError::InvalidComponent(m) if m.starts_with("spec.replicas:"))
+        );
     }
 
     #[test]

@@ -56,8 +56,7 @@ pub use serde_json::{Map, Value, json};
 pub trait Transformer {
     /// Renders `component` (DESIGN §4.4) in `context` into platform resources, each a JSON object
     /// with `apiVersion`, `kind` and `metadata.name`.
-    fn transform(component: &Component, context: &Context)
-    -> Result<Vec<Value>, TransformError>;
+    fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError>;
 }
 
 /// Exports a [`Transformer`] as this crate's WebAssembly component.

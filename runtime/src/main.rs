@@ -5,6 +5,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    let mut out = opm_runtime::cli::Output { stdout: &mut stdout, stderr: &mut stderr };
+    let mut out = opm_runtime::cli::Output {
+        stdout: &mut stdout,
+        stderr: &mut stderr,
+    };
     opm_runtime::cli::run(std::env::args_os(), &mut out)
 }

@@ -5,7 +5,10 @@ use opm_tests::{guests, opm, provider_with, repo_root, write_file};
 use serde_json::Value;
 
 fn hello() -> String {
-    repo_root().join("examples/hello/module.yaml").display().to_string()
+    repo_root()
+        .join("examples/hello/module.yaml")
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -15,19 +18,31 @@ fn hello_renders_a_deployment_and_a_service() {
     let list: Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
     assert_eq!(list["kind"], "List");
     let items = list["items"].as_array().expect("items");
-    let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap_or_default()).collect();
+    let kinds: Vec<&str> = items
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap_or_default())
+        .collect();
     assert_eq!(kinds, ["Service", "Deployment"]);
     let deployment = &items[1];
     assert_eq!(deployment["apiVersion"], "apps/v1");
     assert_eq!(deployment["metadata"]["namespace"], "hello");
     assert_eq!(deployment["spec"]["replicas"], 2);
-    assert_eq!(deployment["metadata"]["labels"]["app.kubernetes.io/managed-by"], "open-platform-model");
-    assert_eq!(deployment["metadata"]["labels"]["component.opmodel.dev/name"], "api");
+    assert_eq!(
+        deployment["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "open-platform-model"
+    );
+    assert_eq!(
+        deployment["metadata"]["labels"]["component.opmodel.dev/name"],
+        "api"
+    );
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "nginxinc/nginx-unprivileged:1.27");
     assert_eq!(container["ports"][0]["containerPort"], 8080);
     let service = &items[0];
-    assert_eq!(service["spec"]["selector"], deployment["spec"]["selector"]["matchLabels"]);
+    assert_eq!(
+        service["spec"]["selector"],
+        deployment["spec"]["selector"]["matchLabels"]
+    );
     assert_eq!(service["spec"]["ports"][0]["targetPort"], "http");
 }
 
@@ -36,7 +51,12 @@ fn yaml_output_is_a_multi_document_stream() {
     let run = opm(["mod", "build", &hello()]);
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(run.stdout.matches("---\n").count(), 2, "{}", run.stdout);
-    assert!(run.stdout.starts_with("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: api\n"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .starts_with("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: api\n"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("\nkind: Deployment\n"));
 }
 
@@ -45,7 +65,13 @@ fn namespace_flag_overrides_the_module() {
     let run = opm(["mod", "build", &hello(), "-o", "json", "-n", "staging"]);
     assert!(run.exited(0), "{}", run.stderr);
     let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
-    assert!(list["items"].as_array().unwrap().iter().all(|i| i["metadata"]["namespace"] == "staging"));
+    assert!(
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["metadata"]["namespace"] == "staging")
+    );
 }
 
 const SPIN_ENTRY: &str = "
@@ -72,19 +98,49 @@ components:
 
 #[test]
 fn a_hostile_transformer_fails_its_component_alone_and_nothing_is_written() {
-    let provider = provider_with(&[("test.opm.dev/hostile@v1#SpinTransformer", SPIN_ENTRY, guests::TESTING_SPIN)]);
-    let module = write_file(provider.path(), "module.yaml", MODULE_WITH_A_SPINNING_COMPONENT);
+    let provider = provider_with(&[(
+        "test.opm.dev/hostile@v1#SpinTransformer",
+        SPIN_ENTRY,
+        guests::TESTING_SPIN,
+    )]);
+    let module = write_file(
+        provider.path(),
+        "module.yaml",
+        MODULE_WITH_A_SPINNING_COMPONENT,
+    );
     let provider_dir = provider.path().display().to_string();
-    let run = opm(["mod", "build", &module, "-p", &provider_dir, "--fuel", "20000000"]);
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        &provider_dir,
+        "--fuel",
+        "20000000",
+    ]);
     assert!(run.exited(1), "status {:?}: {}", run.status, run.stderr);
     assert_eq!(run.stdout, "", "a failed render writes nothing to stdout");
-    assert!(run.stderr.starts_with("error: render failed with 1 problem in 1 component\n"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("error: render failed with 1 problem in 1 component\n"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("  component \"bad\":\n    - transformer test.opm.dev/hostile@v1#SpinTransformer (blake3:"), "{}", run.stderr);
-    assert!(run.stderr.contains("ran out of fuel: used all 20000000 units"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("ran out of fuel: used all 20000000 units"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("\"good\""), "{}", run.stderr);
 
     // The same provider renders the healthy component alone.
-    let good_only = MODULE_WITH_A_SPINNING_COMPONENT.split("  bad:").next().unwrap().to_owned()
+    let good_only = MODULE_WITH_A_SPINNING_COMPONENT
+        .split("  bad:")
+        .next()
+        .unwrap()
+        .to_owned()
         + "  good:\n    resources:\n      Container: {image: nginx:1.27}\n";
     let module = write_file(provider.path(), "good.yaml", &good_only);
     let run = opm(["mod", "build", &module, "-p", &provider_dir]);
@@ -97,7 +153,11 @@ fn unreadable_input_exits_2() {
     let run = opm(["mod", "build", "/nonexistent/module.yaml"]);
     assert!(run.exited(2), "{:?}", run.status);
     assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
-    assert!(run.stderr.contains("/nonexistent/module.yaml"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("/nonexistent/module.yaml"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -22,11 +22,17 @@ fn transformer_unit_tests_pass_natively() {
         .expect("cargo runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "native transformer tests failed:\n{stdout}\n{stderr}");
+    assert!(
+        output.status.success(),
+        "native transformer tests failed:\n{stdout}\n{stderr}"
+    );
     let passed: usize = stdout
         .lines()
         .filter_map(|line| line.strip_prefix("test result: ok. "))
         .filter_map(|rest| rest.split(' ').next()?.parse::<usize>().ok())
         .sum();
-    assert!(passed >= 8, "expected the transformers' unit tests to run, saw {passed}:\n{stdout}");
+    assert!(
+        passed >= 8,
+        "expected the transformers' unit tests to run, saw {passed}:\n{stdout}"
+    );
 }

@@ -39,10 +39,15 @@ fn render_beside_a_healthy_component(guest: &[u8], limits: Limits) -> Rendered {
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
     let sandbox = Sandbox::new(&limits).expect("engine");
     let mut compiled = BTreeMap::new();
-    compiled.insert(HOSTILE.to_owned(), sandbox.compile(HOSTILE, guest).expect("guest compiles"));
+    compiled.insert(
+        HOSTILE.to_owned(),
+        sandbox.compile(HOSTILE, guest).expect("guest compiles"),
+    );
     compiled.insert(
         DEPLOYMENT.to_owned(),
-        sandbox.compile(DEPLOYMENT, &provider.components[DEPLOYMENT]).expect("deployment compiles"),
+        sandbox
+            .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
+            .expect("deployment compiles"),
     );
     let input = |name: &str| {
         json!({
@@ -55,8 +60,16 @@ fn render_beside_a_healthy_component(guest: &[u8], limits: Limits) -> Rendered {
         .to_string()
     };
     let jobs = [
-        Job { component: "bad".into(), transformer: HOSTILE.into(), input: input("bad") },
-        Job { component: "good".into(), transformer: DEPLOYMENT.into(), input: input("good") },
+        Job {
+            component: "bad".into(),
+            transformer: HOSTILE.into(),
+            input: input("bad"),
+        },
+        Job {
+            component: "good".into(),
+            transformer: DEPLOYMENT.into(),
+            input: input("good"),
+        },
     ];
     render::execute(&sandbox, &compiled, &jobs, &context(), &limits)
 }
@@ -69,8 +82,14 @@ fn single_failure(rendered: &Rendered) -> (&CallError, String) {
     assert_eq!(failure.component, "bad");
     assert_eq!(failure.transformer, HOSTILE);
     assert!(failure.digest.starts_with("blake3:"), "{}", failure.digest);
-    let FailureKind::Call(error) = &failure.error else { panic!("not a call failure: {failure}") };
-    assert_eq!(rendered.resources.len(), 1, "the healthy component still renders");
+    let FailureKind::Call(error) = &failure.error else {
+        panic!("not a call failure: {failure}")
+    };
+    assert_eq!(
+        rendered.resources.len(),
+        1,
+        "the healthy component still renders"
+    );
     assert_eq!(rendered.resources[0].component, "good");
     assert_eq!(rendered.resources[0].value["kind"], "Deployment");
     let message = failure.to_string();
@@ -82,34 +101,65 @@ fn testing_spin() {}
 
 #[test]
 fn an_endless_loop_runs_out_of_fuel() {
-    let limits = Limits { fuel: 20_000_000, ..Limits::default() };
+    let limits = Limits {
+        fuel: 20_000_000,
+        ..Limits::default()
+    };
     let rendered = render_beside_a_healthy_component(guests::TESTING_SPIN, limits);
     let (error, message) = single_failure(&rendered);
     assert_eq!(*error, CallError::Fuel { limit: 20_000_000 });
-    assert!(message.starts_with(&format!("component \"bad\": transformer {HOSTILE} (blake3:")), "{message}");
-    assert!(message.contains("ran out of fuel: used all 20000000 units"), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "component \"bad\": transformer {HOSTILE} (blake3:"
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains("ran out of fuel: used all 20000000 units"),
+        "{message}"
+    );
 }
 
 #[test]
 fn an_endless_loop_with_fuel_to_spare_times_out() {
-    let limits = Limits { fuel: u64::MAX / 2, timeout: Duration::from_millis(200), ..Limits::default() };
+    let limits = Limits {
+        fuel: u64::MAX / 2,
+        timeout: Duration::from_millis(200),
+        ..Limits::default()
+    };
     let rendered = render_beside_a_healthy_component(guests::TESTING_SPIN, limits);
     let (error, message) = single_failure(&rendered);
-    assert_eq!(*error, CallError::Timeout { limit: Duration::from_millis(200) });
-    assert!(message.contains("timed out: still running after the time limit of 200ms"), "{message}");
+    assert_eq!(
+        *error,
+        CallError::Timeout {
+            limit: Duration::from_millis(200)
+        }
+    );
+    assert!(
+        message.contains("timed out: still running after the time limit of 200ms"),
+        "{message}"
+    );
 }
 
 fn testing_hog() {}
 
 #[test]
 fn unbounded_allocation_hits_the_memory_limit_not_a_panic() {
-    let limits = Limits { memory: 16 << 20, ..Limits::default() };
+    let limits = Limits {
+        memory: 16 << 20,
+        ..Limits::default()
+    };
     let rendered = render_beside_a_healthy_component(guests::TESTING_HOG, limits);
     let (error, message) = single_failure(&rendered);
-    let CallError::Memory { limit, requested } = error else { panic!("not a memory error: {message}") };
+    let CallError::Memory { limit, requested } = error else {
+        panic!("not a memory error: {message}")
+    };
     assert_eq!(*limit, 16 << 20);
     assert!(*requested > 16 << 20);
-    assert!(message.contains("hit the memory limit of 16 MiB"), "{message}");
+    assert!(
+        message.contains("hit the memory limit of 16 MiB"),
+        "{message}"
+    );
     assert!(!message.contains("panicked"), "{message}");
 }
 
@@ -119,9 +169,14 @@ fn testing_panic() {}
 fn a_panic_reports_its_message() {
     let rendered = render_beside_a_healthy_component(guests::TESTING_PANIC, Limits::default());
     let (error, message) = single_failure(&rendered);
-    let CallError::Panic { message: panic } = error else { panic!("not a panic: {message}") };
+    let CallError::Panic { message: panic } = error else {
+        panic!("not a panic: {message}")
+    };
     assert!(panic.starts_with("panicked at "), "{panic}");
-    assert!(panic.ends_with(": component bad has nothing this transformer can use"), "{panic}");
+    assert!(
+        panic.ends_with(": component bad has nothing this transformer can use"),
+        "{panic}"
+    );
     assert!(!error.is_limit());
 }
 
@@ -132,8 +187,16 @@ fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
     assert!(!provider.components.is_empty());
     for (fqn, bytes) in &provider.components {
         let compiled = sandbox.compile(fqn, bytes).expect("compiles");
-        assert_eq!(compiled.imports, ["opm:transformer/log@1.0.0", "opm:transformer/types@1.0.0"], "{fqn}");
-        assert_eq!(compiled.exports, ["opm:transformer/transformer@1.0.0"], "{fqn}");
+        assert_eq!(
+            compiled.imports,
+            ["opm:transformer/log@1.0.0", "opm:transformer/types@1.0.0"],
+            "{fqn}"
+        );
+        assert_eq!(
+            compiled.exports,
+            ["opm:transformer/transformer@1.0.0"],
+            "{fqn}"
+        );
     }
 }
 
@@ -141,7 +204,13 @@ fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
 fn a_core_module_is_not_a_transformer() {
     let sandbox = Sandbox::new(&Limits::default()).expect("engine");
     // The smallest valid core module: the magic number and version 1.
-    let error = sandbox.compile(HOSTILE, b"\0asm\x01\0\0\0").unwrap_err().to_string();
-    assert!(error.starts_with(&format!("transformer {HOSTILE} (blake3:")), "{error}");
+    let error = sandbox
+        .compile(HOSTILE, b"\0asm\x01\0\0\0")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with(&format!("transformer {HOSTILE} (blake3:")),
+        "{error}"
+    );
     assert!(error.contains("cannot be loaded"), "{error}");
 }

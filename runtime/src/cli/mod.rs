@@ -65,8 +65,16 @@ where
         Ok(cli) => cli,
         Err(e) => {
             let status = if e.use_stderr() { EXIT_USAGE } else { 0 };
-            let rendered = if e.use_stderr() { e.render().ansi().to_string() } else { e.to_string() };
-            let stream = if e.use_stderr() { &mut *out.stderr } else { &mut *out.stdout };
+            let rendered = if e.use_stderr() {
+                e.render().ansi().to_string()
+            } else {
+                e.to_string()
+            };
+            let stream = if e.use_stderr() {
+                &mut *out.stderr
+            } else {
+                &mut *out.stdout
+            };
             let _ = write!(stream, "{rendered}");
             return ExitCode::from(status);
         }

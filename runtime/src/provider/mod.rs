@@ -57,7 +57,9 @@ pub enum ProviderError {
         message: String,
     },
     /// A transformer names a component the provider does not hold.
-    #[error("provider {origin}: transformer {transformer} names component {component:?}, which is not in the provider")]
+    #[error(
+        "provider {origin}: transformer {transformer} names component {component:?}, which is not in the provider"
+    )]
     MissingComponent {
         /// The provider.
         origin: String,
@@ -94,14 +96,21 @@ pub fn load_embedded() -> Result<Provider, ProviderError> {
 pub fn load_dir(dir: &Path) -> Result<Provider, ProviderError> {
     let manifest_path = dir.join("provider.yaml");
     let manifest_bytes = read(&manifest_path)?;
-    assemble(manifest_path.display().to_string(), &manifest_bytes, |component| {
-        let path = dir.join(component);
-        path.is_file().then(|| read(&path).map(Arc::from))
-    })
+    assemble(
+        manifest_path.display().to_string(),
+        &manifest_bytes,
+        |component| {
+            let path = dir.join(component);
+            path.is_file().then(|| read(&path).map(Arc::from))
+        },
+    )
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {
-    std::fs::read(path).map_err(|source| ProviderError::Read { path: path.to_owned(), source })
+    std::fs::read(path).map_err(|source| ProviderError::Read {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Parses a manifest and fetches each transformer's component with `fetch`, which returns `None`
@@ -114,19 +123,27 @@ fn assemble(
     let manifest = parse_manifest(&origin, manifest_bytes)?;
     let mut components = BTreeMap::new();
     for (fqn, transformer) in &manifest.transformers {
-        let bytes = fetch(&transformer.component).ok_or_else(|| ProviderError::MissingComponent {
-            origin: origin.clone(),
-            transformer: fqn.clone(),
-            component: transformer.component.clone(),
-        })??;
+        let bytes =
+            fetch(&transformer.component).ok_or_else(|| ProviderError::MissingComponent {
+                origin: origin.clone(),
+                transformer: fqn.clone(),
+                component: transformer.component.clone(),
+            })??;
         components.insert(fqn.clone(), bytes);
     }
-    Ok(Provider { manifest, components, origin })
+    Ok(Provider {
+        manifest,
+        components,
+        origin,
+    })
 }
 
 /// Parses `provider.yaml` text.
 pub fn parse_manifest(origin: &str, bytes: &[u8]) -> Result<ProviderManifest, ProviderError> {
-    let invalid = |message: String| ProviderError::Manifest { origin: origin.to_owned(), message };
+    let invalid = |message: String| ProviderError::Manifest {
+        origin: origin.to_owned(),
+        message,
+    };
     let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8: {e}")))?;
     serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))
 }

@@ -127,6 +127,10 @@ mod tests {
     #[test]
     fn source_date_epoch_fixes_the_timestamp() {
         assert_eq!(timestamp(Some("86400")).unwrap(), "1970-01-02T00:00:00Z");
-        assert!(timestamp(Some("yesterday")).unwrap_err().contains("SOURCE_DATE_EPOCH"));
+        assert!(
+            timestamp(Some("yesterday"))
+                .unwrap_err()
+                .contains("SOURCE_DATE_EPOCH")
+        );
     }
 }

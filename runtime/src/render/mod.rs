@@ -90,7 +90,9 @@ pub enum FailureKind {
         reason: String,
     },
     /// Two calls returned the same resource.
-    #[error("rendered {identity}, which component {other_component:?} (transformer {other_transformer}) also rendered")]
+    #[error(
+        "rendered {identity}, which component {other_component:?} (transformer {other_transformer}) also rendered"
+    )]
     Duplicate {
         /// `group/kind namespace/name` of the resource.
         identity: String,
@@ -125,7 +127,12 @@ pub fn execute(
         .par_iter()
         .map(|job| {
             let compiled = &transformers[&job.transformer];
-            let outcome = sandbox.call(compiled, &job.input, &context.for_component(&job.component), limits);
+            let outcome = sandbox.call(
+                compiled,
+                &job.input,
+                &context.for_component(&job.component),
+                limits,
+            );
             (job, compiled, outcome)
         })
         .collect();
@@ -152,7 +159,9 @@ pub fn execute(
                                 value,
                             });
                         }
-                        Err(reason) => rendered.failures.push(fail(FailureKind::InvalidOutput { index, reason })),
+                        Err(reason) => rendered
+                            .failures
+                            .push(fail(FailureKind::InvalidOutput { index, reason })),
                     }
                 }
             }
@@ -169,8 +178,12 @@ pub fn execute(
         });
     }
     order::sort(&mut rendered.resources);
-    rendered.failures.extend(duplicates(&rendered.resources, transformers));
-    rendered.failures.sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
+    rendered
+        .failures
+        .extend(duplicates(&rendered.resources, transformers));
+    rendered
+        .failures
+        .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
     rendered
 }
 
@@ -179,7 +192,10 @@ pub fn execute(
 fn check_resource(document: &str) -> Result<Value, String> {
     let value: Value = serde_json::from_str(document).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(object) = value else {
-        return Err(format!("a JSON {} where an object was expected", json_type(&value)));
+        return Err(format!(
+            "a JSON {} where an object was expected",
+            json_type(&value)
+        ));
     };
     for field in ["apiVersion", "kind"] {
         match object.get(field) {
@@ -222,8 +238,12 @@ fn json_type(value: &Value) -> &'static str {
 
 /// Sets the tracking labels on `metadata.labels`, over whatever the transformer set.
 fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
-    let metadata = resource["metadata"].as_object_mut().expect("checked to be an object");
-    let existing = metadata.entry("labels").or_insert_with(|| Value::Object(Map::new()));
+    let metadata = resource["metadata"]
+        .as_object_mut()
+        .expect("checked to be an object");
+    let existing = metadata
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Map::new()));
     if !existing.is_object() {
         *existing = Value::Object(Map::new());
     }
@@ -236,7 +256,10 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
 
 /// A failure for every resource whose identity (group, kind, namespace, name) an earlier
 /// resource already has, naming both producers.
-fn duplicates(resources: &[Resource], transformers: &BTreeMap<String, CompiledTransformer>) -> Vec<Failure> {
+fn duplicates(
+    resources: &[Resource],
+    transformers: &BTreeMap<String, CompiledTransformer>,
+) -> Vec<Failure> {
     let mut seen: BTreeMap<order::Identity, &Resource> = BTreeMap::new();
     let mut failures = Vec::new();
     for resource in resources {

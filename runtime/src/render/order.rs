@@ -72,7 +72,10 @@ impl Identity {
     pub fn of(resource: &Value) -> Self {
         let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
         let api_version = text(&resource["apiVersion"]);
-        let group = api_version.rsplit_once('/').map(|(group, _)| group.to_owned()).unwrap_or_default();
+        let group = api_version
+            .rsplit_once('/')
+            .map(|(group, _)| group.to_owned())
+            .unwrap_or_default();
         Self {
             group,
             kind: text(&resource["kind"]),
@@ -96,7 +99,10 @@ impl fmt::Display for Identity {
 }
 
 fn rank(kind: &str) -> usize {
-    INSTALL_ORDER.iter().position(|k| *k == kind).unwrap_or(INSTALL_ORDER.len())
+    INSTALL_ORDER
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(INSTALL_ORDER.len())
 }
 
 /// Compares two resources by install order: kind rank, kind, namespace, name, then group, then
@@ -141,7 +147,19 @@ mod tests {
             resource("v1", "ServiceAccount", "z"),
         ];
         sort(&mut resources);
-        let order: Vec<String> = resources.iter().map(|r| Identity::of(&r.value).to_string()).collect();
-        assert_eq!(order, ["ServiceAccount z", "Service a", "apps/Deployment a", "apps/Deployment b", "example.com/Widget w"]);
+        let order: Vec<String> = resources
+            .iter()
+            .map(|r| Identity::of(&r.value).to_string())
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "ServiceAccount z",
+                "Service a",
+                "apps/Deployment a",
+                "apps/Deployment b",
+                "example.com/Widget w"
+            ]
+        );
     }
 }

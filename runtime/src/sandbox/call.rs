@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 
+use super::CompiledTransformer;
 use super::error::CallError;
 use super::limits::Limits;
-use super::CompiledTransformer;
 use crate::wit::{self, Level};
 
 /// What the guest of a call logged, one line per `log` call.
@@ -142,7 +142,6 @@ impl wit::opm::transformer::log::Host for CallState {
 
 impl wit::opm::transformer::types::Host for CallState {}
 
-#[expect(clippy::ptr_arg, reason = "the binding generated for `transform` takes &String")]
 pub(super) fn call(
     engine: &Engine,
     transformer: &CompiledTransformer,
@@ -200,7 +199,10 @@ pub(super) fn call(
 fn check_output(resources: Vec<String>, limits: &Limits) -> Result<Vec<String>, CallError> {
     let size: usize = resources.iter().map(String::len).sum();
     if size > limits.output {
-        return Err(CallError::Output { limit: limits.output, size });
+        return Err(CallError::Output {
+            limit: limits.output,
+            size,
+        });
     }
     Ok(resources)
 }
@@ -209,18 +211,30 @@ fn check_output(resources: Vec<String>, limits: &Limits) -> Result<Vec<String>, 
 /// guest aborts with `unreachable` when an allocation fails, which must not read as a panic).
 fn classify(error: wasmtime::Error, state: &CallState, limits: &Limits) -> CallError {
     if let Some(requested) = state.memory_denied {
-        return CallError::Memory { limit: limits.memory, requested };
+        return CallError::Memory {
+            limit: limits.memory,
+            requested,
+        };
     }
     if let Some(requested) = state.table_denied {
-        return CallError::Table { limit: limits.table_elements, requested };
+        return CallError::Table {
+            limit: limits.table_elements,
+            requested,
+        };
     }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => CallError::Fuel { limit: limits.fuel },
-        Some(Trap::Interrupt) => CallError::Timeout { limit: limits.timeout },
-        Some(Trap::StackOverflow) => CallError::Stack { limit: limits.wasm_stack },
+        Some(Trap::Interrupt) => CallError::Timeout {
+            limit: limits.timeout,
+        },
+        Some(Trap::StackOverflow) => CallError::Stack {
+            limit: limits.wasm_stack,
+        },
         _ => match panic_message(state) {
             Some(message) => CallError::Panic { message },
-            None => CallError::Trap { message: trap_message(&error) },
+            None => CallError::Trap {
+                message: trap_message(&error),
+            },
         },
     }
 }
@@ -231,9 +245,7 @@ fn panic_message(state: &CallState) -> Option<String> {
         .logs
         .iter()
         .rev()
-        .find(|line| {
-            line.level == LogLevel::Error && line.message.starts_with(GUEST_PANIC_PREFIX)
-        })
+        .find(|line| line.level == LogLevel::Error && line.message.starts_with(GUEST_PANIC_PREFIX))
         .map(|line| line.message.clone())
 }
 

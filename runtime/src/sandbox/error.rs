@@ -30,7 +30,9 @@ pub enum CompileError {
 #[non_exhaustive]
 pub enum CallError {
     /// The guest ran out of fuel, the deterministic instruction budget.
-    #[error("ran out of fuel: used all {limit} units of its fuel limit (a loop that never ends, or more work than the limit allows; raise it with --fuel)")]
+    #[error(
+        "ran out of fuel: used all {limit} units of its fuel limit (a loop that never ends, or more work than the limit allows; raise it with --fuel)"
+    )]
     Fuel {
         /// The fuel limit.
         limit: u64,

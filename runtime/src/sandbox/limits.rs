@@ -56,7 +56,11 @@ pub struct Caps {
 
 impl Default for Caps {
     fn default() -> Self {
-        Self { fuel: 10_000_000_000, memory: 512 * MIB, timeout: Duration::from_secs(30) }
+        Self {
+            fuel: 10_000_000_000,
+            memory: 512 * MIB,
+            timeout: Duration::from_secs(30),
+        }
     }
 }
 
@@ -99,7 +103,7 @@ impl fmt::Display for Bytes {
         else {
             return write!(f, "{n} B");
         };
-        if n % size == 0 {
+        if n.is_multiple_of(size) {
             write!(f, "{} {unit}", n / size)
         } else {
             write!(f, "{:.1} {unit}", n as f64 / size as f64)
@@ -112,7 +116,9 @@ impl fmt::Display for Bytes {
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
     let without_b = trimmed.strip_suffix('B').unwrap_or(trimmed);
-    let split = without_b.find(|c: char| !c.is_ascii_digit()).unwrap_or(without_b.len());
+    let split = without_b
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(without_b.len());
     let (digits, unit) = without_b.split_at(split);
     let number: u64 = digits
         .parse()
@@ -125,15 +131,23 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "K" | "k" => 1_000,
         "M" => 1_000_000,
         "G" => 1_000_000_000,
-        other => return Err(format!("{text:?}: unknown size unit {other:?} (use Ki, Mi, Gi, K, M or G)")),
+        other => {
+            return Err(format!(
+                "{text:?}: unknown size unit {other:?} (use Ki, Mi, Gi, K, M or G)"
+            ));
+        }
     };
-    number.checked_mul(scale).ok_or_else(|| format!("{text:?} is too large"))
+    number
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is too large"))
 }
 
 /// Parses a duration: a number with `ms`, `s` or `m` (`500ms`, `2s`, `1m`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
-    let split = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
     let (digits, unit) = trimmed.split_at(split);
     let number: u64 = digits
         .parse()
@@ -143,14 +157,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => Ok(Duration::from_secs(number)),
         "m" => Ok(Duration::from_secs(number * 60)),
         "" => Err(format!("{text:?} has no unit: write 500ms, 2s or 1m")),
-        other => Err(format!("{text:?}: unknown duration unit {other:?} (use ms, s or m)")),
+        other => Err(format!(
+            "{text:?}: unknown duration unit {other:?} (use ms, s or m)"
+        )),
     }
 }
 
 /// Formats a duration the way [`parse_duration`] reads it.
 pub fn format_duration(duration: Duration) -> String {
     let millis = duration.as_millis();
-    if millis % 1000 == 0 { format!("{}s", millis / 1000) } else { format!("{millis}ms") }
+    if millis.is_multiple_of(1000) {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{millis}ms")
+    }
 }
 
 #[cfg(test)]
@@ -163,7 +183,11 @@ mod tests {
         assert_eq!(parse_size("512KiB"), Ok(512 << 10));
         assert_eq!(parse_size("1G"), Ok(1_000_000_000));
         assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("64Mb").unwrap_err().contains("unknown size unit"));
+        assert!(
+            parse_size("64Mb")
+                .unwrap_err()
+                .contains("unknown size unit")
+        );
         assert!(parse_size("lots").is_err());
         assert_eq!(Bytes(64 << 20).to_string(), "64 MiB");
         assert_eq!(Bytes(100).to_string(), "100 B");
@@ -177,13 +201,23 @@ mod tests {
             memory: Some("2Gi".into()),
             timeout: None,
         };
-        let caps = Caps { fuel: 1_000, ..Caps::default() };
+        let caps = Caps {
+            fuel: 1_000,
+            ..Caps::default()
+        };
         let limits = Limits::for_provider(&ask, &caps).unwrap();
         assert_eq!(limits.fuel, 1_000);
         assert_eq!(limits.memory, Caps::default().memory);
         assert_eq!(limits.timeout, Limits::default().timeout);
-        let bad = crate::provider::LimitsSpec { memory: Some("lots".into()), ..ask };
-        assert!(Limits::for_provider(&bad, &caps).unwrap_err().starts_with("limits.memory:"));
+        let bad = crate::provider::LimitsSpec {
+            memory: Some("lots".into()),
+            ..ask
+        };
+        assert!(
+            Limits::for_provider(&bad, &caps)
+                .unwrap_err()
+                .starts_with("limits.memory:")
+        );
     }
 
     #[test]

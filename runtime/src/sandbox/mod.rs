@@ -99,7 +99,11 @@ impl Sandbox {
         )
         .map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let ticker = Ticker::start(&engine)?;
-        Ok(Self { engine, linker, ticker })
+        Ok(Self {
+            engine,
+            linker,
+            ticker,
+        })
     }
 
     /// Compiles `bytes`, a WebAssembly component, as the transformer `name`, and checks that it
@@ -111,10 +115,13 @@ impl Sandbox {
             digest: digest.clone(),
             reason,
         };
-        let component = Component::new(&self.engine, bytes).map_err(|e| invalid(format!("{e:#}")))?;
+        let component =
+            Component::new(&self.engine, bytes).map_err(|e| invalid(format!("{e:#}")))?;
         let component_type = component.component_type();
-        let imports: Vec<String> =
-            component_type.imports(&self.engine).map(|(name, _)| name.to_owned()).collect();
+        let imports: Vec<String> = component_type
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
         let disallowed: Vec<&str> = imports
             .iter()
             .map(String::as_str)
@@ -127,22 +134,39 @@ impl Sandbox {
                 ALLOWED_IMPORTS.join(", ")
             )));
         }
-        let exports: Vec<String> =
-            component_type.exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
-        if !exports.iter().any(|name| name == crate::wit::TRANSFORMER_EXPORT) {
+        let exports: Vec<String> = component_type
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        if !exports
+            .iter()
+            .any(|name| name == crate::wit::TRANSFORMER_EXPORT)
+        {
             return Err(invalid(format!(
                 "it does not export {} (it exports: {})",
                 crate::wit::TRANSFORMER_EXPORT,
-                if exports.is_empty() { "nothing".to_owned() } else { exports.join(", ") }
+                if exports.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    exports.join(", ")
+                }
             )));
         }
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| invalid(format!("{e:#}")))?;
         let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
-        Ok(CompiledTransformer { name: name.into(), digest: digest.into(), imports, exports, pre })
+        Ok(CompiledTransformer {
+            name: name.into(),
+            digest: digest.into(),
+            imports,
+            exports,
+            pre,
+        })
     }
 
     /// Runs one transform of `input` (the flattened component JSON) in a fresh instance.
-    #[expect(clippy::ptr_arg, reason = "the binding generated for `transform` takes &String")]
     pub fn call(
         &self,
         transformer: &CompiledTransformer,
@@ -150,7 +174,14 @@ impl Sandbox {
         context: &crate::wit::Context,
         limits: &Limits,
     ) -> CallOutcome {
-        call::call(&self.engine, transformer, input, context, limits, self.ticker.ticks(limits.timeout))
+        call::call(
+            &self.engine,
+            transformer,
+            input,
+            context,
+            limits,
+            self.ticker.ticks(limits.timeout),
+        )
     }
 }
 
@@ -180,7 +211,10 @@ impl Ticker {
                 }
             })
             .map_err(|e| CompileError::Engine(format!("cannot start the epoch thread: {e}")))?;
-        Ok(Self { stop, thread: Some(thread) })
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
     }
 
     /// The number of ticks that covers `timeout` (at least one).

@@ -71,7 +71,12 @@ pub struct BuildArgs {
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let env = |name: &str| std::env::var(name).ok();
-    let module = crate::module::load(&args.module.module, &args.module.values, &args.module.set, &env)?;
+    let module = crate::module::load(
+        &args.module.module,
+        &args.module.values,
+        &args.module.set,
+        &env,
+    )?;
     let provider = provider::load(&args.module.provider)?;
     let plan = matching::plan(&module, &provider.manifest, args.module.strict);
 
@@ -132,10 +137,9 @@ fn render_plan(
     let compiled: BTreeMap<String, CompiledTransformer> = used
         .par_iter()
         .map(|fqn| {
-            let bytes = provider
-                .components
-                .get(*fqn)
-                .with_context(|| format!("provider {} has no component for {fqn}", provider.origin))?;
+            let bytes = provider.components.get(*fqn).with_context(|| {
+                format!("provider {} has no component for {fqn}", provider.origin)
+            })?;
             Ok(((*fqn).to_owned(), sandbox.compile(fqn, bytes)?))
         })
         .collect::<anyhow::Result<_>>()?;
@@ -151,20 +155,30 @@ fn render_plan(
 }
 
 /// Writes every plan error and render failure, grouped by component.
-fn report_failures(plan: &Plan, rendered: &Rendered, stderr: &mut dyn Write) -> std::io::Result<()> {
+fn report_failures(
+    plan: &Plan,
+    rendered: &Rendered,
+    stderr: &mut dyn Write,
+) -> std::io::Result<()> {
     let mut by_component: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut general = Vec::new();
     for problem in plan.errors() {
         match problem.component() {
-            Some(component) => by_component.entry(component.to_owned()).or_default().push(problem.to_string()),
+            Some(component) => by_component
+                .entry(component.to_owned())
+                .or_default()
+                .push(problem.to_string()),
             None => general.push(problem.to_string()),
         }
     }
     for failure in &rendered.failures {
-        by_component.entry(failure.component.clone()).or_default().push(format!(
-            "transformer {} ({}) {}",
-            failure.transformer, failure.digest, failure.error
-        ));
+        by_component
+            .entry(failure.component.clone())
+            .or_default()
+            .push(format!(
+                "transformer {} ({}) {}",
+                failure.transformer, failure.digest, failure.error
+            ));
     }
     let count = general.len() + by_component.values().map(Vec::len).sum::<usize>();
     writeln!(

@@ -2,7 +2,7 @@
 
 use opm_guest::{Component, Context, TransformError, Transformer, Value};
 
-struct Hog;
+pub struct Hog;
 
 impl Transformer for Hog {
     fn transform(_: &Component, _: &Context) -> Result<Vec<Value>, TransformError> {

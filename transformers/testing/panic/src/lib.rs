@@ -2,11 +2,14 @@
 
 use opm_guest::{Component, Context, TransformError, Transformer, Value};
 
-struct Panics;
+pub struct Panics;
 
 impl Transformer for Panics {
     fn transform(component: &Component, _: &Context) -> Result<Vec<Value>, TransformError> {
-        panic!("component {} has nothing this transformer can use", component.name());
+        panic!(
+            "component {} has nothing this transformer can use",
+            component.name()
+        );
     }
 }
 
