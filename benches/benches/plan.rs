@@ -1,0 +1,125 @@
+//! Planning cost: matching 10,000 components against 60 transformers (DESIGN §8: cost grows
+//! linearly with components). Also 1,000 components, to show the ratio.
+//!
+//! Run: `cargo bench -p opm-benches --bench plan`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use opm_runtime::matching;
+use opm_runtime::module::{self, Module};
+use opm_runtime::provider::ProviderManifest;
+use serde_json::{Map, Value, json};
+
+const WORKLOADS: [&str; 5] = ["stateless", "stateful", "daemon", "job", "cronjob"];
+const TRAITS: usize = 20;
+const RESOURCES: usize = 10;
+
+/// A provider with 60 transformers: 5 workload ones on Container, 45 requiring traits (over
+/// Container or another resource), 10 each requiring one of 10 other resources.
+fn manifest() -> ProviderManifest {
+    let mut definitions = Map::new();
+    definitions.insert(
+        "opm.dev/resources/workload@v1#Container".into(),
+        json!({"kind": "Resource", "labels": {"core.opm.dev/workload-type": "stateless"},
+               "defaults": {"imagePullPolicy": "IfNotPresent"},
+               "schema": {"type": "object", "required": ["image"], "properties": {
+                   "image": {"type": "string"},
+                   "ports": {"type": "object", "additionalProperties": {"type": "object", "properties": {"containerPort": {"type": "integer"}}}}}}}),
+    );
+    for t in 0..TRAITS {
+        definitions.insert(
+            format!("bench.opm.dev/traits@v1#Trait{t}"),
+            json!({"kind": "Trait", "defaults": {"enabled": true}, "schema": {"type": "object"}}),
+        );
+    }
+    for r in 0..RESOURCES {
+        definitions.insert(
+            format!("bench.opm.dev/resources@v1#Resource{r}"),
+            json!({"kind": "Resource", "schema": {"type": "object"}}),
+        );
+    }
+    let all_traits: Vec<String> = (0..TRAITS)
+        .map(|t| format!("bench.opm.dev/traits@v1#Trait{t}"))
+        .collect();
+    let mut transformers = Map::new();
+    for workload in WORKLOADS {
+        transformers.insert(
+            format!("transformer.opm.dev/workload@v1#{workload}Transformer"),
+            json!({"requiredLabels": {"core.opm.dev/workload-type": workload},
+                   "requiredResources": ["opm.dev/resources/workload@v1#Container"],
+                   "optionalTraits": all_traits, "component": "x.wasm"}),
+        );
+    }
+    for i in 0..45 {
+        // Each has its own requirements: Container with trait i, another resource with trait
+        // i % 20, or Container with two traits.
+        let (resource, traits) = match i {
+            0..20 => (
+                "opm.dev/resources/workload@v1#Container".to_owned(),
+                vec![i],
+            ),
+            20..40 => (
+                format!("bench.opm.dev/resources@v1#Resource{}", i % RESOURCES),
+                vec![i % TRAITS],
+            ),
+            _ => (
+                "opm.dev/resources/workload@v1#Container".to_owned(),
+                vec![i - 40, i - 39],
+            ),
+        };
+        let traits: Vec<String> = traits
+            .iter()
+            .map(|t| format!("bench.opm.dev/traits@v1#Trait{t}"))
+            .collect();
+        transformers.insert(
+            format!("transformer.opm.dev/traits@v1#Trait{i}Transformer"),
+            json!({"requiredResources": [resource], "requiredTraits": traits, "component": "x.wasm"}),
+        );
+    }
+    for r in 0..RESOURCES {
+        transformers.insert(
+            format!("transformer.opm.dev/resources@v1#Resource{r}Transformer"),
+            json!({"requiredResources": [format!("bench.opm.dev/resources@v1#Resource{r}")], "component": "x.wasm"}),
+        );
+    }
+    serde_json::from_value(json!({
+        "apiVersion": "core.opm.dev/v1", "kind": "Provider",
+        "metadata": {"name": "bench", "version": "1.0.0"},
+        "definitions": Value::Object(definitions), "transformers": Value::Object(transformers),
+    }))
+    .expect("bench manifest")
+}
+
+/// A module of `n` components, each a container with two traits, some with another resource.
+fn module(n: usize) -> Module {
+    let mut text = String::from(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: bench, version: 1.0.0}\ncomponents:\n",
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "  c{i}:\n    resources:\n      Container: {{image: 'ghcr.io/acme/c{i}:1.0', ports: {{http: {{containerPort: 8080}}}}}}\n      Resource{}: {{}}\n    traits:\n      Trait{}: {{replicas: 2}}\n      Trait{}: {{}}\n",
+            i % RESOURCES,
+            i % TRAITS,
+            (i + 7) % TRAITS,
+        ));
+    }
+    module::from_str(&text, "bench.yaml").expect("bench module")
+}
+
+fn plan(c: &mut Criterion) {
+    let manifest = manifest();
+    assert_eq!(manifest.transformers.len(), 60);
+    let mut group = c.benchmark_group("plan");
+    group.sample_size(10);
+    for n in [1_000, 10_000] {
+        let module = module(n);
+        let check = matching::plan(&module, &manifest, false);
+        assert!(check.is_ok(), "{:?}", check.errors().first());
+        group.bench_function(format!("{n} components x 60 transformers"), |b| {
+            b.iter(|| matching::plan(&module, &manifest, false))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, plan);
+criterion_main!(benches);
