@@ -10,6 +10,7 @@
 //! - [`matching`] computes the plan: which transformer runs on which component, and why;
 //! - [`sandbox`] runs one transform call in a fresh, limited instance;
 //! - [`render`] runs the plan and checks, orders and writes the output;
+//! - [`redact`] keeps sensitive values out of everything but the rendered output;
 //! - [`cli`] is the `opm` command line over all of it.
 
 pub mod cli;
@@ -17,6 +18,7 @@ pub mod definitions;
 pub mod matching;
 pub mod module;
 pub mod provider;
+pub mod redact;
 pub mod render;
 pub mod sandbox;
 pub mod wit;

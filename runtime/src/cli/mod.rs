@@ -93,7 +93,7 @@ where
     }
 }
 
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()

@@ -7,6 +7,7 @@
 
 pub mod context;
 pub mod order;
+pub mod verbose;
 pub mod write;
 
 use std::collections::BTreeMap;

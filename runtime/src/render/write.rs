@@ -49,3 +49,124 @@ pub fn write_all(out: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
     out.write_all(bytes)?;
     out.flush()
 }
+
+/// The file name of each resource under `--split`, in the same order: `<lowercase-kind>-<name>.yaml`.
+///
+/// Names never collide. When several resources share kind and name, each of them gets its
+/// namespace after an underscore (`deployment-api_staging.yaml`; none for a cluster-scoped one);
+/// when that still collides (the same kind in two API groups), the group follows after another
+/// underscore (`ingress-web_shop_networking.k8s.io.yaml`, `core` for the core group).
+/// Kubernetes names and namespaces never contain `_`, so the three forms cannot meet.
+pub fn split_names(resources: &[Resource]) -> Vec<String> {
+    use std::collections::BTreeMap;
+
+    use super::order::Identity;
+
+    let identities: Vec<Identity> = resources.iter().map(|r| Identity::of(&r.value)).collect();
+    let base: Vec<String> =
+        identities.iter().map(|id| format!("{}-{}", id.kind.to_lowercase(), id.name)).collect();
+    let with_namespace: Vec<String> = identities
+        .iter()
+        .zip(&base)
+        .map(|(id, base)| {
+            if id.namespace.is_empty() { base.clone() } else { format!("{base}_{}", id.namespace) }
+        })
+        .collect();
+    let count = |names: &[String]| {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for name in names {
+            *counts.entry(name.as_str()).or_default() += 1;
+        }
+        counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<BTreeMap<String, usize>>()
+    };
+    let base_counts = count(&base);
+    let namespace_counts = count(&with_namespace);
+    identities
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let stem = if base_counts[&base[i]] == 1 {
+                base[i].clone()
+            } else if namespace_counts[&with_namespace[i]] == 1 {
+                with_namespace[i].clone()
+            } else {
+                let group = if id.group.is_empty() { "core" } else { id.group.as_str() };
+                let namespace = &id.namespace;
+                format!("{}_{namespace}_{group}", base[i])
+            };
+            format!("{stem}.yaml")
+        })
+        .collect()
+}
+
+/// Writes `files` (name, bytes) as the whole content of `dir`, atomically: the files are
+/// written into a fresh sibling directory, synced, and swapped in with one atomic exchange
+/// (`renameat2(RENAME_EXCHANGE)` on Linux, two renames elsewhere). A failure at any point before
+/// the swap leaves `dir` exactly as it was.
+///
+/// `dir` belongs to opm: after a successful write it holds exactly `files`. To keep a typo such
+/// as `--out-dir .` from deleting someone's work, an existing `dir` that holds anything but
+/// `.yaml` files is refused.
+pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+
+    check_replaceable(dir)?;
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => std::path::PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".opm-out-")
+        .tempdir_in(&parent)
+        .with_context(|| format!("creating a staging directory in {}", parent.display()))?;
+    for (name, bytes) in files {
+        let path = staging.path().join(name);
+        let mut file = std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
+        file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if dir.exists() {
+        swap(staging.path(), dir).with_context(|| format!("replacing {}", dir.display()))?;
+        // `staging` now names the old content, which its drop removes.
+    } else {
+        let staged = staging.keep();
+        std::fs::rename(&staged, dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+fn check_replaceable(dir: &std::path::Path) -> anyhow::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(anyhow::anyhow!("cannot read --out-dir {}: {e}", dir.display())),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let is_yaml_file = entry.file_type()?.is_file()
+            && entry.path().extension().is_some_and(|ext| ext == "yaml");
+        if !is_yaml_file {
+            anyhow::bail!(
+                "--out-dir {} holds {}, which is not a rendered manifest: opm replaces the whole \
+                 directory, so give it a directory of its own",
+                dir.display(),
+                entry.path().display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn swap(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(std::io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn swap(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
+    let aside = a.with_extension("old");
+    std::fs::rename(b, &aside)?;
+    std::fs::rename(a, b)?;
+    std::fs::rename(&aside, a)
+}

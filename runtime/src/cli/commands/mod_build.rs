@@ -17,6 +17,8 @@ use super::module_args::ModuleArgs;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::matching::{self, Plan};
 use crate::provider::{self, Provider};
+use crate::redact::{Redactor, RedactingWriter};
+use crate::render::verbose::Verbose;
 use crate::render::{self, Job, RenderContext, Rendered, write::Format};
 use crate::sandbox::limits::{parse_duration, parse_size};
 use crate::sandbox::{Caps, CompiledTransformer, Limits, Sandbox};
@@ -42,6 +44,37 @@ pub struct BuildArgs {
     /// Example: -o json
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Yaml)]
     pub output: Format,
+
+    /// Write one file per resource into --out-dir instead of one stream on stdout.
+    ///
+    /// Files are named `<lowercase-kind>-<name>.yaml`; when two resources would share a name,
+    /// each gets `_<namespace>` (and, if still shared, `_<api-group>`) appended. The directory
+    /// is replaced atomically and holds exactly the rendered files; a failed render leaves it
+    /// as it was.
+    ///
+    /// Example: --split --out-dir manifests/
+    #[arg(long, requires = "out_dir")]
+    pub split: bool,
+
+    /// The directory --split writes into.
+    #[arg(long, value_name = "DIR", requires = "split")]
+    pub out_dir: Option<std::path::PathBuf>,
+
+    /// Explain every decision on stderr: which transformers matched each component and why,
+    /// which did not and what was missing, each call's fuel, time and guest log.
+    /// `--verbose=json` writes the same as one JSON object per line.
+    ///
+    /// Example: --verbose=json 2> render.jsonl
+    #[arg(
+        short = 'v',
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "text"
+    )]
+    pub verbose: Option<Verbose>,
 
     /// Transform calls run at once (default: every core).
     ///
@@ -71,14 +104,31 @@ pub struct BuildArgs {
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let env = |name: &str| std::env::var(name).ok();
-    let module = crate::module::load(
-        &args.module.module,
-        &args.module.values,
-        &args.module.set,
-        &env,
-    )?;
+    let module = crate::module::load(&args.module.module, &args.module.values, &args.module.set, &env)?;
+    // From here on, everything on stderr goes through the redactor.
+    let redactor = Redactor::new(module.sensitive_values());
+    let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
+    let status = match build(&args, &module, &mut stderr, &mut *out.stdout) {
+        Ok(status) => status,
+        Err(error) if crate::cli::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            writeln!(stderr, "error: {error:#}")?;
+            ExitCode::from(crate::cli::EXIT_USAGE)
+        }
+    };
+    stderr.flush()?;
+    Ok(status)
+}
+
+fn build(
+    args: &BuildArgs,
+    module: &crate::module::Module,
+    stderr: &mut dyn Write,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    let env = |name: &str| std::env::var(name).ok();
     let provider = provider::load(&args.module.provider)?;
-    let plan = matching::plan(&module, &provider.manifest, args.module.strict);
+    let plan = matching::plan(module, &provider.manifest, args.module.strict);
 
     let defaults = Caps::default();
     let caps = Caps {
@@ -111,15 +161,31 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let pool = pool.build().context("starting the render threads")?;
     let rendered = pool.install(|| render_plan(&plan, &provider, &context, &limits))?;
 
-    if !plan.is_ok() || !rendered.failures.is_empty() {
-        report_failures(&plan, &rendered, out.stderr)?;
-        return Ok(ExitCode::from(EXIT_FAILED));
+    if let Some(format) = args.verbose {
+        render::verbose::report(format, &plan, &context, &rendered.calls, stderr)?;
     }
     for warning in plan.warnings() {
-        writeln!(out.stderr, "warning: {warning}")?;
+        writeln!(stderr, "warning: {warning}")?;
     }
-    let bytes = render::write::to_bytes(&rendered.resources, args.output)?;
-    render::write::write_all(out.stdout, &bytes)?;
+    if !plan.is_ok() || !rendered.failures.is_empty() {
+        report_failures(&plan, &rendered, stderr)?;
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
+    match &args.out_dir {
+        Some(dir) => {
+            let names = render::write::split_names(&rendered.resources);
+            let files = names
+                .into_iter()
+                .zip(&rendered.resources)
+                .map(|(name, resource)| Ok((name, render::write::yaml(&resource.value)?.into_bytes())))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            render::write::replace_dir(dir, &files)?;
+        }
+        None => {
+            let bytes = render::write::to_bytes(&rendered.resources, args.output)?;
+            render::write::write_all(stdout, &bytes)?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,134 @@
+//! `--verbose` and `--verbose=json`: what the render decided and did, on stderr.
+//!
+//! Human form, per component: the transformers that matched and why, those that did not and
+//! what the component lacks, unhandled attachments, then each call's resources, fuel and time
+//! and what its guest logged. JSON form: the same as one object per line, each with an `event`
+//! (`plan`, `component`, `call`, `log`), so a tool can follow a render with `jq`.
+//!
+//! Both go through the command's redacting stderr, so no sensitive value appears here.
+
+use std::io::{self, Write};
+
+use serde_json::json;
+
+use super::{CallReport, RenderContext};
+use crate::matching::{ComponentPlan, Plan};
+
+/// How `--verbose` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Verbose {
+    /// Sentences for a person.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Reports the plan and the calls.
+pub fn report(
+    format: Verbose,
+    plan: &Plan,
+    context: &RenderContext,
+    calls: &[CallReport],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Verbose::Text => text(plan, context, calls, out),
+        Verbose::Json => json_lines(plan, context, calls, out),
+    }
+}
+
+fn text(plan: &Plan, context: &RenderContext, calls: &[CallReport], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "render: module {} {} with provider {} into namespace {} ({} call{})",
+        context.name,
+        context.version,
+        context.provider,
+        context.namespace,
+        calls.len(),
+        if calls.len() == 1 { "" } else { "s" }
+    )?;
+    for component in plan.components() {
+        writeln!(out, "component {:?}:", component.name)?;
+        for matched in &component.matched {
+            let reasons: Vec<String> = matched.reasons.iter().map(ToString::to_string).collect();
+            let why = if reasons.is_empty() { "it requires nothing".to_owned() } else { reasons.join("; ") };
+            writeln!(out, "  matched {}: {why}", matched.transformer)?;
+        }
+        for unmatched in &component.unmatched {
+            let missing: Vec<String> = unmatched.missing.iter().map(ToString::to_string).collect();
+            writeln!(out, "  not matched {}: {}", unmatched.transformer, missing.join("; "))?;
+        }
+        if !component.unhandled.is_empty() {
+            writeln!(out, "  unhandled (no matched transformer names them): {}", component.unhandled.join(", "))?;
+        }
+        for call in calls.iter().filter(|c| c.component == component.name) {
+            writeln!(
+                out,
+                "  called {}: {} resource{}, {} fuel, {:.2} ms",
+                call.transformer,
+                call.resources,
+                if call.resources == 1 { "" } else { "s" },
+                call.fuel_used,
+                call.elapsed.as_secs_f64() * 1000.0
+            )?;
+            for line in &call.logs {
+                writeln!(out, "    [{}] {}", line.level, line.message)?;
+            }
+            if call.logs_dropped > 0 {
+                writeln!(out, "    ({} more log lines dropped at the log limit)", call.logs_dropped)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn json_lines(plan: &Plan, context: &RenderContext, calls: &[CallReport], out: &mut dyn Write) -> io::Result<()> {
+    let mut line = |value: serde_json::Value| -> io::Result<()> {
+        serde_json::to_writer(&mut *out, &value)?;
+        out.write_all(b"\n")
+    };
+    line(json!({
+        "event": "plan",
+        "module": context.name,
+        "version": context.version,
+        "provider": context.provider,
+        "namespace": context.namespace,
+        "strict": context.strict,
+        "calls": calls.len(),
+        "ok": plan.is_ok(),
+    }))?;
+    for component in plan.components() {
+        line(component_event(component))?;
+    }
+    for call in calls {
+        line(json!({
+            "event": "call",
+            "component": call.component,
+            "transformer": call.transformer,
+            "resources": call.resources,
+            "fuel": call.fuel_used,
+            "micros": call.elapsed.as_micros() as u64,
+            "logsDropped": call.logs_dropped,
+        }))?;
+        for log in &call.logs {
+            line(json!({
+                "event": "log",
+                "component": call.component,
+                "transformer": call.transformer,
+                "level": log.level,
+                "message": log.message,
+            }))?;
+        }
+    }
+    Ok(())
+}
+
+fn component_event(component: &ComponentPlan) -> serde_json::Value {
+    let mut value = serde_json::to_value(component).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("event".into(), json!("component"));
+        object.insert("component".into(), json!(component.name));
+    }
+    value
+}
