@@ -1,160 +1,83 @@
-//! What the Kubernetes transformers share: object metadata, selector labels and the translation
-//! of an OPM container (DESIGN §4.6) into a Kubernetes container.
+//! What the Kubernetes transformers share, so that every workload kind renders pods the same way.
 //!
-//! OPM keeps collections that users override one entry at a time (ports, env, mounts) as maps
-//! keyed by name; Kubernetes wants lists. Maps are walked in key order, so output is
-//! deterministic.
+//! - [`object_metadata`] and [`selector_labels`]: names, namespace and labels of every resource;
+//! - [`container`] and [`image_reference`]: an OPM container (DESIGN §4.6) as a Kubernetes one;
+//! - [`pod`]: the pod template of a workload (containers, sidecars, init containers, volumes,
+//!   probes, scheduling, security, service account, restart policy) and the workload settings
+//!   that several kinds share (replicas, update strategy);
+//! - [`job`]: the Job spec a Job and a CronJob share;
+//! - [`storage`]: persistent storage as claims or claim templates;
+//! - [`ports`]: the ports a component exposes through its Service.
+//!
+//! OPM keeps collections that users override one entry at a time (ports, env, mounts, volumes) as
+//! maps keyed by name; Kubernetes wants lists. Maps are walked in key order, so output is
+//! deterministic whatever order the module wrote them in.
 
-use opm_guest::{Component, Context, Map, TransformError, Value, json};
+pub mod job;
+pub mod pod;
+pub mod ports;
+pub mod storage;
+
+mod container;
+
+use opm_guest::{Component, Context, Map, Value, json};
+
+pub use container::{container, image_reference};
 
 /// The label that ties a component's pods to its workload and services.
 pub const NAME_LABEL: &str = "app.kubernetes.io/name";
+
+/// The label that selects the workload transformer of a component.
+pub const WORKLOAD_TYPE_LABEL: &str = "core.opm.dev/workload-type";
 
 /// Labels every pod of `component` carries and every selector matches.
 pub fn selector_labels(component: &Component) -> Value {
     json!({ NAME_LABEL: component.name() })
 }
 
-/// `metadata` for a resource named `name` rendered from `component`: the context's labels (module
-/// labels and tracking labels) plus the selector labels, in the render namespace.
-pub fn object_metadata(component: &Component, context: &Context, name: &str) -> Value {
+/// The context's labels (module labels and tracking labels) plus the selector labels.
+pub fn resource_labels(component: &Component, context: &Context) -> Value {
     let mut labels = Map::new();
     for (key, value) in &context.labels {
         labels.insert(key.clone(), Value::from(value.as_str()));
     }
     labels.insert(NAME_LABEL.to_owned(), Value::from(component.name()));
+    Value::Object(labels)
+}
+
+/// `metadata` for a resource named `name` rendered from `component`: the context's labels (module
+/// labels and tracking labels) plus the selector labels, in the render namespace.
+pub fn object_metadata(component: &Component, context: &Context, name: &str) -> Value {
     let mut metadata = Map::new();
     metadata.insert("name".into(), Value::from(name));
     if !context.namespace.is_empty() {
         metadata.insert("namespace".into(), Value::from(context.namespace.as_str()));
     }
-    metadata.insert("labels".into(), Value::Object(labels));
+    metadata.insert("labels".into(), resource_labels(component, context));
     if !component.annotations().is_empty() {
         metadata.insert("annotations".into(), json!(component.annotations()));
     }
     Value::Object(metadata)
 }
 
-/// The image reference of a container: `repo:tag[@digest]` as written, or assembled from
-/// `{repository, tag, digest}`.
-pub fn image_reference(image: &Value) -> Result<String, TransformError> {
-    match image {
-        Value::String(reference) if !reference.is_empty() => Ok(reference.clone()),
-        Value::Object(parts) => {
-            let repository = parts.get("repository").and_then(Value::as_str).ok_or_else(|| {
-                TransformError::invalid("container.image.repository must be a non-empty string")
-            })?;
-            let mut reference = repository.to_owned();
-            if let Some(tag) = parts.get("tag").and_then(Value::as_str) {
-                reference.push(':');
-                reference.push_str(tag);
-            }
-            if let Some(digest) = parts.get("digest").and_then(Value::as_str) {
-                reference.push('@');
-                reference.push_str(digest);
-            }
-            Ok(reference)
-        }
-        _ => Err(TransformError::invalid(
-            "container.image must be a string `repo:tag[@digest]` or {repository, tag, digest}",
-        )),
-    }
+/// The entries of a JSON map in key order, whatever order they were written in. A value that is
+/// not a map has no entries.
+pub fn sorted_entries(map: Option<&Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<_> = map
+        .and_then(Value::as_object)
+        .map(|map| map.iter().collect())
+        .unwrap_or_default();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    entries
 }
 
-/// Translates an OPM container into a Kubernetes container; `default_name` names it when the
-/// container itself has no `name`.
-pub fn container(spec: &Value, default_name: &str) -> Result<Value, TransformError> {
-    let spec = spec
-        .as_object()
-        .ok_or_else(|| TransformError::invalid("container must be an object"))?;
-    let image = spec
-        .get("image")
-        .ok_or_else(|| TransformError::invalid("container.image is required"))?;
-    let mut out = Map::new();
-    let name = spec.get("name").and_then(Value::as_str).unwrap_or(default_name);
-    out.insert("name".into(), Value::from(name));
-    out.insert("image".into(), Value::from(image_reference(image)?));
-    for key in ["imagePullPolicy", "command", "args"] {
-        if let Some(value) = spec.get(key) {
-            out.insert(key.into(), value.clone());
+/// Copies the fields `keys` of `from`, those it has, into `to`, in the order of `keys`.
+pub fn copy_fields(from: &Value, to: &mut Map<String, Value>, keys: &[&str]) {
+    for key in keys {
+        if let Some(value) = from.get(*key).filter(|value| !value.is_null()) {
+            to.insert((*key).to_owned(), value.clone());
         }
     }
-    if let Some(ports) = spec.get("ports").and_then(Value::as_object) {
-        let ports: Vec<Value> = ports
-            .sorted_entries().into_iter()
-            .map(|(name, port)| {
-                let mut entry = Map::new();
-                entry.insert("name".into(), Value::from(name.as_str()));
-                entry.insert("containerPort".into(), port.get("containerPort").cloned().unwrap_or(Value::Null));
-                if let Some(protocol) = port.get("protocol") {
-                    entry.insert("protocol".into(), protocol.clone());
-                }
-                Value::Object(entry)
-            })
-            .collect();
-        out.insert("ports".into(), Value::Array(ports));
-    }
-    if let Some(env) = spec.get("env").and_then(Value::as_object) {
-        out.insert("env".into(), Value::Array(env.sorted_entries().into_iter().map(|(name, var)| env_var(name, var)).collect()));
-    }
-    if let Some(resources) = spec.get("resources") {
-        out.insert("resources".into(), resources.clone());
-    }
-    if let Some(mounts) = spec.get("volumeMounts").and_then(Value::as_object) {
-        let mounts: Vec<Value> = mounts
-            .sorted_entries().into_iter()
-            .map(|(volume, mount)| {
-                let mut entry = Map::new();
-                entry.insert("name".into(), Value::from(volume.as_str()));
-                if let Some(fields) = mount.as_object() {
-                    for key in ["mountPath", "readOnly", "subPath"] {
-                        if let Some(value) = fields.get(key) {
-                            entry.insert(key.into(), value.clone());
-                        }
-                    }
-                }
-                Value::Object(entry)
-            })
-            .collect();
-        out.insert("volumeMounts".into(), Value::Array(mounts));
-    }
-    for key in ["livenessProbe", "readinessProbe", "startupProbe", "securityContext"] {
-        if let Some(value) = spec.get(key) {
-            out.insert(key.into(), value.clone());
-        }
-    }
-    Ok(Value::Object(out))
-}
-
-/// Walks a JSON map in key order, whatever order it was written in.
-trait SortedEntries {
-    fn sorted_entries(&self) -> Vec<(&String, &Value)>;
-}
-
-impl SortedEntries for Map<String, Value> {
-    fn sorted_entries(&self) -> Vec<(&String, &Value)> {
-        let mut entries: Vec<_> = self.iter().collect();
-        entries.sort_by(|a, b| a.0.cmp(b.0));
-        entries
-    }
-}
-
-fn env_var(name: &str, var: &Value) -> Value {
-    let mut entry = Map::new();
-    entry.insert("name".into(), Value::from(name));
-    if let Some(value) = var.get("value") {
-        let text = match value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        entry.insert("value".into(), Value::from(text));
-    }
-    for key in ["secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef"] {
-        if let Some(reference) = var.get(key) {
-            entry.insert("valueFrom".into(), json!({ key: reference }));
-        }
-    }
-    Value::Object(entry)
 }
 
 #[cfg(test)]
@@ -162,26 +85,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn image_from_parts() {
-        let image = json!({"repository": "ghcr.io/acme/api", "tag": "1.4.0", "digest": "sha256:ab"});
-        assert_eq!(image_reference(&image).unwrap(), "ghcr.io/acme/api:1.4.0@sha256:ab");
-        assert!(image_reference(&json!(7)).is_err());
+    fn metadata_carries_context_labels_and_the_selector_label() {
+        let component = Component::from_value(json!({"metadata": {"name": "api"}})).unwrap();
+        let context = Context {
+            namespace: "shop".into(),
+            labels: [("team".to_owned(), "payments".to_owned())].into(),
+            ..Context::default()
+        };
+        let metadata = object_metadata(&component, &context, "api-headless");
+        assert_eq!(
+            metadata,
+            json!({"name": "api-headless", "namespace": "shop",
+                   "labels": {"team": "payments", "app.kubernetes.io/name": "api"}})
+        );
     }
 
     #[test]
-    fn maps_become_name_ordered_lists() {
-        let spec = json!({
-            "image": "api:1",
-            "ports": {"metrics": {"containerPort": 9090}, "http": {"containerPort": 8080}},
-            "env": {"MODE": {"value": "fast"}, "DB_PASSWORD": {"secretKeyRef": {"name": "db", "key": "pw"}}},
-            "volumeMounts": {"data": {"mountPath": "/data", "readOnly": true}},
-        });
-        let c = container(&spec, "api").unwrap();
-        assert_eq!(c["name"], "api");
-        assert_eq!(c["ports"][0], json!({"name": "http", "containerPort": 8080}));
-        assert_eq!(c["ports"][1]["name"], "metrics");
-        assert_eq!(c["env"][0], json!({"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}}));
-        assert_eq!(c["env"][1], json!({"name": "MODE", "value": "fast"}));
-        assert_eq!(c["volumeMounts"][0], json!({"name": "data", "mountPath": "/data", "readOnly": true}));
+    fn sorted_entries_walk_maps_in_key_order() {
+        let map = json!({"b": 2, "a": 1});
+        let keys: Vec<&str> = sorted_entries(Some(&map))
+            .into_iter()
+            .map(|(key, _)| key.as_str())
+            .collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert!(sorted_entries(Some(&json!(3))).is_empty());
     }
 }

@@ -1,29 +1,37 @@
 //! DeploymentTransformer: renders a stateless workload (a component with a Container and
 //! `core.opm.dev/workload-type: stateless`) into an `apps/v1` Deployment.
+//!
+//! The pod template comes from `opm_k8s_common::pod`, as for every workload kind. `replicas`
+//! comes from the Replicas trait (default 1) and is left unset when the component autoscales;
+//! `strategy` from the UpdateStrategy trait (RollingUpdate or Recreate).
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
-use opm_k8s_common::{container, object_metadata, selector_labels};
+use opm_k8s_common::pod::{self, WorkloadKind};
+use opm_k8s_common::{object_metadata, selector_labels};
 
 /// Renders stateless components into Deployments.
 pub struct DeploymentTransformer;
 
 impl Transformer for DeploymentTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
-        let main: Value = component.require("container")?;
-        let replicas: Option<u64> = component.field_or_default("replicas")?;
+        let pod = pod::pod_template(component, context, WorkloadKind::Deployment)?;
         let mut spec = Map::new();
+        let replicas = pod::replicas(component)?;
         if let Some(replicas) = replicas {
             spec.insert("replicas".into(), json!(replicas));
         }
-        spec.insert("selector".into(), json!({"matchLabels": selector_labels(component)}));
         spec.insert(
-            "template".into(),
-            json!({
-                "metadata": {"labels": selector_labels(component)},
-                "spec": {"containers": [container(&main, component.name())?]},
-            }),
+            "selector".into(),
+            json!({"matchLabels": selector_labels(component)}),
         );
-        opm_guest::log::debug(&format!("deployment {} with {replicas:?} replicas", component.name()));
+        if let Some(strategy) = pod::update_strategy(component, WorkloadKind::Deployment)? {
+            spec.insert("strategy".into(), strategy);
+        }
+        spec.insert("template".into(), pod.template);
+        opm_guest::log::debug(&format!(
+            "deployment {} with {replicas:?} replicas",
+            component.name()
+        ));
         Ok(vec![json!({
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -40,7 +48,10 @@ mod tests {
     use super::*;
 
     fn render(component: Value) -> Result<Vec<Value>, TransformError> {
-        let context = Context { namespace: "shop".into(), ..Context::default() };
+        let context = Context {
+            namespace: "shop".into(),
+            ..Context::default()
+        };
         DeploymentTransformer::transform(&Component::from_value(component)?, &context)
     }
 
@@ -57,9 +68,16 @@ mod tests {
         assert_eq!(d["kind"], "Deployment");
         assert_eq!(d["metadata"]["name"], "api");
         assert_eq!(d["metadata"]["namespace"], "shop");
-        assert_eq!(d["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"], "api");
-        assert_eq!(d["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.27");
+        assert_eq!(
+            d["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"],
+            "api"
+        );
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx:1.27"
+        );
         assert!(d["spec"].get("replicas").is_none());
+        assert!(d["spec"].get("strategy").is_none());
     }
 
     #[test]
@@ -80,8 +98,76 @@ mod tests {
     }
 
     #[test]
+    fn autoscaling_leaves_replicas_to_the_autoscaler() {
+        let out = render(json!({
+            "metadata": {"name": "api"},
+            "spec": {"container": {"image": "nginx"}, "replicas": 3,
+                     "autoscaling": {"minReplicas": 2, "maxReplicas": 6}},
+            "defaults": {"replicas": 1},
+        }))
+        .unwrap();
+        assert!(out[0]["spec"].get("replicas").is_none());
+    }
+
+    #[test]
+    fn maximal_component_renders_every_optional_trait() {
+        let out = render(json!({
+            "metadata": {"name": "api", "labels": {"core.opm.dev/workload-type": "stateless"}},
+            "spec": {
+                "container": {"image": "api:1", "ports": {"http": {"containerPort": 8080}}},
+                "replicas": 2,
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%"}},
+                "restartPolicy": {"policy": "Always"},
+                "healthCheck": {"readiness": {"httpGet": {"path": "/ready", "port": "http"}}},
+                "sidecarContainers": {"proxy": {"image": "envoy"}},
+                "initContainers": {"migrate": {"image": "api:1", "command": ["migrate"]}},
+                "volumes": {"tmp": {"emptyDir": {}}},
+                "persistentStorage": {"uploads": {"size": "1Gi", "mountPath": "/uploads"}},
+                "podScheduling": {"nodeSelector": {"pool": "web"}},
+                "securityContext": {"runAsNonRoot": true},
+                "serviceAccount": {"create": true},
+            },
+        }))
+        .unwrap();
+        let spec = &out[0]["spec"];
+        assert_eq!(spec["replicas"], 2);
+        assert_eq!(spec["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        let pod = &spec["template"]["spec"];
+        assert_eq!(pod["restartPolicy"], "Always");
+        assert_eq!(pod["serviceAccountName"], "api");
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+        assert_eq!(pod["nodeSelector"]["pool"], "web");
+        assert_eq!(pod["initContainers"][0]["name"], "migrate");
+        assert_eq!(pod["containers"][1]["name"], "proxy");
+        assert_eq!(
+            pod["containers"][0]["readinessProbe"]["httpGet"]["path"],
+            "/ready"
+        );
+        assert_eq!(
+            pod["volumes"][1],
+            json!({"name": "uploads", "persistentVolumeClaim": {"claimName": "api-uploads"}})
+        );
+    }
+
+    #[test]
+    fn an_on_delete_strategy_is_invalid_for_a_deployment() {
+        let err = render(json!({
+            "metadata": {"name": "api"},
+            "spec": {"container": {"image": "nginx"}, "updateStrategy": {"type": "OnDelete"}},
+        }))
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("not supported by a Deployment"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_component_without_a_container_is_invalid() {
         let err = render(json!({"metadata": {"name": "api"}})).unwrap_err();
-        assert_eq!(err, TransformError::invalid("component \"api\" has no spec.container"));
+        assert_eq!(
+            err,
+            TransformError::invalid("component \"api\" has no spec.container")
+        );
     }
 }

@@ -1,7 +1,10 @@
-//! ServiceTransformer: renders the Expose trait of a component into a `v1` Service that selects
-//! the component's pods.
+//! ServiceTransformer: renders the Expose trait of a component into a `v1` Service named after
+//! the component that selects its pods. `type: Headless` is a ClusterIP Service without a
+//! cluster IP. Ports are `expose.ports`, or else every container port (see
+//! `opm_k8s_common::ports`).
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
+use opm_k8s_common::ports::service_ports;
 use opm_k8s_common::{object_metadata, selector_labels};
 
 /// Renders exposed components into Services.
@@ -10,9 +13,17 @@ pub struct ServiceTransformer;
 impl Transformer for ServiceTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let expose: Value = component.require("expose")?;
-        let container: Option<Value> = component.field("container")?;
-        let kind = expose.get("type").and_then(Value::as_str).unwrap_or("ClusterIP");
-        let ports = service_ports(component, &expose, container.as_ref())?;
+        let kind = expose
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("ClusterIP");
+        let ports = service_ports(component, Some(&expose))?;
+        if ports.is_empty() {
+            return Err(TransformError::invalid(format!(
+                "component {:?} is exposed but names no ports: set expose.ports or container.ports",
+                component.name()
+            )));
+        }
         let mut spec = Map::new();
         match kind {
             "Headless" => {
@@ -28,6 +39,16 @@ impl Transformer for ServiceTransformer {
                 )));
             }
         }
+        let node_port = ports.iter().find(|p| p.get("nodePort").is_some());
+        if let Some(port) = node_port
+            && kind != "NodePort"
+            && kind != "LoadBalancer"
+        {
+            return Err(TransformError::invalid(format!(
+                "expose.ports.{}.nodePort needs expose.type NodePort or LoadBalancer",
+                port["name"].as_str().unwrap_or_default()
+            )));
+        }
         spec.insert("selector".into(), selector_labels(component));
         spec.insert("ports".into(), Value::Array(ports));
         Ok(vec![json!({
@@ -37,48 +58,6 @@ impl Transformer for ServiceTransformer {
             "spec": spec,
         })])
     }
-}
-
-/// The Service's ports: `expose.ports` when given, else every container port, in name order.
-fn service_ports(
-    component: &Component,
-    expose: &Value,
-    container: Option<&Value>,
-) -> Result<Vec<Value>, TransformError> {
-    let mut ports = Vec::new();
-    if let Some(declared) = expose.get("ports").and_then(Value::as_object) {
-        let mut declared: Vec<_> = declared.iter().collect();
-        declared.sort_by(|a, b| a.0.cmp(b.0));
-        for (name, port) in declared {
-            let number = port.get("port").cloned().ok_or_else(|| {
-                TransformError::invalid(format!("expose.ports.{name}.port is required"))
-            })?;
-            let target = port.get("targetPort").cloned().unwrap_or_else(|| number.clone());
-            ports.push(port_entry(name, number, target, port.get("protocol")));
-        }
-    } else if let Some(declared) = container.and_then(|c| c.get("ports")).and_then(Value::as_object) {
-        let mut declared: Vec<_> = declared.iter().collect();
-        declared.sort_by(|a, b| a.0.cmp(b.0));
-        for (name, port) in declared {
-            let number = port.get("containerPort").cloned().unwrap_or(Value::Null);
-            ports.push(port_entry(name, number, json!(name), port.get("protocol")));
-        }
-    }
-    if ports.is_empty() {
-        return Err(TransformError::invalid(format!(
-            "component {:?} is exposed but names no ports: set expose.ports or container.ports",
-            component.name()
-        )));
-    }
-    Ok(ports)
-}
-
-fn port_entry(name: &str, port: Value, target: Value, protocol: Option<&Value>) -> Value {
-    let mut entry = json!({"name": name, "port": port, "targetPort": target});
-    if let Some(protocol) = protocol {
-        entry["protocol"] = protocol.clone();
-    }
-    entry
 }
 
 opm_guest::export!(ServiceTransformer);
@@ -101,8 +80,12 @@ mod tests {
         .unwrap();
         let svc = &out[0];
         assert_eq!(svc["kind"], "Service");
+        assert_eq!(svc["metadata"]["name"], "api");
         assert_eq!(svc["spec"]["type"], "ClusterIP");
-        assert_eq!(svc["spec"]["ports"], json!([{"name": "http", "port": 8080, "targetPort": "http"}]));
+        assert_eq!(
+            svc["spec"]["ports"],
+            json!([{"name": "http", "port": 8080, "targetPort": "http"}])
+        );
         assert_eq!(svc["spec"]["selector"]["app.kubernetes.io/name"], "api");
     }
 
@@ -113,13 +96,40 @@ mod tests {
             "expose": {"type": "Headless", "ports": {"pg": {"port": 5432, "targetPort": 5432, "protocol": "TCP"}}},
         }))
         .unwrap();
+        assert_eq!(out[0]["spec"]["type"], "ClusterIP");
         assert_eq!(out[0]["spec"]["clusterIP"], "None");
         assert_eq!(out[0]["spec"]["ports"][0]["protocol"], "TCP");
+    }
+
+    #[test]
+    fn node_ports_need_a_node_port_service() {
+        let expose = |kind: &str| {
+            json!({"container": {"image": "x"},
+                   "expose": {"type": kind, "ports": {"web": {"port": 80, "nodePort": 30080}}}})
+        };
+        let out = render(expose("NodePort")).unwrap();
+        assert_eq!(out[0]["spec"]["ports"][0]["nodePort"], 30080);
+        assert!(render(expose("LoadBalancer")).is_ok());
+        let err = render(expose("ClusterIP")).unwrap_err();
+        assert!(
+            err.to_string().contains("needs expose.type NodePort"),
+            "{err}"
+        );
     }
 
     #[test]
     fn no_ports_is_an_invalid_component() {
         let err = render(json!({"container": {"image": "x"}, "expose": {}})).unwrap_err();
         assert!(matches!(err, TransformError::InvalidComponent(m) if m.contains("names no ports")));
+    }
+
+    #[test]
+    fn an_unknown_type_is_an_invalid_component() {
+        let err = render(
+            json!({"container": {"image": "x", "ports": {"a": {"containerPort": 1}}},
+                                 "expose": {"type": "External"}}),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("\"External\""), "{err}");
     }
 }

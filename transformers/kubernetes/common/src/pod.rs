@@ -1,0 +1,420 @@
+//! The pod template every workload kind shares, and the workload settings several kinds share.
+//!
+//! [`pod_template`] reads the whole component: the main container (`container`, its probes
+//! replaced by `healthCheck`), `sidecarContainers` and `initContainers` (each in name order),
+//! pod volumes from `volumes` and `persistentStorage` (mounted at each entry's `mountPath`),
+//! `podScheduling`, the pod `securityContext`, the `serviceAccount` and the `restartPolicy`. It
+//! checks what Kubernetes would only refuse at apply time: a mount of a volume that does not
+//! exist, two containers with one name, a restart policy the workload kind does not allow.
+//!
+//! ```
+//! use opm_guest::{Component, Context, json};
+//! use opm_k8s_common::pod::{WorkloadKind, pod_template};
+//!
+//! let component = Component::from_value(json!({
+//!     "metadata": {"name": "api"},
+//!     "spec": {"container": {"image": "nginx:1.27"}, "restartPolicy": {"policy": "Always"}},
+//! })).unwrap();
+//! let pod = pod_template(&component, &Context::default(), WorkloadKind::Deployment).unwrap();
+//! assert_eq!(pod.template["spec"]["containers"][0]["name"], "api");
+//! assert!(pod.claim_templates.is_empty());
+//! ```
+
+use std::collections::BTreeSet;
+
+use opm_guest::{Component, Context, Map, TransformError, Value, json};
+
+use crate::storage::{self, Storage};
+use crate::{container, copy_fields, resource_labels, sorted_entries};
+
+/// The Kubernetes workload kinds OPM renders, one per workload type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// `stateless`.
+    Deployment,
+    /// `stateful`.
+    StatefulSet,
+    /// `daemon`.
+    DaemonSet,
+    /// `job`.
+    Job,
+    /// `cronjob`.
+    CronJob,
+}
+
+impl WorkloadKind {
+    /// The Kubernetes kind.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::Deployment => "Deployment",
+            Self::StatefulSet => "StatefulSet",
+            Self::DaemonSet => "DaemonSet",
+            Self::Job => "Job",
+            Self::CronJob => "CronJob",
+        }
+    }
+
+    /// Whether its pods run to completion (a Job's or a CronJob's) rather than forever.
+    pub fn runs_to_completion(self) -> bool {
+        matches!(self, Self::Job | Self::CronJob)
+    }
+
+    /// The restart policies Kubernetes allows for its pods, the default first.
+    pub fn restart_policies(self) -> &'static [&'static str] {
+        if self.runs_to_completion() {
+            &["OnFailure", "Never"]
+        } else {
+            &["Always"]
+        }
+    }
+}
+
+/// A rendered pod template, and the volume claim templates a StatefulSet adds next to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodTemplate {
+    /// `{metadata: {labels}, spec}` for the workload's `template`.
+    pub template: Value,
+    /// `volumeClaimTemplates` entries; empty but for a StatefulSet with persistent storage.
+    pub claim_templates: Vec<Value>,
+}
+
+/// The pod template of `component` rendered as a `kind`.
+pub fn pod_template(
+    component: &Component,
+    context: &Context,
+    kind: WorkloadKind,
+) -> Result<PodTemplate, TransformError> {
+    let storage = storage::persistent_storage(component)?;
+    let claims_are_templates = kind == WorkloadKind::StatefulSet;
+
+    let mut main: Value = component.require("container")?;
+    apply_health_check(component, &mut main)?;
+    mount_storage(&mut main, &storage)?;
+
+    let mut containers = vec![container(&main, component.name())?];
+    let sidecars: Option<Value> = component.field("sidecarContainers")?;
+    for (name, sidecar) in sorted_entries(sidecars.as_ref()) {
+        containers.push(container(sidecar, name)?);
+    }
+    let inits: Option<Value> = component.field("initContainers")?;
+    let mut init_containers = Vec::new();
+    for (name, init) in sorted_entries(inits.as_ref()) {
+        init_containers.push(container(init, name)?);
+    }
+
+    let volumes = pod_volumes(component, &storage, claims_are_templates)?;
+    let mut volume_names: BTreeSet<&str> = volumes
+        .iter()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .collect();
+    if claims_are_templates {
+        volume_names.extend(storage.iter().map(|s| s.name.as_str()));
+    }
+    check_containers(&containers, &init_containers, &volume_names)?;
+
+    let mut spec = Map::new();
+    let (account, automount) = service_account(component)?;
+    if let Some(account) = account {
+        spec.insert("serviceAccountName".into(), Value::from(account));
+    }
+    if let Some(automount) = automount {
+        spec.insert("automountServiceAccountToken".into(), automount);
+    }
+    if let Some(security) = component.field::<Value>("securityContext")? {
+        spec.insert("securityContext".into(), security);
+    }
+    if let Some(policy) = restart_policy(component, kind)? {
+        spec.insert("restartPolicy".into(), Value::from(policy));
+    }
+    if !init_containers.is_empty() {
+        spec.insert("initContainers".into(), Value::Array(init_containers));
+    }
+    spec.insert("containers".into(), Value::Array(containers));
+    if !volumes.is_empty() {
+        spec.insert("volumes".into(), Value::Array(volumes));
+    }
+    if let Some(scheduling) = component.field::<Value>("podScheduling")? {
+        copy_fields(
+            &scheduling,
+            &mut spec,
+            &[
+                "nodeSelector",
+                "affinity",
+                "tolerations",
+                "priorityClassName",
+            ],
+        );
+    }
+
+    let claim_templates = if claims_are_templates {
+        storage
+            .iter()
+            .map(|s| json!({"metadata": {"name": s.name}, "spec": s.claim_spec}))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(PodTemplate {
+        template: json!({
+            "metadata": {"labels": resource_labels(component, context)},
+            "spec": spec,
+        }),
+        claim_templates,
+    })
+}
+
+/// `replicas` for a Deployment or StatefulSet: the Replicas trait or its default, and none at all
+/// when the Autoscaling trait is attached, so the workload does not fight the autoscaler.
+pub fn replicas(component: &Component) -> Result<Option<u64>, TransformError> {
+    if component.spec().contains_key("autoscaling") {
+        return Ok(None);
+    }
+    component.field_or_default("replicas")
+}
+
+/// The UpdateStrategy trait as `kind` spells it (`strategy` of a Deployment, `updateStrategy` of
+/// a StatefulSet or DaemonSet), checked against what that kind supports.
+pub fn update_strategy(
+    component: &Component,
+    kind: WorkloadKind,
+) -> Result<Option<Value>, TransformError> {
+    let Some(strategy) = component.field_or_default::<Value>("updateStrategy")? else {
+        return Ok(None);
+    };
+    let (types, rolling): (&[&str], &[&str]) = match kind {
+        WorkloadKind::Deployment => (
+            &["RollingUpdate", "Recreate"],
+            &["maxSurge", "maxUnavailable"],
+        ),
+        WorkloadKind::StatefulSet => (
+            &["RollingUpdate", "OnDelete"],
+            &["maxUnavailable", "partition"],
+        ),
+        WorkloadKind::DaemonSet => (
+            &["RollingUpdate", "OnDelete"],
+            &["maxSurge", "maxUnavailable"],
+        ),
+        WorkloadKind::Job | WorkloadKind::CronJob => return Ok(None),
+    };
+    let update_type = strategy
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("RollingUpdate");
+    if !types.contains(&update_type) {
+        return Err(TransformError::invalid(format!(
+            "updateStrategy.type {update_type:?} is not supported by a {}; use one of {}",
+            kind.kind(),
+            types.join(", ")
+        )));
+    }
+    let mut out = Map::new();
+    out.insert("type".into(), Value::from(update_type));
+    if let Some(settings) = strategy.get("rollingUpdate").and_then(Value::as_object) {
+        if update_type != "RollingUpdate" && !settings.is_empty() {
+            return Err(TransformError::invalid(format!(
+                "updateStrategy.rollingUpdate is set but updateStrategy.type is {update_type:?}"
+            )));
+        }
+        if let Some(field) = settings.keys().find(|key| !rolling.contains(&key.as_str())) {
+            return Err(TransformError::invalid(format!(
+                "updateStrategy.rollingUpdate.{field} is not supported by a {}; use {}",
+                kind.kind(),
+                rolling.join(" or ")
+            )));
+        }
+        if !settings.is_empty() {
+            let mut rolling_update = Map::new();
+            copy_fields(
+                &Value::Object(settings.clone()),
+                &mut rolling_update,
+                rolling,
+            );
+            out.insert("rollingUpdate".into(), Value::Object(rolling_update));
+        }
+    }
+    Ok(Some(Value::Object(out)))
+}
+
+/// The service account the pods run as and whether its token is mounted: the ServiceAccount
+/// trait's `name` (default: the component's name, when the trait creates the account).
+pub fn service_account(
+    component: &Component,
+) -> Result<(Option<String>, Option<Value>), TransformError> {
+    let Some(account) = component.field::<Value>("serviceAccount")? else {
+        return Ok((None, None));
+    };
+    let create = account
+        .get("create")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let name = match account.get("name").and_then(Value::as_str) {
+        Some(name) => Some(name.to_owned()),
+        None if create => Some(component.name().to_owned()),
+        None => None,
+    };
+    Ok((name, account.get("automountToken").cloned()))
+}
+
+/// The pod's restart policy: the RestartPolicy trait, checked against what `kind` allows, or
+/// the kind's default where Kubernetes requires one (OnFailure for jobs).
+fn restart_policy(
+    component: &Component,
+    kind: WorkloadKind,
+) -> Result<Option<&'static str>, TransformError> {
+    let allowed = kind.restart_policies();
+    let policy: Option<Value> = component.field_or_default("restartPolicy")?;
+    match policy
+        .as_ref()
+        .and_then(|p| p.get("policy"))
+        .and_then(Value::as_str)
+    {
+        Some(policy) => allowed
+            .iter()
+            .find(|allowed| **allowed == policy)
+            .map(|allowed| Some(*allowed))
+            .ok_or_else(|| {
+                TransformError::invalid(format!(
+                    "restartPolicy.policy {policy:?} is not allowed for a {}; use {}",
+                    kind.kind(),
+                    allowed.join(" or ")
+                ))
+            }),
+        None if kind.runs_to_completion() => Ok(Some(allowed[0])),
+        None => Ok(None),
+    }
+}
+
+/// Replaces the main container's probes with the HealthCheck trait's.
+fn apply_health_check(component: &Component, main: &mut Value) -> Result<(), TransformError> {
+    let Some(check) = component.field::<Value>("healthCheck")? else {
+        return Ok(());
+    };
+    let main = main
+        .as_object_mut()
+        .ok_or_else(|| TransformError::invalid("container must be an object"))?;
+    for (from, to) in [
+        ("liveness", "livenessProbe"),
+        ("readiness", "readinessProbe"),
+        ("startup", "startupProbe"),
+    ] {
+        if let Some(probe) = check.get(from) {
+            main.insert(to.into(), probe.clone());
+        }
+    }
+    Ok(())
+}
+
+/// Adds a mount of each storage entry with a `mountPath` to the main container, unless the
+/// container already mounts that volume itself.
+fn mount_storage(main: &mut Value, storage: &[Storage]) -> Result<(), TransformError> {
+    let main = main
+        .as_object_mut()
+        .ok_or_else(|| TransformError::invalid("container must be an object"))?;
+    let mounts = main
+        .entry("volumeMounts")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let mounts = mounts
+        .as_object_mut()
+        .ok_or_else(|| TransformError::invalid("container.volumeMounts must be a map"))?;
+    for entry in storage {
+        if let Some(path) = &entry.mount_path {
+            mounts
+                .entry(entry.name.clone())
+                .or_insert_with(|| json!({"mountPath": path}));
+        }
+    }
+    Ok(())
+}
+
+/// The pod's volumes, in name order: the Volumes resource, plus a claim volume per storage entry
+/// unless the claims are a StatefulSet's templates.
+fn pod_volumes(
+    component: &Component,
+    storage: &[Storage],
+    claims_are_templates: bool,
+) -> Result<Vec<Value>, TransformError> {
+    let declared: Option<Value> = component.field("volumes")?;
+    let mut volumes: Vec<(String, Value)> = Vec::new();
+    for (name, source) in sorted_entries(declared.as_ref()) {
+        volumes.push((name.clone(), volume(name, source)?));
+    }
+    for entry in storage {
+        if volumes.iter().any(|(name, _)| *name == entry.name) {
+            return Err(TransformError::invalid(format!(
+                "volume {:?} is declared both in volumes and in persistentStorage",
+                entry.name
+            )));
+        }
+        if !claims_are_templates {
+            let claim = storage::claim_name(component, &entry.name);
+            volumes.push((
+                entry.name.clone(),
+                json!({"name": entry.name, "persistentVolumeClaim": {"claimName": claim}}),
+            ));
+        }
+    }
+    volumes.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(volumes.into_iter().map(|(_, volume)| volume).collect())
+}
+
+/// One entry of the Volumes resource as a Kubernetes volume.
+fn volume(name: &str, source: &Value) -> Result<Value, TransformError> {
+    let mut out = Map::new();
+    out.insert("name".into(), Value::from(name));
+    let (key, value) = match source.as_object().map(|s| s.iter().collect::<Vec<_>>()) {
+        Some(entries) if entries.len() == 1 => entries[0],
+        _ => {
+            return Err(TransformError::invalid(format!(
+                "volumes.{name} must have exactly one of emptyDir, configMap, secret, \
+                 persistentClaim, hostPath"
+            )));
+        }
+    };
+    let (kind, spec) = match (key.as_str(), value) {
+        ("emptyDir", spec) => ("emptyDir", spec.clone()),
+        ("configMap", Value::String(map)) => ("configMap", json!({"name": map})),
+        ("secret", Value::String(secret)) => ("secret", json!({"secretName": secret})),
+        ("persistentClaim", Value::String(claim)) => {
+            ("persistentVolumeClaim", json!({"claimName": claim}))
+        }
+        ("hostPath", spec) => ("hostPath", spec.clone()),
+        (other, _) => {
+            return Err(TransformError::invalid(format!(
+                "volumes.{name}.{other} is not a volume source this provider knows"
+            )));
+        }
+    };
+    out.insert(kind.into(), spec);
+    Ok(Value::Object(out))
+}
+
+/// Container names are unique across the pod, and every mount names a pod volume.
+fn check_containers(
+    containers: &[Value],
+    init_containers: &[Value],
+    volumes: &BTreeSet<&str>,
+) -> Result<(), TransformError> {
+    let mut names = BTreeSet::new();
+    for container in containers.iter().chain(init_containers) {
+        let name = container["name"].as_str().unwrap_or_default();
+        if !names.insert(name) {
+            return Err(TransformError::invalid(format!(
+                "two containers of the pod are named {name:?}"
+            )));
+        }
+        let mounts = container.get("volumeMounts").and_then(Value::as_array);
+        for mount in mounts.into_iter().flatten() {
+            let volume = mount["name"].as_str().unwrap_or_default();
+            if !volumes.contains(volume) {
+                return Err(TransformError::invalid(format!(
+                    "container {name:?} mounts volume {volume:?}, which is neither in volumes \
+                     nor in persistentStorage"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,250 @@
+use super::*;
+
+fn component(labels: Value, spec: Value) -> Component {
+    Component::from_value(json!({"metadata": {"name": "api", "labels": labels}, "spec": spec}))
+        .unwrap()
+}
+
+fn render(spec: Value, kind: WorkloadKind) -> Result<PodTemplate, TransformError> {
+    let context = Context {
+        labels: [("team".to_owned(), "payments".to_owned())].into(),
+        ..Context::default()
+    };
+    pod_template(&component(json!({}), spec), &context, kind)
+}
+
+#[test]
+fn minimal_pod_has_one_container_and_labels() {
+    let pod = render(
+        json!({"container": {"image": "nginx"}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    assert_eq!(
+        pod.template,
+        json!({
+            "metadata": {"labels": {"team": "payments", "app.kubernetes.io/name": "api"}},
+            "spec": {"containers": [{"name": "api", "image": "nginx"}]},
+        })
+    );
+}
+
+#[test]
+fn maximal_pod_renders_every_trait() {
+    let pod = render(
+        json!({
+            "container": {"image": "api:1", "volumeMounts": {"cache": {"mountPath": "/cache"}},
+                          "livenessProbe": {"tcpSocket": {"port": 1}}},
+            "sidecarContainers": {"proxy": {"image": "envoy"}, "logs": {"image": "fluent-bit"}},
+            "initContainers": {"b-seed": {"image": "seed"}, "a-migrate": {"image": "migrate"}},
+            "volumes": {"cache": {"emptyDir": {}}, "conf": {"configMap": "api-conf"},
+                        "creds": {"secret": "api-creds"}, "shared": {"persistentClaim": "nfs"},
+                        "logs": {"hostPath": {"path": "/var/log"}}},
+            "persistentStorage": {"data": {"size": "1Gi", "mountPath": "/data"}},
+            "healthCheck": {"liveness": {"httpGet": {"path": "/live", "port": "http"}},
+                            "readiness": {"httpGet": {"path": "/ready", "port": "http"}},
+                            "startup": {"exec": {"command": ["true"]}}},
+            "podScheduling": {"nodeSelector": {"disk": "ssd"}, "priorityClassName": "high",
+                              "tolerations": [{"key": "k", "operator": "Exists"}],
+                              "affinity": {"nodeAffinity": {}}},
+            "securityContext": {"runAsNonRoot": true, "fsGroup": 1000},
+            "serviceAccount": {"create": true, "automountToken": false},
+            "restartPolicy": {"policy": "Always"},
+        }),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    let spec = &pod.template["spec"];
+    let keys: Vec<&str> = spec
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "serviceAccountName",
+            "automountServiceAccountToken",
+            "securityContext",
+            "restartPolicy",
+            "initContainers",
+            "containers",
+            "volumes",
+            "nodeSelector",
+            "affinity",
+            "tolerations",
+            "priorityClassName",
+        ]
+    );
+    assert_eq!(spec["serviceAccountName"], "api");
+    assert_eq!(spec["automountServiceAccountToken"], false);
+    assert_eq!(spec["restartPolicy"], "Always");
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&spec["initContainers"]), ["a-migrate", "b-seed"]);
+    assert_eq!(names(&spec["containers"]), ["api", "logs", "proxy"]);
+    assert_eq!(
+        names(&spec["volumes"]),
+        ["cache", "conf", "creds", "data", "logs", "shared"]
+    );
+    assert_eq!(spec["volumes"][1]["configMap"]["name"], "api-conf");
+    assert_eq!(spec["volumes"][2]["secret"]["secretName"], "api-creds");
+    assert_eq!(
+        spec["volumes"][3]["persistentVolumeClaim"]["claimName"],
+        "api-data"
+    );
+    assert_eq!(
+        spec["volumes"][5]["persistentVolumeClaim"]["claimName"],
+        "nfs"
+    );
+    let main = &spec["containers"][0];
+    assert_eq!(main["livenessProbe"]["httpGet"]["path"], "/live");
+    assert_eq!(main["readinessProbe"]["httpGet"]["path"], "/ready");
+    assert_eq!(main["startupProbe"]["exec"]["command"][0], "true");
+    assert_eq!(
+        main["volumeMounts"],
+        json!([{"name": "cache", "mountPath": "/cache"}, {"name": "data", "mountPath": "/data"}])
+    );
+    assert!(pod.claim_templates.is_empty());
+}
+
+#[test]
+fn stateful_storage_becomes_claim_templates_not_volumes() {
+    let pod = render(
+        json!({"container": {"image": "postgres"},
+               "persistentStorage": {"data": {"size": "5Gi", "mountPath": "/var/lib/postgresql"}}}),
+        WorkloadKind::StatefulSet,
+    )
+    .unwrap();
+    assert!(pod.template["spec"].get("volumes").is_none());
+    assert_eq!(
+        pod.template["spec"]["containers"][0]["volumeMounts"],
+        json!([{"name": "data", "mountPath": "/var/lib/postgresql"}])
+    );
+    assert_eq!(
+        pod.claim_templates,
+        [
+            json!({"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "5Gi"}}}})
+        ]
+    );
+}
+
+#[test]
+fn jobs_restart_on_failure_by_default_and_refuse_always() {
+    let pod = render(json!({"container": {"image": "x"}}), WorkloadKind::Job).unwrap();
+    assert_eq!(pod.template["spec"]["restartPolicy"], "OnFailure");
+    let never = render(
+        json!({"container": {"image": "x"}, "restartPolicy": {"policy": "Never"}}),
+        WorkloadKind::CronJob,
+    )
+    .unwrap();
+    assert_eq!(never.template["spec"]["restartPolicy"], "Never");
+    let err = render(
+        json!({"container": {"image": "x"}, "restartPolicy": {"policy": "Always"}}),
+        WorkloadKind::Job,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("not allowed for a Job"), "{err}");
+    let err = render(
+        json!({"container": {"image": "x"}, "restartPolicy": {"policy": "Never"}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("use Always"), "{err}");
+}
+
+#[test]
+fn a_mount_of_an_unknown_volume_is_invalid() {
+    let err = render(
+        json!({"container": {"image": "x", "volumeMounts": {"nope": {"mountPath": "/x"}}}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("mounts volume \"nope\""), "{err}");
+}
+
+#[test]
+fn duplicate_container_and_volume_names_are_invalid() {
+    let err = render(
+        json!({"container": {"image": "x"}, "sidecarContainers": {"api": {"image": "y"}}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("two containers"), "{err}");
+    let err = render(
+        json!({"container": {"image": "x"}, "volumes": {"data": {"emptyDir": {}}},
+               "persistentStorage": {"data": {"size": "1Gi"}}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("both in volumes"), "{err}");
+}
+
+#[test]
+fn a_service_account_that_is_not_created_is_used_by_name_only() {
+    let c = component(
+        json!({}),
+        json!({"serviceAccount": {"create": false, "name": "shared"}}),
+    );
+    assert_eq!(
+        service_account(&c).unwrap(),
+        (Some("shared".to_owned()), None)
+    );
+    let c = component(json!({}), json!({"serviceAccount": {"create": false}}));
+    assert_eq!(service_account(&c).unwrap(), (None, None));
+}
+
+#[test]
+fn autoscaling_leaves_replicas_unset() {
+    let c = component(json!({}), json!({"replicas": 3}));
+    assert_eq!(replicas(&c).unwrap(), Some(3));
+    let c = component(
+        json!({}),
+        json!({"replicas": 3, "autoscaling": {"maxReplicas": 5}}),
+    );
+    assert_eq!(replicas(&c).unwrap(), None);
+}
+
+#[test]
+fn update_strategies_per_kind() {
+    let c = component(
+        json!({}),
+        json!({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}}),
+    );
+    assert_eq!(
+        update_strategy(&c, WorkloadKind::Deployment).unwrap(),
+        Some(
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}})
+        )
+    );
+    let err = update_strategy(&c, WorkloadKind::StatefulSet).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("maxSurge is not supported by a StatefulSet"),
+        "{err}"
+    );
+    let recreate = component(json!({}), json!({"updateStrategy": {"type": "Recreate"}}));
+    assert_eq!(
+        update_strategy(&recreate, WorkloadKind::Deployment).unwrap(),
+        Some(json!({"type": "Recreate"}))
+    );
+    assert!(update_strategy(&recreate, WorkloadKind::DaemonSet).is_err());
+    let on_delete = component(json!({}), json!({"updateStrategy": {"type": "OnDelete"}}));
+    assert!(update_strategy(&on_delete, WorkloadKind::Deployment).is_err());
+    assert_eq!(
+        update_strategy(&on_delete, WorkloadKind::Job).unwrap(),
+        None
+    );
+    let mixed = component(
+        json!({}),
+        json!({"updateStrategy": {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}}),
+    );
+    assert!(update_strategy(&mixed, WorkloadKind::Deployment).is_err());
+}

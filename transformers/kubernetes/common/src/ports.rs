@@ -1,0 +1,104 @@
+//! The ports a component offers through its Service: `expose.ports` when given, else every
+//! container port, in name order. The Service, the StatefulSet's headless Service and the Ingress
+//! all read them from here, so a port name means the same thing to each.
+
+use opm_guest::{Component, Map, TransformError, Value, json};
+
+use crate::{copy_fields, sorted_entries};
+
+/// The Service ports of `component`, as Kubernetes `ServicePort`s. `expose` is the Expose trait's
+/// value, if the component has one.
+pub fn service_ports(
+    component: &Component,
+    expose: Option<&Value>,
+) -> Result<Vec<Value>, TransformError> {
+    let container: Option<Value> = component.field("container")?;
+    let declared = expose.and_then(|expose| expose.get("ports"));
+    let mut ports = Vec::new();
+    if declared
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty())
+    {
+        for (name, port) in sorted_entries(declared) {
+            let number = port.get("port").cloned().ok_or_else(|| {
+                TransformError::invalid(format!("expose.ports.{name}.port is required"))
+            })?;
+            let target = port
+                .get("targetPort")
+                .cloned()
+                .unwrap_or_else(|| number.clone());
+            let mut entry = port_entry(name, number, target);
+            copy_fields(port, &mut entry, &["protocol", "nodePort"]);
+            ports.push(Value::Object(entry));
+        }
+    } else {
+        let container_ports = container.as_ref().and_then(|c| c.get("ports"));
+        for (name, port) in sorted_entries(container_ports) {
+            let number = port.get("containerPort").cloned().unwrap_or(Value::Null);
+            let mut entry = port_entry(name, number, json!(name));
+            copy_fields(port, &mut entry, &["protocol"]);
+            ports.push(Value::Object(entry));
+        }
+    }
+    Ok(ports)
+}
+
+/// The names of [`service_ports`], in order.
+pub fn port_names(ports: &[Value]) -> Vec<&str> {
+    ports
+        .iter()
+        .filter_map(|port| port.get("name").and_then(Value::as_str))
+        .collect()
+}
+
+fn port_entry(name: &str, port: Value, target: Value) -> Map<String, Value> {
+    let mut entry = Map::new();
+    entry.insert("name".into(), Value::from(name));
+    entry.insert("port".into(), port);
+    entry.insert("targetPort".into(), target);
+    entry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn component(spec: Value) -> Component {
+        Component::from_value(json!({"metadata": {"name": "api"}, "spec": spec})).unwrap()
+    }
+
+    #[test]
+    fn container_ports_by_default_targeting_the_named_port() {
+        let c = component(json!({"container": {"image": "x", "ports": {
+            "metrics": {"containerPort": 9090}, "http": {"containerPort": 8080, "protocol": "TCP"}}}}));
+        let ports = service_ports(&c, Some(&json!({"type": "ClusterIP"}))).unwrap();
+        assert_eq!(
+            ports,
+            [
+                json!({"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}),
+                json!({"name": "metrics", "port": 9090, "targetPort": "metrics"}),
+            ]
+        );
+        assert_eq!(port_names(&ports), ["http", "metrics"]);
+    }
+
+    #[test]
+    fn declared_ports_win() {
+        let c = component(
+            json!({"container": {"image": "x", "ports": {"http": {"containerPort": 8080}}}}),
+        );
+        let expose =
+            json!({"ports": {"web": {"port": 80, "targetPort": "http", "nodePort": 30080}}});
+        let ports = service_ports(&c, Some(&expose)).unwrap();
+        assert_eq!(
+            ports,
+            [json!({"name": "web", "port": 80, "targetPort": "http", "nodePort": 30080})]
+        );
+    }
+
+    #[test]
+    fn no_ports_at_all_is_an_empty_list() {
+        let c = component(json!({"container": {"image": "x"}}));
+        assert!(service_ports(&c, None).unwrap().is_empty());
+    }
+}

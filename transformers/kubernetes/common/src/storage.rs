@@ -1,0 +1,110 @@
+//! Persistent storage (`opm.dev/traits/storage@v1#PersistentStorage`): one claim per entry. A
+//! `stateful` component gets them as the StatefulSet's volume claim templates (one claim per
+//! replica, named by Kubernetes); every other workload gets a PersistentVolumeClaim named
+//! `<component>-<entry>` and a pod volume that refers to it.
+
+use opm_guest::{Component, Map, TransformError, Value, json};
+
+use crate::{WORKLOAD_TYPE_LABEL, sorted_entries};
+
+/// The workload type whose storage becomes volume claim templates.
+pub const STATEFUL: &str = "stateful";
+
+/// Access mode of a claim that does not name one.
+pub const DEFAULT_ACCESS_MODE: &str = "ReadWriteOnce";
+
+/// One entry of the PersistentStorage trait.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Storage {
+    /// The entry's name: the pod volume's name and, for templates, the claim template's.
+    pub name: String,
+    /// Where the main container mounts it, if anywhere.
+    pub mount_path: Option<String>,
+    /// The claim's `spec`.
+    pub claim_spec: Value,
+}
+
+/// Whether `component` is a `stateful` workload, whose storage is volume claim templates.
+pub fn is_stateful(component: &Component) -> bool {
+    component.label(WORKLOAD_TYPE_LABEL) == Some(STATEFUL)
+}
+
+/// The entries of the component's PersistentStorage trait in name order; none without it.
+pub fn persistent_storage(component: &Component) -> Result<Vec<Storage>, TransformError> {
+    let storage: Option<Value> = component.field("persistentStorage")?;
+    sorted_entries(storage.as_ref())
+        .into_iter()
+        .map(|(name, entry)| {
+            Ok(Storage {
+                name: name.clone(),
+                mount_path: entry
+                    .get("mountPath")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                claim_spec: claim_spec(name, entry)?,
+            })
+        })
+        .collect()
+}
+
+/// The name of the PersistentVolumeClaim of `entry` for a component that is not stateful.
+pub fn claim_name(component: &Component, entry: &str) -> String {
+    format!("{}-{entry}", component.name())
+}
+
+/// A PersistentVolumeClaim `spec`: access modes (default ReadWriteOnce), storage class, size.
+fn claim_spec(name: &str, entry: &Value) -> Result<Value, TransformError> {
+    let size = entry.get("size").cloned().ok_or_else(|| {
+        TransformError::invalid(format!("persistentStorage.{name}.size is required"))
+    })?;
+    let mut spec = Map::new();
+    let modes = entry
+        .get("accessModes")
+        .cloned()
+        .unwrap_or_else(|| json!([DEFAULT_ACCESS_MODE]));
+    spec.insert("accessModes".into(), modes);
+    if let Some(class) = entry.get("storageClass") {
+        spec.insert("storageClassName".into(), class.clone());
+    }
+    spec.insert("resources".into(), json!({"requests": {"storage": size}}));
+    Ok(Value::Object(spec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_in_name_order_with_defaults() {
+        let c = Component::from_value(json!({"metadata": {"name": "db"}, "spec": {"persistentStorage": {
+            "wal": {"size": "1Gi", "mountPath": "/wal"},
+            "data": {"size": "10Gi", "storageClass": "fast", "accessModes": ["ReadWriteOncePod"]},
+        }}}))
+        .unwrap();
+        let storage = persistent_storage(&c).unwrap();
+        assert_eq!(storage.len(), 2);
+        assert_eq!(storage[0].name, "data");
+        assert_eq!(storage[0].mount_path, None);
+        assert_eq!(
+            storage[0].claim_spec,
+            json!({"accessModes": ["ReadWriteOncePod"], "storageClassName": "fast",
+                   "resources": {"requests": {"storage": "10Gi"}}})
+        );
+        assert_eq!(
+            storage[1].claim_spec["accessModes"],
+            json!(["ReadWriteOnce"])
+        );
+        assert_eq!(storage[1].mount_path.as_deref(), Some("/wal"));
+        assert_eq!(claim_name(&c, "wal"), "db-wal");
+        assert!(!is_stateful(&c));
+    }
+
+    #[test]
+    fn an_entry_without_a_size_is_invalid() {
+        let c = Component::from_value(
+            json!({"metadata": {"name": "db"}, "spec": {"persistentStorage": {"data": {}}}}),
+        )
+        .unwrap();
+        assert!(persistent_storage(&c).is_err());
+    }
+}

@@ -1,0 +1,150 @@
+//! NetworkPolicyTransformer: renders the NetworkPolicy policy into a `networking.k8s.io/v1`
+//! NetworkPolicy that admits ingress to the component's pods only from the listed sources, and
+//! only on the listed ports.
+//!
+//! A source is `{component}` (pods of that component of the module, in the same namespace),
+//! `{namespace}` (every pod of that namespace) or `{cidr}`. Ports are names of the main
+//! container's ports, with their protocols. No sources means no ingress at all.
+
+use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
+use opm_k8s_common::{NAME_LABEL, object_metadata, selector_labels};
+
+/// Renders the NetworkPolicy policy into NetworkPolicies.
+pub struct NetworkPolicyTransformer;
+
+/// The label Kubernetes puts on every namespace with its name.
+pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+impl Transformer for NetworkPolicyTransformer {
+    fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
+        let policy: Value = component.require("networkPolicy")?;
+        let sources = policy
+            .get("allowFrom")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let from = sources
+            .iter()
+            .enumerate()
+            .map(|(index, source)| peer(index, source))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ports = ports(component, policy.get("ports"))?;
+        let mut ingress = Vec::new();
+        if !from.is_empty() {
+            let mut rule = Map::new();
+            rule.insert("from".into(), Value::Array(from));
+            if !ports.is_empty() {
+                rule.insert("ports".into(), Value::Array(ports));
+            }
+            ingress.push(Value::Object(rule));
+        }
+        Ok(vec![json!({
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": object_metadata(component, context, component.name()),
+            "spec": {
+                "podSelector": {"matchLabels": selector_labels(component)},
+                "policyTypes": ["Ingress"],
+                "ingress": ingress,
+            },
+        })])
+    }
+}
+
+/// One `allowFrom` entry as a NetworkPolicyPeer.
+fn peer(index: usize, source: &Value) -> Result<Value, TransformError> {
+    let one = |key: &str| source.get(key).and_then(Value::as_str);
+    match (one("component"), one("namespace"), one("cidr")) {
+        (Some(name), None, None) => Ok(json!({"podSelector": {"matchLabels": {NAME_LABEL: name}}})),
+        (None, Some(namespace), None) => Ok(json!({
+            "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: namespace}},
+        })),
+        (None, None, Some(cidr)) => Ok(json!({"ipBlock": {"cidr": cidr}})),
+        _ => Err(TransformError::invalid(format!(
+            "networkPolicy.allowFrom[{index}] needs exactly one of component, namespace, cidr"
+        ))),
+    }
+}
+
+/// The named container ports as NetworkPolicyPorts, with the container's protocol (default TCP).
+fn ports(component: &Component, names: Option<&Value>) -> Result<Vec<Value>, TransformError> {
+    let Some(names) = names.and_then(Value::as_array) else {
+        return Ok(Vec::new());
+    };
+    let container: Option<Value> = component.field("container")?;
+    let declared = container.as_ref().and_then(|c| c.get("ports"));
+    names
+        .iter()
+        .map(|name| {
+            let name = name.as_str().unwrap_or_default();
+            let port = declared.and_then(|ports| ports.get(name)).ok_or_else(|| {
+                TransformError::invalid(format!(
+                    "networkPolicy.ports names {name:?}, which is not a container port of {:?}",
+                    component.name()
+                ))
+            })?;
+            let protocol = port
+                .get("protocol")
+                .and_then(Value::as_str)
+                .unwrap_or("TCP");
+            Ok(json!({"protocol": protocol, "port": name}))
+        })
+        .collect()
+}
+
+opm_guest::export!(NetworkPolicyTransformer);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(policy: Value) -> Result<Vec<Value>, TransformError> {
+        let component = Component::from_value(json!({
+            "metadata": {"name": "db"},
+            "spec": {"container": {"image": "pg", "ports": {"pg": {"containerPort": 5432},
+                                                            "dns": {"containerPort": 53, "protocol": "UDP"}}},
+                     "networkPolicy": policy},
+        }))?;
+        NetworkPolicyTransformer::transform(&component, &Context::default())
+    }
+
+    #[test]
+    fn minimal_policy_denies_all_ingress() {
+        let out = render(json!({})).unwrap();
+        assert_eq!(
+            out[0]["spec"],
+            json!({"podSelector": {"matchLabels": {"app.kubernetes.io/name": "db"}},
+                   "policyTypes": ["Ingress"], "ingress": []})
+        );
+    }
+
+    #[test]
+    fn maximal_policy_allows_components_namespaces_and_cidrs_on_named_ports() {
+        let out = render(json!({
+            "allowFrom": [{"component": "api"}, {"namespace": "monitoring"}, {"cidr": "10.0.0.0/8"}],
+            "ports": ["pg", "dns"],
+        }))
+        .unwrap();
+        assert_eq!(
+            out[0]["spec"]["ingress"],
+            json!([{
+                "from": [
+                    {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "api"}}},
+                    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}},
+                    {"ipBlock": {"cidr": "10.0.0.0/8"}},
+                ],
+                "ports": [{"protocol": "TCP", "port": "pg"}, {"protocol": "UDP", "port": "dns"}],
+            }])
+        );
+    }
+
+    #[test]
+    fn unknown_ports_and_ambiguous_sources_are_invalid() {
+        let err =
+            render(json!({"allowFrom": [{"component": "api"}], "ports": ["http"]})).unwrap_err();
+        assert!(err.to_string().contains("\"http\""), "{err}");
+        let err =
+            render(json!({"allowFrom": [{"component": "api", "cidr": "1.2.3.4/32"}]})).unwrap_err();
+        assert!(err.to_string().contains("allowFrom[0]"), "{err}");
+    }
+}
