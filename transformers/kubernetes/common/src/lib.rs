@@ -20,6 +20,8 @@ pub mod storage;
 
 mod container;
 
+use std::collections::BTreeMap;
+
 use opm_guest::{Component, Context, Map, Value, json};
 
 pub use container::{container, image_reference};
@@ -35,14 +37,16 @@ pub fn selector_labels(component: &Component) -> Value {
     json!({ NAME_LABEL: component.name() })
 }
 
-/// The context's labels (module labels and tracking labels) plus the selector labels.
+/// The context's labels (module labels and tracking labels) plus the selector labels, in key
+/// order.
 pub fn resource_labels(component: &Component, context: &Context) -> Value {
-    let mut labels = Map::new();
-    for (key, value) in &context.labels {
-        labels.insert(key.clone(), Value::from(value.as_str()));
-    }
-    labels.insert(NAME_LABEL.to_owned(), Value::from(component.name()));
-    Value::Object(labels)
+    let mut labels: BTreeMap<&str, &str> = context
+        .labels
+        .iter()
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
+    labels.insert(NAME_LABEL, component.name());
+    json!(labels)
 }
 
 /// `metadata` for a resource named `name` rendered from `component`: the context's labels (module
@@ -96,8 +100,10 @@ mod tests {
         assert_eq!(
             metadata,
             json!({"name": "api-headless", "namespace": "shop",
-                   "labels": {"team": "payments", "app.kubernetes.io/name": "api"}})
+                   "labels": {"app.kubernetes.io/name": "api", "team": "payments"}})
         );
+        let keys: Vec<&String> = metadata["labels"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["app.kubernetes.io/name", "team"]);
     }
 
     #[test]
