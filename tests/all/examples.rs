@@ -1,0 +1,344 @@
+//! The examples under `examples/`: each renders exactly its golden `rendered.yaml`, and every
+//! resource it renders is valid Kubernetes for 1.33 and for the newest version that
+//! `kubernetes-validate` knows, in strict mode (an unknown field is an error). Also what the
+//! Kubernetes provider promises on top: a stateful component gets a StatefulSet and a headless
+//! Service and never a Deployment, a misspelt field fails `opm mod vet`, and the `everything`
+//! example attaches every definition of the provider.
+//!
+//! Rewrite the goldens after an intended change with `BLESS=1 cargo test -p opm-tests --test all
+//! examples`, and read the diff before committing. The validator is installed by
+//! `eval "$(../shared/tools/get-peers.sh)"`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use opm_tests::{opm, repo_root, write_file};
+use serde_json::Value;
+
+/// The Kubernetes version the examples must stay valid for, besides the validator's newest.
+const OLDEST_KUBERNETES: &str = "1.33.0";
+
+/// Every `examples/<name>/module.yaml`, in name order.
+fn examples() -> Vec<(String, PathBuf)> {
+    let dir = repo_root().join("examples");
+    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let module = path.join("module.yaml");
+            let name = path.file_name()?.to_str()?.to_owned();
+            module.is_file().then_some((name, module))
+        })
+        .collect();
+    found.sort();
+    assert!(
+        found.len() >= 5,
+        "expected hello and at least four more examples, found {found:?}"
+    );
+    found
+}
+
+fn render(module: &Path) -> String {
+    let run = opm(["mod", "build", &module.display().to_string()]);
+    assert!(
+        run.exited(0),
+        "opm mod build {} failed ({:?}):\n{}",
+        module.display(),
+        run.status,
+        run.stderr
+    );
+    run.stdout
+}
+
+fn render_json(module: &str) -> Vec<Value> {
+    let path = repo_root().join(module).display().to_string();
+    let run = opm(["mod", "build", &path, "-o", "json"]);
+    assert!(
+        run.exited(0),
+        "opm mod build {path} failed:\n{}",
+        run.stderr
+    );
+    let list: Value = serde_json::from_str(&run.stdout).expect("stdout is a JSON List");
+    list["items"].as_array().expect("a List has items").clone()
+}
+
+#[test]
+fn every_example_renders_exactly_its_golden() {
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    let mut failures = Vec::new();
+    for (name, module) in examples() {
+        let rendered = render(&module);
+        let golden = module.with_file_name("rendered.yaml");
+        if bless {
+            std::fs::write(&golden, &rendered).expect("write golden");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&golden).unwrap_or_default();
+        if expected != rendered {
+            failures.push(format!(
+                "examples/{name}: output differs from {} (- golden, + rendered):\n{}",
+                golden.display(),
+                line_diff(&expected, &rendered)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\nIf the change is intended, rewrite the goldens with BLESS=1 and review them.",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
+    let validator = validator();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files = Vec::new();
+    for (name, module) in examples() {
+        for (index, document) in documents(&render(&module)).into_iter().enumerate() {
+            let file = format!("{name}-{index:02}.yaml");
+            write_file(dir.path(), &file, &document);
+            files.push(file);
+        }
+    }
+    for version in [Some(OLDEST_KUBERNETES), None] {
+        let mut command = Command::new(&validator);
+        command.current_dir(dir.path()).arg("--strict");
+        if let Some(version) = version {
+            command.args(["--kubernetes-version", version]);
+        }
+        let output = command
+            .args(&files)
+            .output()
+            .expect("run kubernetes-validate");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let passed = stdout
+            .lines()
+            .filter(|line| line.contains(" passed "))
+            .count();
+        let against = version.unwrap_or("the validator's newest");
+        assert!(
+            output.status.success() && passed == files.len(),
+            "kubernetes-validate --strict for Kubernetes {against}: {passed} of {} resources \
+             passed\n{stdout}{stderr}",
+            files.len()
+        );
+    }
+}
+
+/// The documents of a multi-document YAML stream, each without its `---` line.
+fn documents(stream: &str) -> Vec<String> {
+    let mut documents = Vec::new();
+    let mut current = String::new();
+    for line in stream.lines() {
+        if line == "---" {
+            if !current.trim().is_empty() {
+                documents.push(std::mem::take(&mut current));
+            }
+            current.clear();
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    if !current.trim().is_empty() {
+        documents.push(current);
+    }
+    documents
+}
+
+/// `kubernetes-validate` on PATH or where `get-peers.sh` installs it; a missing validator fails
+/// the test with how to install it, never skips it.
+fn validator() -> PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("kubernetes-validate"))
+                .collect()
+        })
+        .unwrap_or_else(Vec::new);
+    let peers = std::env::var_os("HOME")
+        .map(|home| PathBuf::from(home).join(".cache/opm-peers/bin/kubernetes-validate"));
+    on_path
+        .into_iter()
+        .chain(peers)
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "kubernetes-validate is not installed: it is neither on PATH nor at \
+             ~/.cache/opm-peers/bin/kubernetes-validate. Install it with \
+             `eval \"$(../shared/tools/get-peers.sh)\"` (from the repository root), then rerun."
+            )
+        })
+}
+
+#[test]
+fn a_stateful_component_gets_a_statefulset_and_a_headless_service_never_a_deployment() {
+    let items = render_json("examples/shop/module.yaml");
+    let of_db: Vec<&Value> = items
+        .iter()
+        .filter(|item| item["metadata"]["labels"]["component.opmodel.dev/name"] == "db")
+        .collect();
+    let kinds: Vec<(&str, &str)> = of_db
+        .iter()
+        .map(|item| {
+            (
+                item["kind"].as_str().unwrap_or_default(),
+                item["metadata"]["name"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(kinds.contains(&("StatefulSet", "db")), "{kinds:?}");
+    assert!(kinds.contains(&("Service", "db-headless")), "{kinds:?}");
+    assert!(
+        !kinds.iter().any(|(kind, _)| *kind == "Deployment"),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds
+            .iter()
+            .any(|(kind, _)| *kind == "PersistentVolumeClaim"),
+        "a stateful component claims storage through volume claim templates only: {kinds:?}"
+    );
+    let find = |kind: &str, name: &str| {
+        of_db
+            .iter()
+            .find(|item| item["kind"] == kind && item["metadata"]["name"] == name)
+            .expect("rendered")
+    };
+    let headless = find("Service", "db-headless");
+    assert_eq!(headless["spec"]["clusterIP"], "None");
+    let statefulset = find("StatefulSet", "db");
+    assert_eq!(statefulset["spec"]["serviceName"], "db-headless");
+    assert_eq!(
+        statefulset["spec"]["volumeClaimTemplates"][0]["metadata"]["name"],
+        "data"
+    );
+    assert_eq!(
+        headless["spec"]["selector"],
+        statefulset["spec"]["selector"]["matchLabels"]
+    );
+}
+
+#[test]
+fn autoscaling_leaves_replicas_to_the_autoscaler() {
+    let items = render_json("examples/everything/module.yaml");
+    let find = |kind: &str| {
+        items
+            .iter()
+            .find(|i| i["kind"] == kind && i["metadata"]["name"] == "web")
+    };
+    let deployment = find("Deployment").expect("a Deployment for web");
+    assert!(deployment["spec"].get("replicas").is_none(), "{deployment}");
+    let autoscaler = find("HorizontalPodAutoscaler").expect("an HPA for web");
+    assert_eq!(autoscaler["spec"]["scaleTargetRef"]["kind"], "Deployment");
+}
+
+#[test]
+fn the_shop_example_vets_clean() {
+    let path = repo_root()
+        .join("examples/shop/module.yaml")
+        .display()
+        .to_string();
+    let run = opm(["mod", "vet", &path]);
+    assert!(
+        run.exited(0),
+        "opm mod vet {path} ({:?}):\n{}{}",
+        run.status,
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("0 errors, 0 warnings"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_misspelt_field_is_an_error_at_vet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let module = write_file(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: typo, version: 0.1.0}\n\
+         components:\n  api:\n    resources:\n      Container:\n        image: nginx\n\
+         \x20       prots: {http: {containerPort: 80}}\n    traits:\n      Expose: {tpye: ClusterIP}\n",
+    );
+    let run = opm(["mod", "vet", &module]);
+    assert!(!run.exited(0), "a typo must not vet clean:\n{}", run.stdout);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("prots"), "{said}");
+    assert!(said.contains("tpye"), "{said}");
+}
+
+#[test]
+fn the_everything_example_attaches_every_definition() {
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let text = std::fs::read_to_string(repo_root().join("examples/everything/module.yaml"))
+        .expect("read the everything example");
+    let missing: Vec<&String> = provider
+        .manifest
+        .definitions
+        .keys()
+        .filter(|fqn| {
+            let short = fqn.rsplit('#').next().unwrap_or(fqn);
+            !text.contains(&format!("{fqn}:")) && !text.contains(&format!(" {short}:"))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "examples/everything does not attach {missing:?}"
+    );
+}
+
+/// A line diff of `expected` and `actual` (longest common subsequence), showing changed lines
+/// with two lines of context and their line numbers in the golden.
+fn line_diff(expected: &str, actual: &str) -> String {
+    let old: Vec<&str> = expected.lines().collect();
+    let new: Vec<&str> = actual.lines().collect();
+    let mut lcs = vec![vec![0u32; new.len() + 1]; old.len() + 1];
+    for i in (0..old.len()).rev() {
+        for j in (0..new.len()).rev() {
+            lcs[i][j] = if old[i] == new[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut ops: Vec<(char, usize, &str)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        if i < old.len() && j < new.len() && old[i] == new[j] {
+            ops.push((' ', i, old[i]));
+            (i, j) = (i + 1, j + 1);
+        } else if j < new.len() && (i == old.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            ops.push(('+', i, new[j]));
+            j += 1;
+        } else {
+            ops.push(('-', i, old[i]));
+            i += 1;
+        }
+    }
+    let near_change = |at: usize| {
+        ops[at.saturating_sub(2)..(at + 3).min(ops.len())]
+            .iter()
+            .any(|(op, _, _)| *op != ' ')
+    };
+    let mut out = String::new();
+    let mut skipped = false;
+    for (at, (op, line, text)) in ops.iter().enumerate() {
+        if near_change(at) {
+            if skipped {
+                out.push_str("   ...\n");
+                skipped = false;
+            }
+            out.push_str(&format!("{op} {:>5} | {text}\n", line + 1));
+        } else {
+            skipped = true;
+        }
+    }
+    out
+}
