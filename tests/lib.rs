@@ -31,8 +31,30 @@ impl Run {
     }
 }
 
-/// Runs `opm ARGS…` in-process.
+/// Runs `opm ARGS…` in-process with the process's environment.
 pub fn opm<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    opm_in(args, &opm_runtime::cli::process_env)
+}
+
+/// Runs `opm ARGS…` in-process with exactly the environment variables `vars`.
+pub fn opm_env<I, S>(args: I, vars: &[(&str, &str)]) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let env = |name: &str| {
+        vars.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| (*value).to_owned())
+    };
+    opm_in(args, &env)
+}
+
+fn opm_in<I, S>(args: I, env: &dyn Fn(&str) -> Option<String>) -> Run
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
@@ -46,6 +68,7 @@ where
         let mut out = opm_runtime::cli::Output {
             stdout: &mut stdout,
             stderr: &mut stderr,
+            env,
         };
         opm_runtime::cli::run(argv, &mut out)
     };

@@ -8,6 +8,7 @@ fn main() -> ExitCode {
     let mut out = opm_runtime::cli::Output {
         stdout: &mut stdout,
         stderr: &mut stderr,
+        env: &opm_runtime::cli::process_env,
     };
     opm_runtime::cli::run(std::env::args_os(), &mut out)
 }

@@ -85,7 +85,11 @@ impl std::fmt::Debug for RedactingWriter<'_> {
 impl<'a> RedactingWriter<'a> {
     /// Wraps `inner`.
     pub fn new(inner: &'a mut dyn Write, redactor: &'a Redactor) -> Self {
-        Self { inner, redactor, pending: Vec::new() }
+        Self {
+            inner,
+            redactor,
+            pending: Vec::new(),
+        }
     }
 
     fn emit(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -127,7 +131,10 @@ mod tests {
     fn every_form_of_a_secret_is_redacted() {
         let redactor = Redactor::new(["s3cr\"et".to_owned(), String::new()]);
         assert_eq!(redactor.redact("a s3cr\"et b"), "a [redacted] b");
-        assert_eq!(redactor.redact(r#"{"m":"s3cr\"et"}"#), r#"{"m":"[redacted]"}"#);
+        assert_eq!(
+            redactor.redact(r#"{"m":"s3cr\"et"}"#),
+            r#"{"m":"[redacted]"}"#
+        );
         assert_eq!(redactor.redact("czNjciJldA=="), "[redacted]");
         assert_eq!(redactor.redact("nothing here"), "nothing here");
     }
@@ -154,6 +161,9 @@ mod tests {
             write!(writer, "ter2\nnext ").unwrap();
             write!(writer, "hunter2").unwrap();
         }
-        assert_eq!(String::from_utf8(out).unwrap(), "pass: [redacted]\nnext [redacted]");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "pass: [redacted]\nnext [redacted]"
+        );
     }
 }

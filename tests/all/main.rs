@@ -3,4 +3,5 @@
 mod cli;
 mod examples;
 mod guest_sdk;
+mod render;
 mod sandbox;

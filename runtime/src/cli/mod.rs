@@ -41,12 +41,20 @@ enum ModuleCommand {
     Vet(commands::mod_vet::VetArgs),
 }
 
-/// Where a command writes.
+/// Where a command writes, and where it reads environment variables (`${env:NAME}`,
+/// `SOURCE_DATE_EPOCH`) — the process's, or a test's.
 pub struct Output<'a> {
     /// Rendered output.
     pub stdout: &'a mut dyn Write,
     /// Diagnostics, verbose output, errors.
     pub stderr: &'a mut dyn Write,
+    /// Looks up an environment variable; [`process_env`] in the binary.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// The process's environment, for [`Output::env`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 impl std::fmt::Debug for Output<'_> {

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::{CallReport, RenderContext};
 use crate::matching::{ComponentPlan, Plan};
+use crate::redact::Redactor;
 
 /// How `--verbose` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -29,15 +30,21 @@ pub fn report(
     plan: &Plan,
     context: &RenderContext,
     calls: &[CallReport],
+    redactor: &Redactor,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
         Verbose::Text => text(plan, context, calls, out),
-        Verbose::Json => json_lines(plan, context, calls, out),
+        Verbose::Json => json_lines(plan, context, calls, redactor, out),
     }
 }
 
-fn text(plan: &Plan, context: &RenderContext, calls: &[CallReport], out: &mut dyn Write) -> io::Result<()> {
+fn text(
+    plan: &Plan,
+    context: &RenderContext,
+    calls: &[CallReport],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "render: module {} {} with provider {} into namespace {} ({} call{})",
@@ -52,15 +59,28 @@ fn text(plan: &Plan, context: &RenderContext, calls: &[CallReport], out: &mut dy
         writeln!(out, "component {:?}:", component.name)?;
         for matched in &component.matched {
             let reasons: Vec<String> = matched.reasons.iter().map(ToString::to_string).collect();
-            let why = if reasons.is_empty() { "it requires nothing".to_owned() } else { reasons.join("; ") };
+            let why = if reasons.is_empty() {
+                "it requires nothing".to_owned()
+            } else {
+                reasons.join("; ")
+            };
             writeln!(out, "  matched {}: {why}", matched.transformer)?;
         }
         for unmatched in &component.unmatched {
             let missing: Vec<String> = unmatched.missing.iter().map(ToString::to_string).collect();
-            writeln!(out, "  not matched {}: {}", unmatched.transformer, missing.join("; "))?;
+            writeln!(
+                out,
+                "  not matched {}: {}",
+                unmatched.transformer,
+                missing.join("; ")
+            )?;
         }
         if !component.unhandled.is_empty() {
-            writeln!(out, "  unhandled (no matched transformer names them): {}", component.unhandled.join(", "))?;
+            writeln!(
+                out,
+                "  unhandled (no matched transformer names them): {}",
+                component.unhandled.join(", ")
+            )?;
         }
         for call in calls.iter().filter(|c| c.component == component.name) {
             writeln!(
@@ -76,15 +96,28 @@ fn text(plan: &Plan, context: &RenderContext, calls: &[CallReport], out: &mut dy
                 writeln!(out, "    [{}] {}", line.level, line.message)?;
             }
             if call.logs_dropped > 0 {
-                writeln!(out, "    ({} more log lines dropped at the log limit)", call.logs_dropped)?;
+                writeln!(
+                    out,
+                    "    ({} more log lines dropped at the log limit)",
+                    call.logs_dropped
+                )?;
             }
         }
     }
     Ok(())
 }
 
-fn json_lines(plan: &Plan, context: &RenderContext, calls: &[CallReport], out: &mut dyn Write) -> io::Result<()> {
-    let mut line = |value: serde_json::Value| -> io::Result<()> {
+fn json_lines(
+    plan: &Plan,
+    context: &RenderContext,
+    calls: &[CallReport],
+    redactor: &Redactor,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    // Strings are redacted before they are JSON-escaped: a value that holds escapes of its own
+    // would otherwise be escaped twice and slip past the redacting writer.
+    let mut line = |mut value: serde_json::Value| -> io::Result<()> {
+        redact_strings(&mut value, redactor);
         serde_json::to_writer(&mut *out, &value)?;
         out.write_all(b"\n")
     };
@@ -131,4 +164,21 @@ fn component_event(component: &ComponentPlan) -> serde_json::Value {
         object.insert("component".into(), json!(component.name));
     }
     value
+}
+
+fn redact_strings(value: &mut serde_json::Value, redactor: &Redactor) {
+    match value {
+        serde_json::Value::String(text) => {
+            if let std::borrow::Cow::Owned(redacted) = redactor.redact(text) {
+                *text = redacted;
+            }
+        }
+        serde_json::Value::Array(items) => {
+            items.iter_mut().for_each(|v| redact_strings(v, redactor))
+        }
+        serde_json::Value::Object(map) => {
+            map.values_mut().for_each(|v| redact_strings(v, redactor))
+        }
+        _ => {}
+    }
 }

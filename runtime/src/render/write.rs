@@ -63,13 +63,19 @@ pub fn split_names(resources: &[Resource]) -> Vec<String> {
     use super::order::Identity;
 
     let identities: Vec<Identity> = resources.iter().map(|r| Identity::of(&r.value)).collect();
-    let base: Vec<String> =
-        identities.iter().map(|id| format!("{}-{}", id.kind.to_lowercase(), id.name)).collect();
+    let base: Vec<String> = identities
+        .iter()
+        .map(|id| format!("{}-{}", id.kind.to_lowercase(), id.name))
+        .collect();
     let with_namespace: Vec<String> = identities
         .iter()
         .zip(&base)
         .map(|(id, base)| {
-            if id.namespace.is_empty() { base.clone() } else { format!("{base}_{}", id.namespace) }
+            if id.namespace.is_empty() {
+                base.clone()
+            } else {
+                format!("{base}_{}", id.namespace)
+            }
         })
         .collect();
     let count = |names: &[String]| {
@@ -77,7 +83,10 @@ pub fn split_names(resources: &[Resource]) -> Vec<String> {
         for name in names {
             *counts.entry(name.as_str()).or_default() += 1;
         }
-        counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<BTreeMap<String, usize>>()
+        counts
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect::<BTreeMap<String, usize>>()
     };
     let base_counts = count(&base);
     let namespace_counts = count(&with_namespace);
@@ -90,7 +99,11 @@ pub fn split_names(resources: &[Resource]) -> Vec<String> {
             } else if namespace_counts[&with_namespace[i]] == 1 {
                 with_namespace[i].clone()
             } else {
-                let group = if id.group.is_empty() { "core" } else { id.group.as_str() };
+                let group = if id.group.is_empty() {
+                    "core"
+                } else {
+                    id.group.as_str()
+                };
                 let namespace = &id.namespace;
                 format!("{}_{namespace}_{group}", base[i])
             };
@@ -122,8 +135,11 @@ pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow
         .with_context(|| format!("creating a staging directory in {}", parent.display()))?;
     for (name, bytes) in files {
         let path = staging.path().join(name);
-        let mut file = std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
-        file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("writing {}", path.display()))?;
+        let mut file =
+            std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
+        file.write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if dir.exists() {
         swap(staging.path(), dir).with_context(|| format!("replacing {}", dir.display()))?;
@@ -139,7 +155,12 @@ fn check_replaceable(dir: &std::path::Path) -> anyhow::Result<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(anyhow::anyhow!("cannot read --out-dir {}: {e}", dir.display())),
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "cannot read --out-dir {}: {e}",
+                dir.display()
+            ));
+        }
     };
     for entry in entries {
         let entry = entry?;

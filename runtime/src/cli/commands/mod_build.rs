@@ -17,7 +17,7 @@ use super::module_args::ModuleArgs;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::matching::{self, Plan};
 use crate::provider::{self, Provider};
-use crate::redact::{Redactor, RedactingWriter};
+use crate::redact::{RedactingWriter, Redactor};
 use crate::render::verbose::Verbose;
 use crate::render::{self, Job, RenderContext, Rendered, write::Format};
 use crate::sandbox::limits::{parse_duration, parse_size};
@@ -103,12 +103,24 @@ pub struct BuildArgs {
 
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let env = |name: &str| std::env::var(name).ok();
-    let module = crate::module::load(&args.module.module, &args.module.values, &args.module.set, &env)?;
+    let env = out.env;
+    let module = crate::module::load(
+        &args.module.module,
+        &args.module.values,
+        &args.module.set,
+        env,
+    )?;
     // From here on, everything on stderr goes through the redactor.
     let redactor = Redactor::new(module.sensitive_values());
     let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
-    let status = match build(&args, &module, &mut stderr, &mut *out.stdout) {
+    let status = match build(
+        &args,
+        &module,
+        env,
+        &redactor,
+        &mut stderr,
+        &mut *out.stdout,
+    ) {
         Ok(status) => status,
         Err(error) if crate::cli::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
@@ -123,10 +135,11 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 fn build(
     args: &BuildArgs,
     module: &crate::module::Module,
+    env: &dyn Fn(&str) -> Option<String>,
+    redactor: &Redactor,
     stderr: &mut dyn Write,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let env = |name: &str| std::env::var(name).ok();
     let provider = provider::load(&args.module.provider)?;
     let plan = matching::plan(module, &provider.manifest, args.module.strict);
 
@@ -162,7 +175,7 @@ fn build(
     let rendered = pool.install(|| render_plan(&plan, &provider, &context, &limits))?;
 
     if let Some(format) = args.verbose {
-        render::verbose::report(format, &plan, &context, &rendered.calls, stderr)?;
+        render::verbose::report(format, &plan, &context, &rendered.calls, redactor, stderr)?;
     }
     for warning in plan.warnings() {
         writeln!(stderr, "warning: {warning}")?;
@@ -177,7 +190,9 @@ fn build(
             let files = names
                 .into_iter()
                 .zip(&rendered.resources)
-                .map(|(name, resource)| Ok((name, render::write::yaml(&resource.value)?.into_bytes())))
+                .map(|(name, resource)| {
+                    Ok((name, render::write::yaml(&resource.value)?.into_bytes()))
+                })
                 .collect::<anyhow::Result<Vec<_>>>()?;
             render::write::replace_dir(dir, &files)?;
         }

@@ -34,7 +34,7 @@ pub enum VetFormat {
 
 /// Runs `opm mod vet`.
 pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let env = |name: &str| std::env::var(name).ok();
+    let env = out.env;
     let module = module::load(
         &args.module.module,
         &args.module.values,
@@ -104,6 +104,7 @@ components:
             &mut Output {
                 stdout: &mut stdout,
                 stderr: &mut stderr,
+                env: &crate::cli::process_env,
             },
         );
         let code = if code == ExitCode::SUCCESS {

@@ -1,0 +1,483 @@
+//! The render pipeline end to end (DESIGN §7): determinism whatever the thread count, fail on
+//! end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
+
+use opm_tests::{guests, opm, opm_env, provider_with, repo_root, write_file};
+use serde_json::Value;
+
+/// A module of many components, so that calls really interleave across threads.
+fn many_components(count: usize) -> String {
+    let mut module = String::from(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: many, version: 2.0.0, namespace: many}\ncomponents:\n",
+    );
+    for i in 0..count {
+        module.push_str(&format!(
+            "  svc-{i:03}:\n    resources:\n      Container:\n        image: registry.example/svc:{i}\n        ports: {{http: {{containerPort: {}}}}}\n    traits:\n      Expose: {{}}\n      Replicas: {}\n",
+            8000 + i,
+            i % 5
+        ));
+    }
+    module
+}
+
+#[test]
+fn output_is_byte_identical_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = write_file(dir.path(), "module.yaml", &many_components(40));
+    let reference = opm(["mod", "build", &module, "-j", "1"]);
+    assert!(reference.exited(0), "{}", reference.stderr);
+    assert_eq!(reference.stdout.matches("\nkind: Deployment\n").count(), 40);
+    for jobs in ["1", "2", "8"] {
+        for _ in 0..3 {
+            let run = opm(["mod", "build", &module, "-j", jobs]);
+            assert!(run.exited(0), "{}", run.stderr);
+            assert!(
+                run.stdout == reference.stdout,
+                "output with -j {jobs} differs from -j 1"
+            );
+        }
+    }
+    let json = opm(["mod", "build", &module, "-o", "json", "-j", "8"]);
+    let again = opm(["mod", "build", &module, "-o", "json", "-j", "2"]);
+    assert_eq!(json.stdout, again.stdout);
+}
+
+#[test]
+fn resources_come_in_install_order_then_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = write_file(dir.path(), "module.yaml", &many_components(3));
+    let run = opm(["mod", "build", &module, "-o", "json"]);
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    let order: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{}/{}",
+                i["kind"].as_str().unwrap(),
+                i["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "Service/svc-000",
+            "Service/svc-001",
+            "Service/svc-002",
+            "Deployment/svc-000",
+            "Deployment/svc-001",
+            "Deployment/svc-002"
+        ]
+    );
+}
+
+const THREE_BROKEN: &str = "
+apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: broken, version: 1.0.0}
+components:
+  no-match:
+    metadata: {labels: {core.opm.dev/workload-type: quantum}}
+    resources:
+      Container: {image: nginx:1.27}
+  bad-spec:
+    resources:
+      Container: {image: nginx:1.27, ports: {http: {containerPort: not-a-number}}}
+  no-ports:
+    resources:
+      Container: {image: nginx:1.27}
+    traits:
+      Expose: {}
+  fine:
+    resources:
+      Container: {image: nginx:1.27}
+";
+
+#[test]
+fn every_broken_component_is_reported_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = write_file(dir.path(), "module.yaml", THREE_BROKEN);
+    let run = opm(["mod", "build", &module]);
+    assert!(run.exited(1), "{:?}\n{}", run.status, run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("in 3 components"), "{}", run.stderr);
+    for component in ["no-match", "bad-spec", "no-ports"] {
+        assert!(
+            run.stderr.contains(&format!("component {component:?}:")),
+            "{component} missing from:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("component \"fine\""), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("names no ports"),
+        "the guest's own error is reported:\n{}",
+        run.stderr
+    );
+}
+
+const LEAK_ENTRY: &str = "
+description: Tries to leak its secret
+requiredLabels: {core.opm.dev/workload-type: leaky}
+requiredResources: [opm.dev/resources/workload@v1#Container]
+component: leak.wasm
+";
+
+const LEAKY_MODULE: &str = "
+apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: leaky, version: 1.0.0}
+components:
+  by-error:
+    metadata: {labels: {core.opm.dev/workload-type: leaky, leak.opm.dev/mode: failed}}
+    resources:
+      Container: {image: busybox:1.36}
+  by-invalid:
+    metadata: {labels: {core.opm.dev/workload-type: leaky, leak.opm.dev/mode: invalid}}
+    resources:
+      Container: {image: busybox:1.36}
+  by-panic:
+    metadata: {labels: {core.opm.dev/workload-type: leaky, leak.opm.dev/mode: panic}}
+    resources:
+      Container: {image: busybox:1.36}
+";
+
+const LEAKY_VALUES: &str = "
+components:
+  by-error: {resources: {Container: {env: {TOKEN: {value: '${env:OPM_LEAK_TOKEN}'}}}}}
+  by-invalid: {resources: {Container: {env: {TOKEN: {value: '${env:OPM_LEAK_TOKEN}'}}}}}
+  by-panic: {resources: {Container: {env: {TOKEN: {value: '${env:OPM_LEAK_TOKEN}'}}}}}
+";
+
+const SECRET: &str = "s3cr3t-\"quoted\"-value";
+
+fn assert_no_secret(stderr: &str) {
+    let escaped = serde_json::to_string(SECRET).unwrap();
+    for form in [
+        SECRET,
+        escaped.trim_matches('"'),
+        "czNjcjN0LSJxdW90ZWQiLXZhbHVl",
+        "s3cr3t",
+    ] {
+        assert!(!stderr.contains(form), "stderr leaks {form:?}:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_malicious_transformer_cannot_leak_a_secret_to_stderr() {
+    let provider = provider_with(&[(
+        "test.opm.dev/hostile@v1#LeakTransformer",
+        LEAK_ENTRY,
+        guests::TESTING_LEAK,
+    )]);
+    let module = write_file(provider.path(), "module.yaml", LEAKY_MODULE);
+    let values = write_file(provider.path(), "values.yaml", LEAKY_VALUES);
+    let provider_dir = provider.path().display().to_string();
+    let env = [("OPM_LEAK_TOKEN", SECRET)];
+    for verbose in ["--verbose", "--verbose=json"] {
+        let run = opm_env(
+            [
+                "mod",
+                "build",
+                &module,
+                "-f",
+                &values,
+                "-p",
+                &provider_dir,
+                verbose,
+            ],
+            &env,
+        );
+        assert!(run.exited(1), "{}", run.stderr);
+        assert_no_secret(&run.stderr);
+        assert!(run.stderr.contains("[redacted]"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("component \"by-panic\":"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("panicked at "), "{}", run.stderr);
+        assert!(run.stderr.contains("in 3 components"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_secret_appears_in_the_rendered_output_only() {
+    let provider = provider_with(&[(
+        "test.opm.dev/hostile@v1#LeakTransformer",
+        LEAK_ENTRY,
+        guests::TESTING_LEAK,
+    )]);
+    let module = write_file(
+        provider.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: leaky, version: 1.0.0}\ncomponents:\n  out:\n    metadata: {labels: {core.opm.dev/workload-type: leaky}}\n    resources:\n      Container: {image: busybox:1.36}\n",
+    );
+    let values = write_file(
+        provider.path(),
+        "values.yaml",
+        "components: {out: {resources: {Container: {env: {TOKEN: {value: '${env:OPM_LEAK_TOKEN}'}}}}}}\n",
+    );
+    let provider_dir = provider.path().display().to_string();
+    let run = opm_env(
+        [
+            "mod",
+            "build",
+            &module,
+            "-f",
+            &values,
+            "-p",
+            &provider_dir,
+            "--verbose",
+            "-o",
+            "json",
+        ],
+        &[("OPM_LEAK_TOKEN", SECRET)],
+    );
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_no_secret(&run.stderr);
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(list["items"][0]["data"]["token"], SECRET);
+}
+
+#[test]
+fn an_unset_environment_variable_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = write_file(
+        dir.path(),
+        "values.yaml",
+        "metadata: {labels: {owner: '${env:OPM_SURELY_UNSET}'}}\n",
+    );
+    let run = opm_env(
+        [
+            "mod",
+            "build",
+            &repo_root()
+                .join("examples/hello/module.yaml")
+                .display()
+                .to_string(),
+            "-f",
+            &values,
+        ],
+        &[],
+    );
+    assert!(run.exited(2), "{:?} {}", run.status, run.stderr);
+    assert!(run.stderr.contains("OPM_SURELY_UNSET"), "{}", run.stderr);
+}
+
+#[test]
+fn verbose_json_is_one_json_object_per_line() {
+    let hello = repo_root()
+        .join("examples/hello/module.yaml")
+        .display()
+        .to_string();
+    let run = opm(["mod", "build", &hello, "--verbose=json"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let events: Vec<Value> = run
+        .stderr
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds[0], "plan");
+    assert!(
+        kinds.contains(&"component") && kinds.contains(&"call"),
+        "{kinds:?}"
+    );
+    let component = events.iter().find(|e| e["event"] == "component").unwrap();
+    assert_eq!(component["component"], "api");
+    let matched: Vec<&str> = component["matched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["transformer"].as_str().unwrap())
+        .collect();
+    assert!(
+        matched
+            .iter()
+            .any(|t| t.ends_with("#DeploymentTransformer")),
+        "{matched:?}"
+    );
+    let call = events.iter().find(|e| e["event"] == "call").unwrap();
+    assert!(call["fuel"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn verbose_text_explains_matches_and_calls() {
+    let hello = repo_root()
+        .join("examples/hello/module.yaml")
+        .display()
+        .to_string();
+    let run = opm(["mod", "build", &hello, "--verbose"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert!(run.stderr.contains("component \"api\":"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("matched transformer.opm.dev/workload@v1#DeploymentTransformer: label core.opm.dev/workload-type=stateless"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "  called transformer.opm.dev/workload@v1#DeploymentTransformer: 1 resource, "
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn split_writes_one_file_per_resource_and_replaces_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("manifests");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("deployment-stale.yaml"), "stale").unwrap();
+    let hello = repo_root()
+        .join("examples/hello/module.yaml")
+        .display()
+        .to_string();
+    let run = opm([
+        "mod",
+        "build",
+        &hello,
+        "--split",
+        "--out-dir",
+        &out.display().to_string(),
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["deployment-api.yaml", "service-api.yaml"]);
+    let deployment = std::fs::read_to_string(out.join("deployment-api.yaml")).unwrap();
+    assert!(
+        deployment.starts_with("apiVersion: apps/v1\nkind: Deployment\n"),
+        "{deployment}"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers,
+        ["manifests"],
+        "no staging directory is left behind"
+    );
+}
+
+#[test]
+fn a_failed_render_leaves_the_out_dir_exactly_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("manifests");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("deployment-api.yaml"), "previous render\n").unwrap();
+    std::fs::write(out.join("service-api.yaml"), "previous service\n").unwrap();
+    let module = write_file(dir.path(), "module.yaml", THREE_BROKEN);
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "--split",
+        "--out-dir",
+        &out.display().to_string(),
+    ]);
+    assert!(run.exited(1), "{}", run.stderr);
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["deployment-api.yaml", "service-api.yaml"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("deployment-api.yaml")).unwrap(),
+        "previous render\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("service-api.yaml")).unwrap(),
+        "previous service\n"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        2,
+        "module.yaml and manifests only: {leftovers:?}"
+    );
+}
+
+#[test]
+fn an_out_dir_holding_other_files_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let hello = repo_root()
+        .join("examples/hello/module.yaml")
+        .display()
+        .to_string();
+    let run = opm([
+        "mod",
+        "build",
+        &hello,
+        "--split",
+        "--out-dir",
+        &dir.path().display().to_string(),
+    ]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(run.stderr.contains("notes.txt"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn split_needs_an_out_dir() {
+    let hello = repo_root()
+        .join("examples/hello/module.yaml")
+        .display()
+        .to_string();
+    let run = opm(["mod", "build", &hello, "--split"]);
+    assert!(run.exited(2), "{}", run.stderr);
+}
+
+#[test]
+fn help_documents_every_flag_with_an_example() {
+    let run = opm(["mod", "build", "--help"]);
+    assert!(run.exited(0));
+    for flag in [
+        "--provider",
+        "--values",
+        "--set",
+        "--namespace",
+        "--output",
+        "--split",
+        "--out-dir",
+        "--strict",
+        "--verbose",
+        "--jobs",
+        "--fuel",
+        "--memory",
+        "--timeout",
+    ] {
+        assert!(
+            run.stdout.contains(flag),
+            "--help lacks {flag}:\n{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout.matches("Example").count() >= 10,
+        "{}",
+        run.stdout
+    );
+}
+
+/// The guest `testing-leak` is exercised by the redaction tests above.
+pub(crate) fn testing_leak() {}
