@@ -214,7 +214,7 @@ fn ac09_container_and_expose_match_deployment_and_service() {
 #[test]
 fn ac10_identical_requirements_are_an_error() {
     let text = PROVIDER.to_owned()
-        + "  transformer.opm.dev/workload@v1#DeploymentTransformerB:\n    requiredLabels: {core.opm.dev/workload-type: stateless}\n    requiredResources: [opm.dev/resources/workload@v1#Container, opm.dev/resources/workload@v1#Container]\n    optionalTraits: [opm.dev/traits/scaling@v1#Replicas]\n    component: placeholder.wasm\n";
+        + "  transformer.opm.dev/workload@v1#DeploymentTransformerB:\n    requiredLabels: {core.opm.dev/workload-type: stateless}\n    requiredResources: [opm.dev/resources/workload@v1#Container, opm.dev/resources/workload@v1#Container]\n    optionalTraits: [opm.dev/traits/scaling@v1#Replicas]\n    component: placeholder.component\n";
     let plan = matching::plan(&module(API), &manifest(&text), false);
     assert!(!plan.is_ok());
     let errors: Vec<&Problem> = plan
