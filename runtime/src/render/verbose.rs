@@ -158,12 +158,13 @@ fn json_lines(
 }
 
 fn component_event(component: &ComponentPlan) -> serde_json::Value {
-    let mut value = serde_json::to_value(component).unwrap_or_default();
-    if let Some(object) = value.as_object_mut() {
-        object.insert("event".into(), json!("component"));
-        object.insert("component".into(), json!(component.name));
+    let mut event = serde_json::Map::new();
+    event.insert("event".into(), json!("component"));
+    event.insert("component".into(), json!(component.name));
+    if let Ok(serde_json::Value::Object(plan)) = serde_json::to_value(component) {
+        event.extend(plan.into_iter().filter(|(key, _)| key != "name"));
     }
-    value
+    serde_json::Value::Object(event)
 }
 
 fn redact_strings(value: &mut serde_json::Value, redactor: &Redactor) {
