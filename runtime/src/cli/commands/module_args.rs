@@ -9,11 +9,15 @@ use crate::provider::DEFAULT_PROVIDER;
 /// Which module to load, with which values, against which provider.
 #[derive(Debug, Clone, Args)]
 pub struct ModuleArgs {
-    /// The module file (YAML or JSON).
+    /// The module file (YAML or JSON), or a directory holding `module.yaml`.
+    ///
+    /// Example: opm mod build shop/module.yaml
     #[arg(default_value = "module.yaml", value_name = "MODULE")]
     pub module: PathBuf,
 
     /// The provider: the embedded `kubernetes`, or a provider source directory.
+    ///
+    /// Example: -p ./my-provider
     #[arg(short = 'p', long = "provider", default_value = DEFAULT_PROVIDER, value_name = "PROVIDER")]
     pub provider: String,
 
@@ -33,10 +37,14 @@ pub struct ModuleArgs {
     /// VALUE is read as one YAML value: 3 is a number, true a boolean, null null, [a, b] a list,
     /// {k: v} a map, "3" (quoted) the string 3, an empty VALUE the empty string; anything else is
     /// a string. Missing keys are created; [N] may name an item or the one just past the end.
+    ///
+    /// Example: --set components.api.traits.Replicas=3
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
 
     /// Treat unhandled traits and resources as errors.
+    ///
+    /// Example: --strict
     #[arg(long)]
     pub strict: bool,
 }
