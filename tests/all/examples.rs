@@ -151,13 +151,13 @@ fn documents(stream: &str) -> Vec<String> {
 /// `kubernetes-validate` on PATH or where `get-peers.sh` installs it; a missing validator fails
 /// the test with how to install it, never skips it.
 fn validator() -> PathBuf {
-    let on_path = std::env::var_os("PATH")
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|path| {
             std::env::split_paths(&path)
                 .map(|dir| dir.join("kubernetes-validate"))
                 .collect()
         })
-        .unwrap_or_else(Vec::new);
+        .unwrap_or_default();
     let peers = std::env::var_os("HOME")
         .map(|home| PathBuf::from(home).join(".cache/opm-peers/bin/kubernetes-validate"));
     on_path
@@ -294,7 +294,7 @@ fn the_everything_example_attaches_every_definition() {
 }
 
 /// A line diff of `expected` and `actual` (longest common subsequence), showing changed lines
-/// with two lines of context and their line numbers in the golden.
+/// with two lines of context; kept and removed lines carry their line numbers in the golden.
 fn line_diff(expected: &str, actual: &str) -> String {
     let old: Vec<&str> = expected.lines().collect();
     let new: Vec<&str> = actual.lines().collect();
@@ -314,7 +314,7 @@ fn line_diff(expected: &str, actual: &str) -> String {
         if i < old.len() && j < new.len() && old[i] == new[j] {
             ops.push((' ', i, old[i]));
             (i, j) = (i + 1, j + 1);
-        } else if j < new.len() && (i == old.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+        } else if j < new.len() && (i == old.len() || lcs[i][j + 1] > lcs[i + 1][j]) {
             ops.push(('+', i, new[j]));
             j += 1;
         } else {
@@ -335,7 +335,11 @@ fn line_diff(expected: &str, actual: &str) -> String {
                 out.push_str("   ...\n");
                 skipped = false;
             }
-            out.push_str(&format!("{op} {:>5} | {text}\n", line + 1));
+            let number = match op {
+                '+' => String::new(),
+                _ => (line + 1).to_string(),
+            };
+            out.push_str(&format!("{op} {number:>5} | {text}\n"));
         } else {
             skipped = true;
         }
