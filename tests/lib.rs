@@ -13,6 +13,30 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The path of `examples/hello/module.yaml`.
+pub fn hello() -> String {
+    repo_root()
+        .join("examples/hello/module.yaml")
+        .display()
+        .to_string()
+}
+
+/// The names of the entries of `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("directory reads")
+        .map(|entry| {
+            entry
+                .expect("entry reads")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// What one in-process run of the CLI printed, and its exit status.
 #[derive(Debug)]
 pub struct Run {

@@ -1,15 +1,8 @@
 //! `opm mod build` end to end, in-process: the hello example, fail on end with a hostile
 //! transformer beside a healthy one, and exit statuses.
 
-use opm_tests::{guests, opm, provider_with, repo_root, write_file};
+use opm_tests::{guests, hello, opm, provider_with, write_file};
 use serde_json::Value;
-
-fn hello() -> String {
-    repo_root()
-        .join("examples/hello/module.yaml")
-        .display()
-        .to_string()
-}
 
 #[test]
 fn hello_renders_a_deployment_and_a_service() {

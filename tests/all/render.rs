@@ -1,7 +1,7 @@
 //! The render pipeline end to end (DESIGN §7): determinism whatever the thread count, fail on
 //! end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
 
-use opm_tests::{guests, opm, opm_env, provider_with, repo_root, write_file};
+use opm_tests::{file_names, guests, hello, opm, opm_env, provider_with, repo_root, write_file};
 use serde_json::Value;
 
 /// A module of many components, so that calls really interleave across threads.
@@ -249,29 +249,14 @@ fn an_unset_environment_variable_is_an_error_naming_it() {
         "values.yaml",
         "metadata: {labels: {owner: '${env:OPM_SURELY_UNSET}'}}\n",
     );
-    let run = opm_env(
-        [
-            "mod",
-            "build",
-            &repo_root()
-                .join("examples/hello/module.yaml")
-                .display()
-                .to_string(),
-            "-f",
-            &values,
-        ],
-        &[],
-    );
+    let run = opm_env(["mod", "build", &hello(), "-f", &values], &[]);
     assert!(run.exited(2), "{:?} {}", run.status, run.stderr);
     assert!(run.stderr.contains("OPM_SURELY_UNSET"), "{}", run.stderr);
 }
 
 #[test]
 fn verbose_json_is_one_json_object_per_line() {
-    let hello = repo_root()
-        .join("examples/hello/module.yaml")
-        .display()
-        .to_string();
+    let hello = hello();
     let run = opm(["mod", "build", &hello, "--verbose=json"]);
     assert!(run.exited(0), "{}", run.stderr);
     let events: Vec<Value> = run
@@ -308,10 +293,7 @@ fn verbose_json_is_one_json_object_per_line() {
 
 #[test]
 fn verbose_text_explains_matches_and_calls() {
-    let hello = repo_root()
-        .join("examples/hello/module.yaml")
-        .display()
-        .to_string();
+    let hello = hello();
     let run = opm(["mod", "build", &hello, "--verbose"]);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(run.stderr.contains("component \"api\":"), "{}", run.stderr);
@@ -335,10 +317,7 @@ fn split_writes_one_file_per_resource_and_replaces_the_directory() {
     let out = dir.path().join("manifests");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("deployment-stale.yaml"), "stale").unwrap();
-    let hello = repo_root()
-        .join("examples/hello/module.yaml")
-        .display()
-        .to_string();
+    let hello = hello();
     let run = opm([
         "mod",
         "build",
@@ -349,21 +328,16 @@ fn split_writes_one_file_per_resource_and_replaces_the_directory() {
     ]);
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(run.stdout, "");
-    let mut names: Vec<String> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["deployment-api.yaml", "service-api.yaml"]);
+    assert_eq!(
+        file_names(&out),
+        ["deployment-api.yaml", "service-api.yaml"]
+    );
     let deployment = std::fs::read_to_string(out.join("deployment-api.yaml")).unwrap();
     assert!(
         deployment.starts_with("apiVersion: apps/v1\nkind: Deployment\n"),
         "{deployment}"
     );
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let leftovers = file_names(dir.path());
     assert_eq!(
         leftovers,
         ["manifests"],
@@ -388,12 +362,10 @@ fn a_failed_render_leaves_the_out_dir_exactly_as_it_was() {
         &out.display().to_string(),
     ]);
     assert!(run.exited(1), "{}", run.stderr);
-    let mut names: Vec<String> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["deployment-api.yaml", "service-api.yaml"]);
+    assert_eq!(
+        file_names(&out),
+        ["deployment-api.yaml", "service-api.yaml"]
+    );
     assert_eq!(
         std::fs::read_to_string(out.join("deployment-api.yaml")).unwrap(),
         "previous render\n"
@@ -402,10 +374,7 @@ fn a_failed_render_leaves_the_out_dir_exactly_as_it_was() {
         std::fs::read_to_string(out.join("service-api.yaml")).unwrap(),
         "previous service\n"
     );
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let leftovers = file_names(dir.path());
     assert_eq!(
         leftovers.len(),
         2,
@@ -417,10 +386,7 @@ fn a_failed_render_leaves_the_out_dir_exactly_as_it_was() {
 fn an_out_dir_holding_other_files_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-    let hello = repo_root()
-        .join("examples/hello/module.yaml")
-        .display()
-        .to_string();
+    let hello = hello();
     let run = opm([
         "mod",
         "build",
@@ -439,10 +405,7 @@ fn an_out_dir_holding_other_files_is_refused() {
 
 #[test]
 fn split_needs_an_out_dir() {
-    let hello = repo_root()
-        .join("examples/hello/module.yaml")
-        .display()
-        .to_string();
+    let hello = hello();
     let run = opm(["mod", "build", &hello, "--split"]);
     assert!(run.exited(2), "{}", run.stderr);
 }
