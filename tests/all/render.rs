@@ -1,7 +1,7 @@
 //! The render pipeline end to end (DESIGN §7): determinism whatever the thread count, fail on
 //! end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
 
-use opm_tests::{file_names, guests, hello, opm, opm_env, provider_with, repo_root, write_file};
+use opm_tests::{file_names, guests, hello, opm, opm_env, provider_with, write_file};
 use serde_json::Value;
 
 /// A module of many components, so that calls really interleave across threads.
