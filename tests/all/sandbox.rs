@@ -215,3 +215,48 @@ fn a_core_module_is_not_a_transformer() {
     );
     assert!(error.contains("cannot be loaded"), "{error}");
 }
+
+#[test]
+fn a_tampered_compile_cache_entry_is_never_loaded() {
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let bytes = &provider.components[DEPLOYMENT];
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("compiled");
+    let sandbox = || {
+        let cache =
+            opm_runtime::sandbox::CompileCache::open(cache_dir.clone()).expect("cache opens");
+        Sandbox::new(&Limits::default())
+            .expect("engine")
+            .with_cache(Some(cache))
+    };
+    sandbox()
+        .compile(DEPLOYMENT, bytes)
+        .expect("compiles and caches");
+    let entries = opm_tests::file_names(&cache_dir);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = cache_dir.join(&entries[0]);
+    let sound = std::fs::read(&entry).unwrap();
+
+    // Flip one byte of the compiled code: the entry must be refused, the component compiled
+    // afresh (so the call still works), and the entry rewritten.
+    let mut tampered = sound.clone();
+    let middle = tampered.len() / 2;
+    tampered[middle] ^= 0xff;
+    std::fs::write(&entry, &tampered).unwrap();
+    let sandbox = sandbox();
+    let compiled = sandbox.compile(DEPLOYMENT, bytes).expect("recompiles");
+    let input =
+        json!({"metadata": {"name": "api"}, "spec": {"container": {"image": "nginx"}}}).to_string();
+    let outcome = sandbox.call(
+        &compiled,
+        &input,
+        &context().for_component("api"),
+        &Limits::default(),
+    );
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    assert_eq!(
+        std::fs::read(&entry).unwrap(),
+        sound,
+        "the entry is rewritten"
+    );
+}

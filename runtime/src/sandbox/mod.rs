@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cache;
 mod call;
 mod error;
 pub mod limits;
@@ -31,6 +32,7 @@ use std::time::Duration;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, OptLevel};
 
+pub use cache::CompileCache;
 pub use call::{CallOutcome, LogLine};
 pub use error::{CallError, CompileError};
 pub use limits::{Bytes, Caps, Limits};
@@ -50,6 +52,7 @@ pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
     ticker: Ticker,
+    cache: Option<CompileCache>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -103,7 +106,14 @@ impl Sandbox {
             engine,
             linker,
             ticker,
+            cache: None,
         })
+    }
+
+    /// Keeps compiled components in `cache` across runs.
+    pub fn with_cache(mut self, cache: Option<CompileCache>) -> Self {
+        self.cache = cache;
+        self
     }
 
     /// Compiles `bytes`, a WebAssembly component, as the transformer `name`, and checks that it
@@ -115,8 +125,9 @@ impl Sandbox {
             digest: digest.clone(),
             reason,
         };
-        let component =
-            Component::new(&self.engine, bytes).map_err(|e| invalid(format!("{e:#}")))?;
+        let component = self
+            .compile_component(bytes)
+            .map_err(|e| invalid(format!("{e:#}")))?;
         let component_type = component.component_type();
         let imports: Vec<String> = component_type
             .imports(&self.engine)
@@ -164,6 +175,21 @@ impl Sandbox {
             exports,
             pre,
         })
+    }
+
+    /// The compiled component: from the cache when it holds a sound entry, else compiled now
+    /// (and then cached).
+    fn compile_component(&self, bytes: &[u8]) -> wasmtime::Result<Component> {
+        if let Some(cache) = &self.cache
+            && let Some(component) = cache.load(&self.engine, bytes)
+        {
+            return Ok(component);
+        }
+        let component = Component::new(&self.engine, bytes)?;
+        if let Some(cache) = &self.cache {
+            cache.store(&self.engine, bytes, &component);
+        }
+        Ok(component)
     }
 
     /// Runs one transform of `input` (the flattened component JSON) in a fresh instance.

@@ -21,7 +21,7 @@ use crate::redact::{RedactingWriter, Redactor};
 use crate::render::verbose::Verbose;
 use crate::render::{self, Job, RenderContext, Rendered, write::Format};
 use crate::sandbox::limits::{parse_duration, parse_size};
-use crate::sandbox::{Caps, CompiledTransformer, Limits, Sandbox};
+use crate::sandbox::{Caps, CompileCache, CompiledTransformer, Limits, Sandbox};
 
 /// Arguments of `opm mod build`.
 #[derive(Debug, Args)]
@@ -172,7 +172,8 @@ fn build(
         pool = pool.num_threads(jobs);
     }
     let pool = pool.build().context("starting the render threads")?;
-    let rendered = pool.install(|| render_plan(&plan, &provider, &context, &limits))?;
+    let cache = CompileCache::default_dir(env).and_then(CompileCache::open);
+    let rendered = pool.install(|| render_plan(&plan, &provider, &context, &limits, cache))?;
 
     if let Some(format) = args.verbose {
         render::verbose::report(format, &plan, &context, &rendered.calls, redactor, stderr)?;
@@ -210,8 +211,9 @@ fn render_plan(
     provider: &Provider,
     context: &RenderContext,
     limits: &Limits,
+    cache: Option<CompileCache>,
 ) -> anyhow::Result<Rendered> {
-    let sandbox = Sandbox::new(limits)?;
+    let sandbox = Sandbox::new(limits)?.with_cache(cache);
     let mut used: Vec<&str> = plan.calls().map(|call| call.transformer.as_str()).collect();
     used.sort_unstable();
     used.dedup();
