@@ -1,15 +1,23 @@
 //! Builds the embedded default provider: compiles the guest crates that
-//! `providers/kubernetes/provider.yaml` names for wasm32, turns them into components, and
-//! generates `embedded_provider.rs`, which `provider::load_embedded` includes.
+//! `providers/kubernetes/provider.yaml` names for wasm32, turns them into components, packs
+//! manifest and components into one bundle with the same writer `opm provider pack` uses
+//! (`src/bundle/format.rs`), and generates `embedded_provider.rs`, which embeds that bundle for
+//! `provider::load_embedded` to load like any bundle file.
 //!
 //! A transformer's `component` field names its crate's artifact: `kubernetes_deployment.wasm`
 //! is the crate `kubernetes-deployment` of the `transformers/` workspace.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 #[path = "../transformers/build_support.rs"]
 mod build_support;
+
+#[path = "src/bundle/format.rs"]
+#[expect(
+    dead_code,
+    reason = "the build script packs; it does not need every helper"
+)]
+mod format;
 
 fn main() -> anyhow::Result<()> {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -27,25 +35,19 @@ fn main() -> anyhow::Result<()> {
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
     let components = build_support::build_components(&packages, &out_dir)?;
 
-    let embed_dir = out_dir.join("embedded-provider");
-    std::fs::create_dir_all(&embed_dir)?;
-    let mut generated = String::from("pub static FILES: &[(&str, &[u8])] = &[\n");
-    let mut embed = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
-        let path = embed_dir.join(name);
-        std::fs::write(&path, bytes)?;
-        writeln!(
-            generated,
-            "    ({name:?}, include_bytes!({:?})),",
-            path.display().to_string()
-        )?;
-        Ok(())
-    };
-    embed("provider.yaml", manifest.as_bytes())?;
-    for (file, component) in &components {
-        embed(file, component)?;
-    }
-    generated.push_str("];\n");
-    std::fs::write(out_dir.join("embedded_provider.rs"), generated)?;
+    let raw: serde_json::Value = serde_saphyr::from_str(&manifest)?;
+    let packed = format::pack(raw, &components)
+        .map_err(|e| anyhow::anyhow!("packing {}: {e}", manifest_path.display()))?;
+    let bundle = out_dir.join("kubernetes.opmb");
+    std::fs::write(&bundle, &packed.bytes)?;
+    std::fs::write(
+        out_dir.join("embedded_provider.rs"),
+        format!(
+            "/// The default provider's bundle ({}).\npub static BUNDLE: &[u8] = include_bytes!({:?});\n",
+            packed.digest,
+            bundle.display().to_string()
+        ),
+    )?;
     Ok(())
 }
 

@@ -111,7 +111,7 @@ pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
     for (fqn, entry, bytes) in extra {
         let spec: opm_runtime::provider::TransformerSpec =
             serde_saphyr::from_str(entry).expect("extra transformer entry parses");
-        std::fs::write(dir.path().join(&spec.component), bytes).expect("write component");
+        write_creating_dirs(&dir.path().join(&spec.component), bytes);
         provider
             .manifest
             .transformers
@@ -120,7 +120,7 @@ pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
     for (fqn, spec) in &provider.manifest.transformers {
         let path = dir.path().join(&spec.component);
         if !path.exists() {
-            std::fs::write(path, &provider.components[fqn]).expect("write component");
+            write_creating_dirs(&path, &provider.components[fqn]);
         }
     }
     let manifest = serde_saphyr::to_string(&provider.manifest).expect("manifest serializes");
@@ -133,4 +133,11 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write file");
     path.display().to_string()
+}
+
+fn write_creating_dirs(path: &Path, bytes: &[u8]) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create component folder");
+    }
+    std::fs::write(path, bytes).expect("write component");
 }

@@ -6,6 +6,7 @@
 //!
 //! - [`module`] loads `module.yaml` and its values;
 //! - [`provider`] loads a provider manifest and its components;
+//! - [`bundle`] is the provider bundle format: read, checked, packed, signed;
 //! - [`definitions`] validates what components attach;
 //! - [`matching`] computes the plan: which transformer runs on which component, and why;
 //! - [`sandbox`] runs one transform call in a fresh, limited instance;
@@ -13,6 +14,7 @@
 //! - [`redact`] keeps sensitive values out of everything but the rendered output;
 //! - [`cli`] is the `opm` command line over all of it.
 
+pub mod bundle;
 pub mod cli;
 pub mod definitions;
 pub mod matching;

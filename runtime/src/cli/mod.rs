@@ -2,7 +2,8 @@
 //!
 //! [`run`] is the whole CLI as a function of its arguments and output streams, so tests can drive
 //! it in-process; `main.rs` only connects it to the process. Exit status: 0 success, 1 the render
-//! or check failed, 2 bad usage or unreadable input (DESIGN §7).
+//! or check failed (including a signature that does not verify), 2 bad usage, unreadable input,
+//! or input that loading refuses, such as a tampered bundle (DESIGN §7).
 
 pub mod commands;
 
@@ -31,6 +32,21 @@ enum Command {
     /// Work with modules: render them, check them.
     #[command(subcommand, name = "mod")]
     Module(ModuleCommand),
+    /// Work with provider bundles: pack, inspect, sign, verify.
+    #[command(subcommand)]
+    Provider(ProviderCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ProviderCommand {
+    /// Pack a provider source directory into one bundle file (NAME-VERSION.opmb).
+    Pack(commands::provider_pack::PackArgs),
+    /// Show what a provider holds: metadata, digests, signature, transformers, declared sets.
+    Inspect(commands::provider_inspect::InspectArgs),
+    /// Sign a bundle file with a minisign secret key (writes BUNDLE.minisig).
+    Sign(commands::provider_sign::SignArgs),
+    /// Verify a bundle's minisign signature against trusted public keys, and its digests.
+    Verify(commands::provider_verify::VerifyArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,6 +106,14 @@ where
     let result = match cli.command {
         Command::Module(ModuleCommand::Build(args)) => commands::mod_build::run(args, out),
         Command::Module(ModuleCommand::Vet(args)) => commands::mod_vet::run(args, out),
+        Command::Provider(ProviderCommand::Pack(args)) => commands::provider_pack::run(args, out),
+        Command::Provider(ProviderCommand::Inspect(args)) => {
+            commands::provider_inspect::run(args, out)
+        }
+        Command::Provider(ProviderCommand::Sign(args)) => commands::provider_sign::run(args, out),
+        Command::Provider(ProviderCommand::Verify(args)) => {
+            commands::provider_verify::run(args, out)
+        }
     };
     match result {
         Ok(code) => code,

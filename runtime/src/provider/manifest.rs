@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::definitions::DefinitionSpec;
+use crate::definitions::{DefinitionSpec, Fqn};
 use crate::matching::Requirements;
+use crate::sandbox::limits::{parse_duration, parse_size};
 
 /// A parsed `provider.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,5 +117,56 @@ impl TransformerSpec {
             required_policies: self.required_policies.clone(),
             optional_policies: self.optional_policies.clone(),
         }
+    }
+}
+
+impl ProviderManifest {
+    /// Checks what serde does not: `apiVersion` and `kind`, that every transformer key and
+    /// requirement is an FQN (`apiVersion#name`), that `metadata.version` is semver, and that
+    /// `limits` have units this opm reads. `minVersion` is compared with this opm by
+    /// [`validate`](super::validate).
+    pub fn check(&self) -> Result<(), String> {
+        if self.api_version != "core.opm.dev/v1" {
+            return Err(format!(
+                "apiVersion is {:?}; expected core.opm.dev/v1",
+                self.api_version
+            ));
+        }
+        if self.kind != "Provider" {
+            return Err(format!("kind is {:?}; expected Provider", self.kind));
+        }
+        semver::Version::parse(&self.metadata.version).map_err(|e| {
+            format!(
+                "metadata.version {:?} is not a semantic version: {e}",
+                self.metadata.version
+            )
+        })?;
+        for fqn in self.definitions.keys() {
+            Fqn::parse(fqn).map_err(|e| format!("definitions: {e}"))?;
+        }
+        for (fqn, transformer) in &self.transformers {
+            Fqn::parse(fqn).map_err(|e| format!("transformers: {e}"))?;
+            let r = transformer.requirements();
+            let lists = [
+                ("requiredResources", &r.required_resources),
+                ("optionalResources", &r.optional_resources),
+                ("requiredTraits", &r.required_traits),
+                ("optionalTraits", &r.optional_traits),
+                ("requiredPolicies", &r.required_policies),
+                ("optionalPolicies", &r.optional_policies),
+            ];
+            for (field, list) in lists {
+                for name in list {
+                    Fqn::parse(name).map_err(|e| format!("transformers.{fqn}.{field}: {e}"))?;
+                }
+            }
+        }
+        if let Some(memory) = &self.limits.memory {
+            parse_size(memory).map_err(|e| format!("limits.memory: {e}"))?;
+        }
+        if let Some(timeout) = &self.limits.timeout {
+            parse_duration(timeout).map_err(|e| format!("limits.timeout: {e}"))?;
+        }
+        Ok(())
     }
 }

@@ -1,8 +1,15 @@
 //! Providers: a manifest plus the WebAssembly components of its transformers (DESIGN §5).
 //!
-//! [`load`] takes what a user passes to `--provider`: the name of the embedded default provider
-//! (`kubernetes`) or a provider source directory (a `provider.yaml` whose `component` paths are
-//! relative to it). Bundle files and installed providers come with the bundle format.
+//! [`load`] takes what a user passes to `--provider`: a bundle file (`NAME-VERSION.opmb`,
+//! DESIGN §5.2), a provider source directory (a `provider.yaml` whose `component` paths are
+//! relative to it: the transformer author's dev loop), or the name of the embedded default
+//! provider (`kubernetes`, itself a bundle packed at build time).
+//!
+//! Loading trusts nothing, and compiles nothing: a bundle's structure and digests are checked by
+//! [`bundle::read`](crate::bundle::read); then, whatever the source, the manifest is validated
+//! ([`validate`]: FQNs, semver `version`, `minVersion` against this opm, limits) and every
+//! component is checked by [`component::check`] (a component, the right export, allowed
+//! imports). Only then may the sandbox compile anything.
 
 pub mod manifest;
 
@@ -10,12 +17,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::bundle::component::{self, ComponentError, ComponentInfo};
+use crate::bundle::{self, BundleError};
 pub use manifest::{LimitsSpec, ProviderManifest, ProviderMetadata, TransformerSpec};
 
 /// The name of the provider built into the `opm` binary.
 pub const DEFAULT_PROVIDER: &str = "kubernetes";
 
+/// The version of opm that a manifest's `minVersion` is compared with.
+pub const OPM_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 mod embedded {
+    //! `BUNDLE`: the default provider, packed by `runtime/build.rs`.
     include!(concat!(env!("OUT_DIR"), "/embedded_provider.rs"));
 }
 
@@ -28,6 +41,10 @@ pub struct Provider {
     pub components: BTreeMap<String, Arc<[u8]>>,
     /// Where it came from, for messages (`embedded:kubernetes`, a path).
     pub origin: String,
+    /// The bundle digest (`blake3:<hex>` of the canonical manifest), when loaded from a bundle.
+    pub digest: Option<String>,
+    /// Per transformer FQN, its component's size, imports and exports, as checked at load.
+    pub component_info: BTreeMap<String, ComponentInfo>,
 }
 
 /// Why a provider could not be loaded.
@@ -36,11 +53,11 @@ pub struct Provider {
 pub enum ProviderError {
     /// The reference is neither the embedded provider's name nor an existing path.
     #[error(
-        "unknown provider {0:?}: pass a provider source directory, or omit --provider for the embedded \"{DEFAULT_PROVIDER}\" provider"
+        "unknown provider {0:?}: pass a bundle file (.opmb), a provider source directory, or omit --provider for the embedded \"{DEFAULT_PROVIDER}\" provider"
     )]
     Unknown(String),
     /// A file of the provider could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         /// The file.
         path: PathBuf,
@@ -68,13 +85,40 @@ pub enum ProviderError {
         /// The component path it names.
         component: String,
     },
+    /// A bundle was refused.
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    /// A transformer's component is not one opm runs.
+    #[error("provider {origin}: transformer {transformer}: component {component}: {reason}")]
+    Component {
+        /// The provider.
+        origin: String,
+        /// The transformer FQN.
+        transformer: String,
+        /// The component's path or bundle entry.
+        component: String,
+        /// What is wrong with it.
+        reason: ComponentError,
+    },
+    /// The provider needs a newer opm.
+    #[error("provider {origin} needs opm {needs} or newer (minVersion); this is opm {OPM_VERSION}")]
+    TooNew {
+        /// The provider.
+        origin: String,
+        /// Its `minVersion`.
+        needs: String,
+    },
 }
 
-/// Loads the provider `reference` names: `kubernetes` (embedded) or a source directory.
+/// Loads the provider `reference` names: a bundle file, a source directory, or `kubernetes`
+/// (embedded).
 pub fn load(reference: &str) -> Result<Provider, ProviderError> {
     let path = Path::new(reference);
     if path.is_dir() {
         return load_dir(path);
+    }
+    if path.is_file() {
+        return load_bundle_file(path);
     }
     if reference == DEFAULT_PROVIDER {
         return load_embedded();
@@ -82,28 +126,52 @@ pub fn load(reference: &str) -> Result<Provider, ProviderError> {
     Err(ProviderError::Unknown(reference.to_owned()))
 }
 
-/// Loads the default provider built into this binary.
+/// Loads the default provider built into this binary: a bundle like any other.
 pub fn load_embedded() -> Result<Provider, ProviderError> {
     let origin = format!("embedded:{DEFAULT_PROVIDER}");
-    let files: BTreeMap<&str, &'static [u8]> = embedded::FILES.iter().copied().collect();
-    let manifest_bytes = files.get("provider.yaml").copied().unwrap_or_default();
-    assemble(origin, manifest_bytes, |component| {
-        files.get(component).map(|bytes| Ok(Arc::from(*bytes)))
-    })
+    let bundle = bundle::read(&origin, embedded::BUNDLE)?;
+    from_bundle(origin, bundle)
+}
+
+/// The bytes of the embedded default provider's bundle.
+pub fn embedded_bundle() -> &'static [u8] {
+    embedded::BUNDLE
+}
+
+/// Loads the bundle file at `path`.
+pub fn load_bundle_file(path: &Path) -> Result<Provider, ProviderError> {
+    let bundle = bundle::read_file(path)?;
+    from_bundle(path.display().to_string(), bundle)
+}
+
+/// Turns a bundle whose structure and digests were checked into a provider: parses and validates
+/// its manifest and checks each component.
+pub fn from_bundle(origin: String, bundle: bundle::Bundle) -> Result<Provider, ProviderError> {
+    let manifest: ProviderManifest =
+        serde_json::from_slice(&bundle.manifest).map_err(|e| ProviderError::Manifest {
+            origin: origin.clone(),
+            message: e.to_string(),
+        })?;
+    let mut provider = assemble(origin, manifest, |component| {
+        bundle
+            .components
+            .get(component)
+            .map(|bytes| Ok(Arc::clone(bytes)))
+    })?;
+    provider.digest = Some(bundle.digest);
+    Ok(provider)
 }
 
 /// Loads a provider source directory: `DIR/provider.yaml` plus the components it names.
 pub fn load_dir(dir: &Path) -> Result<Provider, ProviderError> {
     let manifest_path = dir.join("provider.yaml");
     let manifest_bytes = read(&manifest_path)?;
-    assemble(
-        manifest_path.display().to_string(),
-        &manifest_bytes,
-        |component| {
-            let path = dir.join(component);
-            path.is_file().then(|| read(&path).map(Arc::from))
-        },
-    )
+    let origin = manifest_path.display().to_string();
+    let manifest = parse_manifest(&origin, &manifest_bytes)?;
+    assemble(origin, manifest, |component| {
+        let path = dir.join(component);
+        path.is_file().then(|| read(&path).map(Arc::from))
+    })
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {
@@ -113,15 +181,16 @@ fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {
     })
 }
 
-/// Parses a manifest and fetches each transformer's component with `fetch`, which returns `None`
-/// for a component the provider does not hold.
+/// Validates a manifest and fetches and checks each transformer's component with `fetch`, which
+/// returns `None` for a component the provider does not hold.
 fn assemble(
     origin: String,
-    manifest_bytes: &[u8],
+    manifest: ProviderManifest,
     mut fetch: impl FnMut(&str) -> Option<Result<Arc<[u8]>, ProviderError>>,
 ) -> Result<Provider, ProviderError> {
-    let manifest = parse_manifest(&origin, manifest_bytes)?;
+    validate(&origin, &manifest)?;
     let mut components = BTreeMap::new();
+    let mut component_info = BTreeMap::new();
     for (fqn, transformer) in &manifest.transformers {
         let bytes =
             fetch(&transformer.component).ok_or_else(|| ProviderError::MissingComponent {
@@ -129,13 +198,48 @@ fn assemble(
                 transformer: fqn.clone(),
                 component: transformer.component.clone(),
             })??;
+        let info = component::check(&bytes).map_err(|reason| ProviderError::Component {
+            origin: origin.clone(),
+            transformer: fqn.clone(),
+            component: transformer.component.clone(),
+            reason,
+        })?;
         components.insert(fqn.clone(), bytes);
+        component_info.insert(fqn.clone(), info);
     }
     Ok(Provider {
         manifest,
         components,
         origin,
+        digest: None,
+        component_info,
     })
+}
+
+/// Checks what the manifest's types do not: `apiVersion` and `kind`, FQN keys and requirement
+/// lists, semver `version` and `minVersion` (which must not be newer than this opm), and the
+/// units of `limits`.
+pub fn validate(origin: &str, manifest: &ProviderManifest) -> Result<(), ProviderError> {
+    let invalid = |message: String| ProviderError::Manifest {
+        origin: origin.to_owned(),
+        message,
+    };
+    manifest.check().map_err(invalid)?;
+    if let Some(min) = &manifest.metadata.min_version {
+        let needs = semver::Version::parse(min).map_err(|e| {
+            invalid(format!(
+                "metadata.minVersion {min:?} is not a semantic version: {e}"
+            ))
+        })?;
+        let have = semver::Version::parse(OPM_VERSION).expect("the crate version is semver");
+        if needs > have {
+            return Err(ProviderError::TooNew {
+                origin: origin.to_owned(),
+                needs: min.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Parses `provider.yaml` text.

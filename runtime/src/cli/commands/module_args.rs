@@ -15,9 +15,10 @@ pub struct ModuleArgs {
     #[arg(default_value = "module.yaml", value_name = "MODULE")]
     pub module: PathBuf,
 
-    /// The provider: the embedded `kubernetes`, or a provider source directory.
+    /// The provider: a bundle file (.opmb), a provider source directory, or the embedded
+    /// `kubernetes`.
     ///
-    /// Example: -p ./my-provider
+    /// Example: -p ./kubernetes-0.1.0.opmb
     #[arg(short = 'p', long = "provider", default_value = DEFAULT_PROVIDER, value_name = "PROVIDER")]
     pub provider: String,
 

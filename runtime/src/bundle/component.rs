@@ -1,0 +1,289 @@
+//! Checks a transformer's component without compiling it: that it is a WebAssembly component
+//! (not a core module, not precompiled native code), that it validates, that it exports
+//! `opm:transformer/transformer@1.0.0` with the `transform` signature of `wit/transformer.wit`,
+//! and that it imports nothing the sandbox does not offer (DESIGN §6).
+//!
+//! ```
+//! use opm_runtime::bundle::component::{self, ComponentError};
+//! let core_module = b"\0asm\x01\0\0\0";
+//! assert!(matches!(component::check(core_module), Err(ComponentError::CoreModule)));
+//! ```
+
+use wasmparser::component_types::{ComponentDefinedType, ComponentEntityType, ComponentValType};
+use wasmparser::{Parser, Payload, PrimitiveValType, ValidPayload, Validator, WasmFeatures};
+
+use crate::sandbox::ALLOWED_IMPORTS;
+use crate::wit::TRANSFORMER_EXPORT;
+
+/// The signature `transform` must have, as [`describe`] writes it.
+pub const TRANSFORM_SIGNATURE: &str = "func(component: string, context: record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }) -> result<list<string>, variant { invalid-component(string), failed(string) }>";
+
+/// What a checked component imports and exports.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ComponentInfo {
+    /// Its size in bytes.
+    pub size: usize,
+    /// The names it imports (interfaces with versions).
+    pub imports: Vec<String>,
+    /// The names it exports.
+    pub exports: Vec<String>,
+}
+
+/// Why a component is not one opm runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ComponentError {
+    /// The bytes are native code, such as a module precompiled by wasmtime.
+    #[error(
+        "it is a precompiled artifact ({0}), not a WebAssembly component; opm never loads compiled code from a bundle"
+    )]
+    Precompiled(&'static str),
+    /// The bytes are not WebAssembly at all.
+    #[error("it is not WebAssembly (it does not start with \\0asm)")]
+    NotWasm,
+    /// A core module, not a component.
+    #[error(
+        "it is a core WebAssembly module, not a component; `opm provider pack` turns core modules built with wit-bindgen into components"
+    )]
+    CoreModule,
+    /// The component does not validate.
+    #[error("it is not a valid WebAssembly component: {0}")]
+    Invalid(String),
+    /// It does not export the transformer interface at all.
+    #[error("it does not export {TRANSFORMER_EXPORT} (it exports: {exports})")]
+    MissingExport {
+        /// What it exports instead, comma-separated.
+        exports: String,
+    },
+    /// It exports the transformer interface at another version.
+    #[error(
+        "it exports {found}, not {TRANSFORMER_EXPORT}; this opm runs version 1.0.0 of the contract"
+    )]
+    WrongVersion {
+        /// The export it has.
+        found: String,
+    },
+    /// `transform` has the wrong type.
+    #[error(
+        "its {TRANSFORMER_EXPORT} export has transform: {found}, but the contract says transform: {TRANSFORM_SIGNATURE}"
+    )]
+    WrongSignature {
+        /// The type it has.
+        found: String,
+    },
+    /// It imports interfaces the sandbox does not offer.
+    #[error("it imports {}, which the sandbox does not offer (allowed: {})", .imports.join(", "), ALLOWED_IMPORTS.join(", "))]
+    DisallowedImports {
+        /// The offending imports.
+        imports: Vec<String>,
+    },
+}
+
+/// Checks `bytes` and returns what the component imports and exports.
+pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
+    if let Some(kind) = native_code(bytes) {
+        return Err(ComponentError::Precompiled(kind));
+    }
+    if !bytes.starts_with(b"\0asm") {
+        return Err(ComponentError::NotWasm);
+    }
+    if Parser::is_core_wasm(bytes) {
+        return Err(ComponentError::CoreModule);
+    }
+    let Scan {
+        types,
+        imports,
+        exports,
+    } = scan(bytes)?;
+    let disallowed: Vec<String> = imports
+        .iter()
+        .filter(|name| !ALLOWED_IMPORTS.contains(&name.as_str()))
+        .cloned()
+        .collect();
+    if !disallowed.is_empty() {
+        return Err(ComponentError::DisallowedImports {
+            imports: disallowed,
+        });
+    }
+    let Some(item) = types.component_item_for_export(TRANSFORMER_EXPORT) else {
+        let interface = TRANSFORMER_EXPORT.split('@').next().unwrap_or_default();
+        if let Some(found) = exports
+            .iter()
+            .find(|e| e.split('@').next() == Some(interface))
+        {
+            return Err(ComponentError::WrongVersion {
+                found: found.clone(),
+            });
+        }
+        return Err(ComponentError::MissingExport {
+            exports: if exports.is_empty() {
+                "nothing".into()
+            } else {
+                exports.join(", ")
+            },
+        });
+    };
+    let found = match item.ty {
+        ComponentEntityType::Instance(id) => match types[id].exports.get("transform") {
+            Some(transform) => match transform.ty {
+                ComponentEntityType::Func(func) => {
+                    let func = &types[func];
+                    let params: Vec<String> = func
+                        .params
+                        .iter()
+                        .map(|(name, ty)| format!("{}: {}", name.as_str(), describe(&types, *ty)))
+                        .collect();
+                    let result = func
+                        .result
+                        .map(|ty| format!(" -> {}", describe(&types, ty)))
+                        .unwrap_or_default();
+                    format!("func({}){result}", params.join(", "))
+                }
+                _ => "not a function".into(),
+            },
+            None => "nothing (no transform function)".into(),
+        },
+        _ => "not an instance".into(),
+    };
+    if found != TRANSFORM_SIGNATURE {
+        return Err(ComponentError::WrongSignature { found });
+    }
+    Ok(ComponentInfo {
+        size: bytes.len(),
+        imports,
+        exports,
+    })
+}
+
+/// The outermost component's types, imports and exports.
+struct Scan {
+    types: wasmparser::types::Types,
+    imports: Vec<String>,
+    exports: Vec<String>,
+}
+
+/// Validates the component's structure and types, and collects the names of the outermost
+/// component's imports and exports. Function bodies are left to wasmtime, which validates every
+/// one when it compiles; this keeps loading the embedded provider cheap on every run.
+fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
+    let invalid = |e: wasmparser::BinaryReaderError| ComponentError::Invalid(e.to_string());
+    let mut validator = Validator::new_with_features(WasmFeatures::all());
+    let (mut imports, mut exports, mut types) = (Vec::new(), Vec::new(), None);
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        let payload = payload.map_err(invalid)?;
+        match &payload {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(section) if depth == 0 => {
+                for import in section.clone() {
+                    imports.push(import.map_err(invalid)?.name.name.to_owned());
+                }
+            }
+            Payload::ComponentExportSection(section) if depth == 0 => {
+                for export in section.clone() {
+                    exports.push(export.map_err(invalid)?.name.name.to_owned());
+                }
+            }
+            _ => {}
+        }
+        if let ValidPayload::End(end) = validator.payload(&payload).map_err(invalid)? {
+            types = Some(end);
+        }
+    }
+    let types = types.ok_or_else(|| ComponentError::Invalid("it ends early".into()))?;
+    Ok(Scan {
+        types,
+        imports,
+        exports,
+    })
+}
+
+/// A component value type in WIT-like syntax, type names left out, so two components that
+/// spell one type differently describe it the same way.
+pub fn describe(types: &wasmparser::types::Types, ty: ComponentValType) -> String {
+    let id = match ty {
+        ComponentValType::Primitive(primitive) => return primitive_name(primitive).into(),
+        ComponentValType::Type(id) => id,
+    };
+    let inner = |ty: &ComponentValType| describe(types, *ty);
+    let optional = |ty: &Option<ComponentValType>| ty.as_ref().map_or("_".into(), inner);
+    match &types[id] {
+        ComponentDefinedType::Primitive(primitive) => primitive_name(*primitive).into(),
+        ComponentDefinedType::Record(record) => {
+            let fields: Vec<String> = record
+                .fields
+                .iter()
+                .map(|(name, ty)| format!("{}: {}", name.as_str(), inner(ty)))
+                .collect();
+            format!("record {{ {} }}", fields.join(", "))
+        }
+        ComponentDefinedType::Variant(variant) => {
+            let cases: Vec<String> = variant
+                .cases
+                .iter()
+                .map(|(name, case)| match &case.ty {
+                    Some(ty) => format!("{}({})", name.as_str(), inner(ty)),
+                    None => name.as_str().to_owned(),
+                })
+                .collect();
+            format!("variant {{ {} }}", cases.join(", "))
+        }
+        ComponentDefinedType::List { element, .. } => format!("list<{}>", inner(element)),
+        ComponentDefinedType::Tuple(tuple) => {
+            let items: Vec<String> = tuple.types.iter().map(inner).collect();
+            format!("tuple<{}>", items.join(", "))
+        }
+        ComponentDefinedType::Option { ty, .. } => format!("option<{}>", inner(ty)),
+        ComponentDefinedType::Result { ok, err, .. } => {
+            format!("result<{}, {}>", optional(ok), optional(err))
+        }
+        ComponentDefinedType::Enum(cases) => {
+            let cases: Vec<&str> = cases.iter().map(|c| c.as_str()).collect();
+            format!("enum {{ {} }}", cases.join(", "))
+        }
+        ComponentDefinedType::Flags(flags) => {
+            let flags: Vec<&str> = flags.iter().map(|c| c.as_str()).collect();
+            format!("flags {{ {} }}", flags.join(", "))
+        }
+        other => format!("{other:?}")
+            .split([' ', '{', '('])
+            .next()
+            .unwrap_or("type")
+            .to_lowercase(),
+    }
+}
+
+fn primitive_name(primitive: PrimitiveValType) -> &'static str {
+    match primitive {
+        PrimitiveValType::Bool => "bool",
+        PrimitiveValType::S8 => "s8",
+        PrimitiveValType::U8 => "u8",
+        PrimitiveValType::S16 => "s16",
+        PrimitiveValType::U16 => "u16",
+        PrimitiveValType::S32 => "s32",
+        PrimitiveValType::U32 => "u32",
+        PrimitiveValType::S64 => "s64",
+        PrimitiveValType::U64 => "u64",
+        PrimitiveValType::F32 => "f32",
+        PrimitiveValType::F64 => "f64",
+        PrimitiveValType::Char => "char",
+        PrimitiveValType::String => "string",
+        _ => "primitive",
+    }
+}
+
+/// What kind of native code `bytes` are, if they look like an executable or object file.
+fn native_code(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x7fELF") {
+        Some("an ELF object, as wasmtime's precompiled .cwasm files are")
+    } else if bytes.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
+        || bytes.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
+    {
+        Some("a Mach-O object")
+    } else if bytes.starts_with(b"MZ") {
+        Some("a PE executable")
+    } else {
+        None
+    }
+}

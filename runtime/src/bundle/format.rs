@@ -1,0 +1,150 @@
+//! The bundle file format, and the code that writes it (DESIGN §5.2; documented for users in
+//! `providers/README.md`).
+//!
+//! A bundle (`NAME-VERSION.opmb`) is an uncompressed POSIX ustar archive holding, in this order:
+//!
+//! - `manifest/<hex>.json`: the canonical manifest, where `<hex>` is its BLAKE3, which is the
+//!   bundle digest. Every transformer's `component` is `components/<hex>.wasm` and its `digest`
+//!   is `blake3:<hex>`, so this one digest pins every byte of the bundle.
+//! - `components/<hex>.wasm`, one per distinct component, sorted, named by the BLAKE3 of its
+//!   bytes.
+//!
+//! Every header is the same but for name and size (mode 0644, owner 0:0, mtime 0), so packing
+//! the same manifest and components twice gives identical bytes.
+//!
+//! This module has no dependency on the rest of the crate (only `tar`, `blake3` and
+//! `serde_json`): `runtime/build.rs` includes it with `#[path]` to pack the embedded provider,
+//! which is then loaded like any other bundle.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// The folder of component entries.
+pub const COMPONENTS_DIR: &str = "components";
+/// The folder of the manifest entry.
+pub const MANIFEST_DIR: &str = "manifest";
+/// The file extension of bundles.
+pub const EXTENSION: &str = "opmb";
+/// The largest manifest entry a bundle may hold.
+pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+/// The largest component entry a bundle may hold.
+pub const MAX_COMPONENT_BYTES: u64 = 64 << 20;
+/// The largest bundle file.
+pub const MAX_BUNDLE_BYTES: u64 = 256 << 20;
+/// The most entries a bundle may hold.
+pub const MAX_ENTRIES: usize = 1024;
+
+/// `<hex>` of BLAKE3 of `bytes`.
+pub fn hex_digest(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// The entry path of the component whose BLAKE3 is `hex`.
+pub fn component_entry(hex: &str) -> String {
+    format!("{COMPONENTS_DIR}/{hex}.wasm")
+}
+
+/// The entry path of the manifest whose BLAKE3 (the bundle digest) is `hex`.
+pub fn manifest_entry(hex: &str) -> String {
+    format!("{MANIFEST_DIR}/{hex}.json")
+}
+
+/// The canonical text of a JSON value: object keys sorted at every level, two-space indentation,
+/// a final newline.
+pub fn canonical_json(value: &Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(&sorted(value)).expect("a JSON value serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let mut out = Map::new();
+            for key in keys {
+                out.insert(key.clone(), sorted(&map[key]));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A bundle written by [`pack`].
+#[derive(Debug, Clone)]
+pub struct Packed {
+    /// The bundle file's bytes.
+    pub bytes: Vec<u8>,
+    /// The canonical manifest.
+    pub manifest: Vec<u8>,
+    /// `blake3:<hex>` of the canonical manifest.
+    pub digest: String,
+}
+
+/// Packs a manifest (as JSON) and the components its transformers name into a bundle.
+///
+/// `components` maps each transformer's `component` value, as the manifest has it, to the
+/// component's bytes. Each transformer's `component` and `digest` are rewritten to the entry
+/// name and digest of its bytes; a `digest` already present must match them.
+pub fn pack(mut manifest: Value, components: &BTreeMap<String, Vec<u8>>) -> Result<Packed, String> {
+    let mut entries: BTreeMap<String, &[u8]> = BTreeMap::new();
+    let transformers = manifest
+        .get_mut("transformers")
+        .and_then(Value::as_object_mut)
+        .ok_or("the manifest has no `transformers` map")?;
+    for (fqn, transformer) in transformers.iter_mut() {
+        let transformer = transformer
+            .as_object_mut()
+            .ok_or_else(|| format!("transformer {fqn} is not a map"))?;
+        let path = transformer
+            .get("component")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("transformer {fqn} has no `component`"))?;
+        let bytes = components
+            .get(path)
+            .ok_or_else(|| format!("transformer {fqn}: component {path:?} was not given"))?;
+        let hex = hex_digest(bytes);
+        let digest = format!("blake3:{hex}");
+        if let Some(written) = transformer.get("digest").and_then(Value::as_str)
+            && written != digest
+        {
+            return Err(format!(
+                "transformer {fqn}: component {path:?} has digest {digest}, but the manifest says {written}"
+            ));
+        }
+        transformer.insert("component".into(), Value::String(component_entry(&hex)));
+        transformer.insert("digest".into(), Value::String(digest));
+        entries.insert(component_entry(&hex), bytes);
+    }
+    let canonical = canonical_json(&manifest);
+    let hex = hex_digest(&canonical);
+    let mut builder = tar::Builder::new(Vec::new());
+    let mut append = |path: &str, data: &[u8]| -> Result<(), String> {
+        let mut header = tar::Header::new_ustar();
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_mode(0o644);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mtime(0);
+        header.set_size(data.len() as u64);
+        builder
+            .append_data(&mut header, path, data)
+            .map_err(|e| format!("writing entry {path}: {e}"))
+    };
+    append(&manifest_entry(&hex), &canonical)?;
+    for (path, data) in &entries {
+        append(path, data)?;
+    }
+    let bytes = builder
+        .into_inner()
+        .map_err(|e| format!("finishing the archive: {e}"))?;
+    Ok(Packed {
+        bytes,
+        manifest: canonical,
+        digest: format!("blake3:{hex}"),
+    })
+}

@@ -1,0 +1,101 @@
+//! `opm provider pack`: from a provider source directory (a `provider.yaml` whose transformers'
+//! `component` paths are relative to it) to one bundle file.
+//!
+//! The manifest is parsed strictly and validated; each component is read, turned into a
+//! component if it is a core module built with wit-bindgen, and checked
+//! ([`component::check`](super::component::check)); then [`format::pack`] writes the canonical
+//! manifest with every digest and the components named by digest.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::component::{self, ComponentInfo};
+use super::format::{self, Packed};
+use crate::provider::{self, ProviderError, ProviderManifest};
+
+/// A packed bundle and what went into it.
+#[derive(Debug, Clone)]
+pub struct PackOutput {
+    /// The bundle.
+    pub packed: Packed,
+    /// The validated manifest, as the source has it.
+    pub manifest: ProviderManifest,
+    /// Per transformer FQN, what its component imports and exports.
+    pub components: BTreeMap<String, ComponentInfo>,
+    /// The transformers whose core modules were turned into components.
+    pub componentized: Vec<String>,
+}
+
+impl PackOutput {
+    /// The conventional file name of the bundle, `NAME-VERSION.opmb`.
+    pub fn file_name(&self) -> String {
+        format!(
+            "{}-{}.{}",
+            self.manifest.metadata.name,
+            self.manifest.metadata.version,
+            format::EXTENSION
+        )
+    }
+}
+
+/// Packs the provider source directory `dir`.
+pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
+    let manifest_path = dir.join("provider.yaml");
+    let origin = manifest_path.display().to_string();
+    let bytes = std::fs::read(&manifest_path).map_err(|source| ProviderError::Read {
+        path: manifest_path.clone(),
+        source,
+    })?;
+    let manifest = provider::parse_manifest(&origin, &bytes)?;
+    provider::validate(&origin, &manifest)?;
+    let invalid = |message: String| ProviderError::Manifest {
+        origin: origin.clone(),
+        message,
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|e| invalid(e.to_string()))?;
+    let raw: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
+
+    let mut sources: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut infos = BTreeMap::new();
+    let mut componentized = Vec::new();
+    for (fqn, spec) in &manifest.transformers {
+        let path: PathBuf = dir.join(&spec.component);
+        let fail = |reason: component::ComponentError| ProviderError::Component {
+            origin: origin.clone(),
+            transformer: fqn.clone(),
+            component: spec.component.clone(),
+            reason,
+        };
+        let mut bytes = std::fs::read(&path).map_err(|source| ProviderError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if wasmparser::Parser::is_core_wasm(&bytes) {
+            bytes = componentize(&bytes).map_err(|e| {
+                fail(component::ComponentError::Invalid(format!(
+                    "it is a core module that cannot be made a component: {e:#}"
+                )))
+            })?;
+            componentized.push(fqn.clone());
+        }
+        let info = component::check(&bytes).map_err(fail)?;
+        infos.insert(fqn.clone(), info);
+        sources.insert(spec.component.clone(), bytes);
+    }
+    let packed = format::pack(raw, &sources).map_err(invalid)?;
+    Ok(PackOutput {
+        packed,
+        manifest,
+        components: infos,
+        componentized,
+    })
+}
+
+/// Turns a core module built with wit-bindgen (which embeds its WIT world) into a component.
+fn componentize(core: &[u8]) -> anyhow::Result<Vec<u8>> {
+    wit_component::ComponentEncoder::default()
+        .module(core)?
+        .validate(true)
+        .encode()
+}

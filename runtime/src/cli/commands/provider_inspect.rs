@@ -1,0 +1,311 @@
+//! `opm provider inspect PROVIDER [-o text|json] [--key PUB]...`: what a provider holds, at a
+//! glance: metadata, bundle digest, signature status, limits, every transformer with its
+//! requirements and its component's digest, size and imports, and the declared resources,
+//! traits and policies. Takes what `--provider` takes (a bundle file, a source directory, or
+//! `kubernetes`); loading checks everything, so inspecting a tampered bundle exits 2.
+//!
+//! With `--key`, the signature is verified and a signature that does not verify exits 1.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::bundle::component::ComponentInfo;
+use crate::bundle::signature::{self, SignatureError};
+use crate::cli::{EXIT_FAILED, Output};
+use crate::matching;
+use crate::provider::{self, LimitsSpec, Provider};
+
+/// Arguments of `opm provider inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A bundle file, a provider source directory, or `kubernetes` (the embedded provider).
+    #[arg(value_name = "PROVIDER")]
+    pub provider: String,
+
+    /// How to print.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = InspectFormat::Text)]
+    pub output: InspectFormat,
+
+    /// A trusted minisign public key to verify the signature with (repeatable).
+    #[arg(short = 'p', long = "key", value_name = "PUB")]
+    pub keys: Vec<PathBuf>,
+}
+
+/// The formats `opm provider inspect` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InspectFormat {
+    /// A summary and a table a person reads at a glance.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// The signature status of a provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+enum SignatureStatus {
+    /// Not a bundle file: embedded or a source directory.
+    NotABundleFile,
+    /// No `BUNDLE.minisig`.
+    Unsigned,
+    /// Signed; no key was given to verify it.
+    Signed {
+        key_id: String,
+        trusted_comment: String,
+    },
+    /// Verified with one of the given keys.
+    Verified {
+        key_id: String,
+        trusted_comment: String,
+    },
+    /// Did not verify.
+    Invalid { key_id: String, error: String },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report<'a> {
+    name: &'a str,
+    version: &'a str,
+    description: &'a str,
+    min_version: Option<&'a str>,
+    labels: &'a std::collections::BTreeMap<String, String>,
+    source: &'a str,
+    digest: Option<&'a str>,
+    signature: SignatureStatus,
+    limits: &'a LimitsSpec,
+    transformers: Vec<TransformerReport<'a>>,
+    declared: matching::Declared,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TransformerReport<'a> {
+    fqn: &'a str,
+    description: &'a str,
+    requirements: matching::Requirements,
+    component: &'a str,
+    digest: String,
+    size: usize,
+    imports: &'a [String],
+}
+
+/// Runs `opm provider inspect`.
+pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let provider = provider::load(&args.provider)?;
+    let path = Path::new(&args.provider);
+    let signature = if provider.digest.is_some() && path.is_file() {
+        signature_status(path, &args.keys)?
+    } else {
+        SignatureStatus::NotABundleFile
+    };
+    let report = report(&provider, signature);
+    match args.output {
+        InspectFormat::Text => write_text(&report, out.stdout)?,
+        InspectFormat::Json => {
+            let text = serde_json::to_string_pretty(&report)?;
+            writeln!(out.stdout, "{text}")?;
+        }
+    }
+    Ok(match report.signature {
+        SignatureStatus::Invalid { .. } => ExitCode::from(EXIT_FAILED),
+        SignatureStatus::Unsigned if !args.keys.is_empty() => ExitCode::from(EXIT_FAILED),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn signature_status(bundle: &Path, keys: &[PathBuf]) -> anyhow::Result<SignatureStatus> {
+    let Some((sig, info)) = signature::read_signature(bundle, None)? else {
+        return Ok(SignatureStatus::Unsigned);
+    };
+    if keys.is_empty() {
+        return Ok(SignatureStatus::Signed {
+            key_id: info.key_id,
+            trusted_comment: info.trusted_comment,
+        });
+    }
+    let keys = keys
+        .iter()
+        .map(|key| signature::read_public_key(key))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes = crate::bundle::read_bytes(bundle)?;
+    let name = bundle.display().to_string();
+    Ok(match signature::verify(&name, &bytes, &sig, &keys) {
+        Ok(verified) => SignatureStatus::Verified {
+            key_id: verified.key_id,
+            trusted_comment: verified.trusted_comment,
+        },
+        Err(e @ (SignatureError::UntrustedKey { .. } | SignatureError::Invalid { .. })) => {
+            SignatureStatus::Invalid {
+                key_id: info.key_id,
+                error: e.to_string(),
+            }
+        }
+        Err(e) => return Err(e.into()),
+    })
+}
+
+fn report(provider: &Provider, signature: SignatureStatus) -> Report<'_> {
+    let manifest = &provider.manifest;
+    let transformers = manifest
+        .transformers
+        .iter()
+        .map(|(fqn, spec)| {
+            let info = provider.component_info.get(fqn);
+            TransformerReport {
+                fqn,
+                description: &spec.description,
+                requirements: spec.requirements(),
+                component: &spec.component,
+                digest: provider
+                    .components
+                    .get(fqn)
+                    .map_or_else(String::new, |bytes| {
+                        format!("blake3:{}", blake3::hash(bytes).to_hex())
+                    }),
+                size: info.map_or(0, |info: &ComponentInfo| info.size),
+                imports: info.map_or(&[], |info| &info.imports),
+            }
+        })
+        .collect();
+    Report {
+        name: &manifest.metadata.name,
+        version: &manifest.metadata.version,
+        description: &manifest.metadata.description,
+        min_version: manifest.metadata.min_version.as_deref(),
+        labels: &manifest.metadata.labels,
+        source: &provider.origin,
+        digest: provider.digest.as_deref(),
+        signature,
+        limits: &manifest.limits,
+        transformers,
+        declared: matching::declared(manifest),
+    }
+}
+
+fn write_text(report: &Report<'_>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let row =
+        |out: &mut dyn std::io::Write, key: &str, value: &str| writeln!(out, "{key:<12}{value}");
+    row(
+        out,
+        "provider",
+        &format!("{} {}", report.name, report.version),
+    )?;
+    if !report.description.is_empty() {
+        row(out, "description", report.description)?;
+    }
+    row(out, "minVersion", report.min_version.unwrap_or("-"))?;
+    if !report.labels.is_empty() {
+        let labels: Vec<String> = report
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        row(out, "labels", &labels.join(", "))?;
+    }
+    row(out, "source", report.source)?;
+    row(out, "digest", report.digest.unwrap_or("- (not a bundle)"))?;
+    let signature = match &report.signature {
+        SignatureStatus::NotABundleFile => "- (not a bundle file)".to_owned(),
+        SignatureStatus::Unsigned => "unsigned".to_owned(),
+        SignatureStatus::Signed { key_id, .. } => {
+            format!("signed by key {key_id} (not verified: pass --key PUB)")
+        }
+        SignatureStatus::Verified { key_id, .. } => format!("verified, signed by key {key_id}"),
+        SignatureStatus::Invalid { error, .. } => format!("INVALID: {error}"),
+    };
+    row(out, "signature", &signature)?;
+    let limits = &report.limits;
+    row(
+        out,
+        "limits",
+        &format!(
+            "fuel {}, memory {}, timeout {} (per call; the host caps them)",
+            limits.fuel.map_or("default".into(), |f| f.to_string()),
+            limits.memory.as_deref().unwrap_or("default"),
+            limits.timeout.as_deref().unwrap_or("default"),
+        ),
+    )?;
+    writeln!(out)?;
+    let width = report
+        .transformers
+        .iter()
+        .map(|t| t.fqn.len())
+        .max()
+        .unwrap_or(0)
+        .max("TRANSFORMER".len());
+    writeln!(
+        out,
+        "{:<width$}  {:<23}  {:>9}  IMPORTS",
+        "TRANSFORMER", "COMPONENT DIGEST", "SIZE"
+    )?;
+    for t in &report.transformers {
+        let short = t.digest.get(..23).unwrap_or(&t.digest);
+        let imports = if t.imports.is_empty() {
+            "-".to_owned()
+        } else {
+            t.imports.join(", ")
+        };
+        writeln!(
+            out,
+            "{:<width$}  {short:<23}  {:>9}  {imports}",
+            t.fqn,
+            human_size(t.size)
+        )?;
+        let r = &t.requirements;
+        let mut required = Vec::new();
+        required.extend(
+            r.required_labels
+                .iter()
+                .map(|(k, v)| format!("label {k}={v}")),
+        );
+        required.extend(r.required_resources.iter().map(|f| format!("resource {f}")));
+        required.extend(r.required_traits.iter().map(|f| format!("trait {f}")));
+        required.extend(r.required_policies.iter().map(|f| format!("policy {f}")));
+        let mut optional = Vec::new();
+        optional.extend(
+            r.optional_labels
+                .iter()
+                .map(|(k, v)| format!("label {k}={v}")),
+        );
+        optional.extend(r.optional_resources.iter().map(|f| format!("resource {f}")));
+        optional.extend(r.optional_traits.iter().map(|f| format!("trait {f}")));
+        optional.extend(r.optional_policies.iter().map(|f| format!("policy {f}")));
+        if !required.is_empty() {
+            writeln!(out, "    requires  {}", required.join("; "))?;
+        }
+        if !optional.is_empty() {
+            writeln!(out, "    optional  {}", optional.join("; "))?;
+        }
+    }
+    writeln!(out)?;
+    let declared = &report.declared;
+    for (kind, set) in [
+        ("resources", &declared.resources),
+        ("traits", &declared.traits),
+        ("policies", &declared.policies),
+    ] {
+        let list: Vec<&str> = set.iter().map(String::as_str).collect();
+        writeln!(
+            out,
+            "declared {kind:<10}{}",
+            if list.is_empty() {
+                "-".to_owned()
+            } else {
+                list.join(", ")
+            }
+        )?;
+    }
+    Ok(())
+}
+
+fn human_size(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}

@@ -1,0 +1,64 @@
+//! `opm provider pack DIR [-o FILE]`: packs a provider source directory into one bundle file
+//! (DESIGN §5.2) and prints its digest. Core modules are turned into components; every
+//! component is checked before it is packed. Exits 2 when the source is refused.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::bundle::pack;
+use crate::cli::Output;
+
+/// Arguments of `opm provider pack`.
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// The provider source directory: a `provider.yaml` and the `.wasm` files it names.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Where to write the bundle (default: NAME-VERSION.opmb in the current directory).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Runs `opm provider pack`.
+pub fn run(args: PackArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let packed = pack::pack_dir(&args.dir)?;
+    let path = args
+        .output
+        .unwrap_or_else(|| PathBuf::from(packed.file_name()));
+    write_atomically(&path, &packed.packed.bytes)
+        .with_context(|| format!("writing {}", path.display()))?;
+    for fqn in &packed.componentized {
+        writeln!(
+            out.stderr,
+            "note: {fqn}: core module turned into a component"
+        )?;
+    }
+    writeln!(
+        out.stdout,
+        "packed {} {} ({} transformers, {} bytes) into {}",
+        packed.manifest.metadata.name,
+        packed.manifest.metadata.version,
+        packed.manifest.transformers.len(),
+        packed.packed.bytes.len(),
+        path.display()
+    )?;
+    writeln!(out.stdout, "digest {}", packed.packed.digest)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a failed
+/// pack never leaves half a bundle.
+pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => std::path::Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
