@@ -88,6 +88,22 @@ components:
       opm.dev/traits/network@v1#Expose: {type: ClusterIP}
 ";
 
+    /// The test provider, with a real component in place of its placeholder: loading checks
+    /// every component, even for `vet`, which runs none.
+    fn provider_dir(dir: &Path) -> PathBuf {
+        let provider = dir.join("provider");
+        std::fs::create_dir_all(&provider).unwrap();
+        std::fs::copy(
+            Path::new(PROVIDER_DIR).join("provider.yaml"),
+            provider.join("provider.yaml"),
+        )
+        .unwrap();
+        let embedded = provider::load_embedded().unwrap();
+        let component = embedded.components.values().next().unwrap();
+        std::fs::write(provider.join("placeholder.component"), component).unwrap();
+        provider
+    }
+
     fn vet(dir: &Path, extra: &[&str]) -> (u8, String, String) {
         let module: PathBuf = dir.join("module.yaml");
         let mut args = vec![
@@ -96,7 +112,7 @@ components:
             "vet".into(),
             module.display().to_string(),
         ];
-        args.extend(["-p".into(), PROVIDER_DIR.into()]);
+        args.extend(["-p".into(), provider_dir(dir).display().to_string()]);
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
         let code = crate::cli::run(
