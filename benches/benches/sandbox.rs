@@ -48,13 +48,13 @@ fn calls(c: &mut Criterion) {
         .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
         .expect("compiles");
     let wit_context = context().for_component("api");
-    let input = input("api");
+    let api_input = input("api");
 
     let mut group = c.benchmark_group("sandbox");
     group.throughput(Throughput::Elements(1));
     group.bench_function("fresh-instance call (Deployment)", |b| {
         b.iter(|| {
-            let outcome = sandbox.call(&deployment, &input, &wit_context, &limits);
+            let outcome = sandbox.call(&deployment, &api_input, &wit_context, &limits);
             assert!(outcome.result.is_ok());
         })
     });
