@@ -11,10 +11,11 @@
 //!
 //! ```no_run
 //! use opm_runtime::sandbox::{Limits, Sandbox};
-//! # fn demo(bytes: &[u8], input: &str, context: &opm_runtime::wit::Context) -> anyhow::Result<()> {
+//! # fn demo(bytes: &[u8], context: &opm_runtime::wit::Context) -> anyhow::Result<()> {
 //! let sandbox = Sandbox::new(&Limits::default())?;
 //! let deployment = sandbox.compile("transformer.opm.dev/workload@v1#DeploymentTransformer", bytes)?;
-//! let outcome = sandbox.call(&deployment, input, context, &Limits::default());
+//! let input = r#"{"metadata": {"name": "api"}, "spec": {"container": {"image": "nginx"}}}"#.to_owned();
+//! let outcome = sandbox.call(&deployment, &input, context, &Limits::default());
 //! println!("{:?} after {} units of fuel", outcome.result, outcome.fuel_used);
 //! # Ok(()) }
 //! ```
