@@ -54,7 +54,7 @@ pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
     };
     let text = std::str::from_utf8(&bytes).map_err(|e| invalid(e.to_string()))?;
     let raw: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        serde_saphyr::from_str(text).map_err(|e| invalid(crate::module::yaml_message(&e)))?;
 
     let mut sources: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut infos = BTreeMap::new();

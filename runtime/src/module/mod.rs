@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use origin::Origin;
+pub(crate) use tree::yaml_message;
 
 use crate::definitions::{DefinitionKind, DefinitionSpec};
 

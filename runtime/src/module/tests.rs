@@ -280,7 +280,7 @@ fn duplicate_component_names_are_errors() {
     ));
     assert_eq!(
         text,
-        "module.yaml:20:3: duplicate mapping key: api, set DuplicateKeyPolicy in Options if acceptable"
+        "module.yaml:20:3: duplicate key `api`: a key may appear only once in a map"
     );
 }
 

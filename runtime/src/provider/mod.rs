@@ -249,5 +249,5 @@ pub fn parse_manifest(origin: &str, bytes: &[u8]) -> Result<ProviderManifest, Pr
         message,
     };
     let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8: {e}")))?;
-    serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))
+    serde_saphyr::from_str(text).map_err(|e| invalid(crate::module::yaml_message(&e)))
 }
