@@ -444,3 +444,125 @@ fn help_documents_every_flag_with_an_example() {
 
 /// The guest `testing-leak` is exercised by the redaction tests above.
 pub(crate) fn testing_leak() {}
+
+const MISBEHAVE_ENTRY: &str = "
+description: Breaks the output contract as its component's label says
+requiredLabels: {core.opm.dev/workload-type: misbehaving}
+requiredResources: [opm.dev/resources/workload@v1#Container]
+component: misbehave.wasm
+";
+
+/// A module whose components each misbehave in the way their name says.
+fn misbehaving_module(modes: &[(&str, &str)]) -> String {
+    let mut module = String::from(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: odd, version: 1.0.0}\ncomponents:\n",
+    );
+    for (name, mode) in modes {
+        module.push_str(&format!(
+            "  {name}:\n    metadata: {{labels: {{core.opm.dev/workload-type: misbehaving, misbehave.opm.dev/mode: {mode}}}}}\n    resources:\n      Container: {{image: busybox:1.36}}\n"
+        ));
+    }
+    module
+}
+
+fn misbehaving_provider() -> tempfile::TempDir {
+    provider_with(&[(
+        "test.opm.dev/hostile@v1#MisbehaveTransformer",
+        MISBEHAVE_ENTRY,
+        guests::TESTING_MISBEHAVE,
+    )])
+}
+
+#[test]
+fn every_invalid_output_is_reported_with_its_component_and_reason() {
+    let provider = misbehaving_provider();
+    let module = write_file(
+        provider.path(),
+        "module.yaml",
+        &misbehaving_module(&[
+            ("array", "not-an-object"),
+            ("kindless", "no-kind"),
+            ("nameless", "no-name"),
+            ("quiet", "nothing"),
+        ]),
+    );
+    let provider_dir = provider.path().display().to_string();
+    let run = opm(["mod", "build", &module, "-p", &provider_dir]);
+    assert!(run.exited(1), "{:?}\n{}", run.status, run.stderr);
+    assert_eq!(run.stdout, "", "nothing is written when the render fails");
+    for (component, reason) in [
+        (
+            "array",
+            "returned an invalid resource #0: a JSON array where an object was expected",
+        ),
+        (
+            "kindless",
+            "returned an invalid resource #0: `kind` is missing or not a non-empty string",
+        ),
+        (
+            "nameless",
+            "returned an invalid resource #0: `metadata.name` is missing or not a non-empty string",
+        ),
+    ] {
+        let heading = format!("component {component:?}:");
+        let at = run
+            .stderr
+            .find(&heading)
+            .unwrap_or_else(|| panic!("{component} missing from:\n{}", run.stderr));
+        assert!(
+            run.stderr[at..].contains(reason),
+            "{component}: {reason:?} missing from:\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        !run.stderr.contains("\"quiet\""),
+        "zero resources is valid:\n{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("in 3 components"), "{}", run.stderr);
+}
+
+#[test]
+fn a_component_that_renders_nothing_is_valid() {
+    let provider = misbehaving_provider();
+    let module = write_file(
+        provider.path(),
+        "module.yaml",
+        &misbehaving_module(&[("quiet", "nothing")]),
+    );
+    let provider_dir = provider.path().display().to_string();
+    let run = opm(["mod", "build", &module, "-p", &provider_dir, "-o", "json"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"], serde_json::json!([]));
+}
+
+#[test]
+fn two_components_rendering_one_resource_is_an_error_naming_both() {
+    let provider = misbehaving_provider();
+    let module = write_file(
+        provider.path(),
+        "module.yaml",
+        &misbehaving_module(&[("first", "shared"), ("second", "shared")]),
+    );
+    let provider_dir = provider.path().display().to_string();
+    let run = opm(["mod", "build", &module, "-p", &provider_dir]);
+    assert!(run.exited(1), "{:?}\n{}", run.status, run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains(
+            "component \"second\":\n    - transformer test.opm.dev/hostile@v1#MisbehaveTransformer (blake3:"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "rendered ConfigMap shared, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer) also rendered"
+        ),
+        "{}",
+        run.stderr
+    );
+}

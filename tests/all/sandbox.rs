@@ -37,6 +37,15 @@ fn context() -> RenderContext {
 /// Renders two components in one render: `bad`, run by `guest`, and `good`, a stateless
 /// container run by the real Deployment transformer of the embedded provider.
 fn render_beside_a_healthy_component(guest: &[u8], limits: Limits) -> Rendered {
+    render_beside_a_healthy_component_labelled(guest, &[], limits)
+}
+
+/// As [`render_beside_a_healthy_component`], with `labels` added to the `bad` component's.
+fn render_beside_a_healthy_component_labelled(
+    guest: &[u8],
+    labels: &[(&str, &str)],
+    limits: Limits,
+) -> Rendered {
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
     let sandbox = Sandbox::new(&limits).expect("engine");
     let mut compiled = BTreeMap::new();
@@ -51,8 +60,14 @@ fn render_beside_a_healthy_component(guest: &[u8], limits: Limits) -> Rendered {
             .expect("deployment compiles"),
     );
     let input = |name: &str| {
+        let mut component_labels = json!({"core.opm.dev/workload-type": "stateless"});
+        if name == "bad" {
+            for (key, value) in labels {
+                component_labels[*key] = json!(value);
+            }
+        }
         json!({
-            "metadata": {"name": name, "labels": {"core.opm.dev/workload-type": "stateless"}},
+            "metadata": {"name": name, "labels": component_labels},
             "resources": ["opm.dev/resources/workload@v1#Container"],
             "traits": [], "policies": [],
             "spec": {"container": {"image": "nginx:1.27"}},
@@ -179,6 +194,76 @@ fn a_panic_reports_its_message() {
         "{panic}"
     );
     assert!(!error.is_limit());
+}
+
+fn testing_misbehave() {}
+
+#[test]
+fn endless_recursion_overflows_the_stack() {
+    let limits = Limits::default();
+    let rendered = render_beside_a_healthy_component_labelled(
+        guests::TESTING_MISBEHAVE,
+        &[("misbehave.opm.dev/mode", "recurse")],
+        limits,
+    );
+    let (error, message) = single_failure(&rendered);
+    assert_eq!(
+        *error,
+        CallError::Stack {
+            limit: limits.wasm_stack
+        }
+    );
+    assert!(
+        message.contains("overflowed its stack of 512 KiB (deep or endless recursion)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn output_over_the_output_limit_fails_the_call() {
+    let limits = Limits {
+        output: 256 << 10,
+        ..Limits::default()
+    };
+    let rendered = render_beside_a_healthy_component_labelled(
+        guests::TESTING_MISBEHAVE,
+        &[("misbehave.opm.dev/mode", "huge")],
+        limits,
+    );
+    let (error, message) = single_failure(&rendered);
+    let CallError::Output { limit, size } = error else {
+        panic!("not an output error: {message}")
+    };
+    assert_eq!(*limit, 256 << 10);
+    assert!(*size > 1 << 20, "{size}");
+    assert!(
+        message.contains("of output, over the output limit of 256 KiB"),
+        "{message}"
+    );
+}
+
+#[test]
+fn log_lines_past_the_log_limit_are_dropped_and_counted() {
+    let limits = Limits {
+        log: 8 << 10,
+        ..Limits::default()
+    };
+    let rendered = render_beside_a_healthy_component_labelled(
+        guests::TESTING_MISBEHAVE,
+        &[("misbehave.opm.dev/mode", "chatty")],
+        limits,
+    );
+    assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
+    let chatty = rendered
+        .calls
+        .iter()
+        .find(|call| call.component == "bad")
+        .expect("the chatty call is reported");
+    let kept: usize = chatty.logs.iter().map(|line| line.message.len()).sum();
+    assert!(kept <= 8 << 10, "{kept} bytes of log kept");
+    assert_eq!(chatty.logs.len(), (8 << 10) / 100);
+    assert_eq!(chatty.logs.len() + chatty.logs_dropped, 10_000);
+    assert_eq!(chatty.resources, 1, "the call itself succeeds");
 }
 
 #[test]
