@@ -566,3 +566,64 @@ fn two_components_rendering_one_resource_is_an_error_naming_both() {
         run.stderr
     );
 }
+
+/// Matching spec ac13: a transformer's output is a list of resources, even of one.
+#[test]
+fn ac13_a_single_resource_output_is_a_list() {
+    use opm_runtime::render::RenderContext;
+    use opm_runtime::sandbox::{Limits, Sandbox};
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let service = "transformer.opm.dev/network@v1#ServiceTransformer";
+    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+    let compiled = sandbox
+        .compile(service, &provider.components[service])
+        .expect("compiles");
+    let input = serde_json::json!({
+        "metadata": {"name": "api", "labels": {}},
+        "resources": ["opm.dev/resources/workload@v1#Container"],
+        "traits": ["opm.dev/traits/network@v1#Expose"],
+        "policies": [],
+        "spec": {
+            "container": {"image": "nginx:1.27", "ports": {"http": {"containerPort": 8080}}},
+            "expose": {"type": "ClusterIP"},
+        },
+        "defaults": {},
+    })
+    .to_string();
+    let context = RenderContext {
+        name: "m".into(),
+        namespace: "default".into(),
+        version: "1.0.0".into(),
+        provider: "kubernetes".into(),
+        timestamp: "2026-01-01T00:00:00Z".into(),
+        strict: false,
+        module_labels: Default::default(),
+    };
+    let outcome = sandbox.call(
+        &compiled,
+        &input,
+        &context.for_component("api"),
+        &Limits::default(),
+    );
+    let documents = outcome.result.expect("the call succeeds");
+    assert_eq!(documents.len(), 1, "{documents:?}");
+    let service: Value = serde_json::from_str(&documents[0]).unwrap();
+    assert_eq!(service["kind"], "Service");
+}
+
+/// Matching spec ac14: the outputs of every transformer matched to a component are
+/// concatenated into the one resource list of the render.
+#[test]
+fn ac14_outputs_of_matched_transformers_are_concatenated() {
+    let run = opm(["mod", "build", &hello(), "-o", "json"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    let from_api: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["metadata"]["labels"]["component.opmodel.dev/name"] == "api")
+        .map(|item| item["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(from_api, ["Service", "Deployment"]);
+}

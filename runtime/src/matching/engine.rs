@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 
 use super::Requirements;
 use super::plan::{
-    Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, Matched,
-    Missing, Plan, Problem, Reason, Unmatched,
+    Attachments, Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource,
+    Matched, Missing, Plan, Problem, Reason, Unmatched,
 };
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
@@ -225,10 +225,32 @@ fn plan_component(
         }
     }
 
+    let fqns_of = |kind: DefinitionKind| -> Vec<String> {
+        attached
+            .iter()
+            .filter(|(_, a)| a.definition.kind == kind)
+            .map(|(fqn, _)| fqn.clone())
+            .collect()
+    };
+    let (resources, traits, policies) = (
+        fqns_of(DefinitionKind::Resource),
+        fqns_of(DefinitionKind::Trait),
+        fqns_of(DefinitionKind::Policy),
+    );
+
     let mut unhandled = Vec::new();
     if matched.is_empty() {
         errors.push(Problem::NoMatch {
             component: name.clone(),
+            has: Attachments {
+                labels: labels
+                    .iter()
+                    .map(|(key, label)| (key.clone(), label.value.clone()))
+                    .collect(),
+                resources: resources.clone(),
+                traits: traits.clone(),
+                policies: policies.clone(),
+            },
             candidates: transformers
                 .iter()
                 .zip(&unmatched)
@@ -293,19 +315,12 @@ fn plan_component(
         Vec::new()
     };
 
-    let fqns_of = |kind: DefinitionKind| -> Vec<String> {
-        attached
-            .iter()
-            .filter(|(_, a)| a.definition.kind == kind)
-            .map(|(fqn, _)| fqn.clone())
-            .collect()
-    };
     let plan = ComponentPlan {
         name: name.clone(),
         origin: at.clone(),
-        resources: fqns_of(DefinitionKind::Resource),
-        traits: fqns_of(DefinitionKind::Trait),
-        policies: fqns_of(DefinitionKind::Policy),
+        resources,
+        traits,
+        policies,
         labels,
         matched: matched.into_iter().map(|(_, matched)| matched).collect(),
         unmatched,

@@ -292,6 +292,47 @@ impl fmt::Display for Missing {
     }
 }
 
+/// What a component has to match with: its effective labels and attached definitions, as a
+/// no-match error shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Attachments {
+    /// Effective labels (DESIGN §4.3).
+    pub labels: BTreeMap<String, String>,
+    /// Attached resource FQNs, sorted.
+    pub resources: Vec<String>,
+    /// Attached trait FQNs, sorted.
+    pub traits: Vec<String>,
+    /// Attached policy FQNs, sorted.
+    pub policies: Vec<String>,
+}
+
+impl fmt::Display for Attachments {
+    /// `labels a=b; resources X; traits Y; policies none`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let labels: Vec<String> = self
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let mut first = true;
+        for (what, list) in [
+            ("labels", &labels),
+            ("resources", &self.resources),
+            ("traits", &self.traits),
+            ("policies", &self.policies),
+        ] {
+            let separator = if first { "" } else { "; " };
+            first = false;
+            if list.is_empty() {
+                write!(f, "{separator}{what} none")?;
+            } else {
+                write!(f, "{separator}{what} {}", list.join(", "))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A transformer listed by a no-match error: its requirements and what the component lacks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Candidate {
@@ -466,12 +507,14 @@ pub enum Problem {
     },
     /// No transformer matches a component.
     #[error(
-        "{at}: component {component:?} matches no transformer{}",
+        "{at}: component {component:?} matches no transformer\n    it has: {has}{}",
         no_match_details(candidates)
     )]
     NoMatch {
         /// The component.
         component: String,
+        /// Its labels and attached definitions.
+        has: Attachments,
         /// Every transformer of the provider, with its requirements and what the component lacks.
         candidates: Vec<Candidate>,
         /// Where the component is declared.
@@ -546,10 +589,10 @@ fn path_prefix(path: &str) -> String {
 
 fn no_match_details(candidates: &[Candidate]) -> String {
     if candidates.is_empty() {
-        return "; the provider has no transformers".to_owned();
+        return "\n    the provider has no transformers".to_owned();
     }
     let mut text =
-        String::from("; the transformers, what each requires and what the component lacks:");
+        String::from("\n    the transformers, what each requires and what the component lacks:");
     for candidate in candidates {
         let lacks: Vec<String> = candidate.missing.iter().map(ToString::to_string).collect();
         text.push_str(&format!(

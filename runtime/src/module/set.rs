@@ -210,7 +210,8 @@ pub(crate) fn apply(root: &mut Node, set: SetArg) -> Result<(), ModuleError> {
                         ""
                     };
                     return Err(fail(format!(
-                        "{here} is {}, not a map{hint}",
+                        "{here} ({}) is {}, not a map{hint}",
+                        node.origin,
                         node.describe()
                     )));
                 }
@@ -241,7 +242,11 @@ pub(crate) fn apply(root: &mut Node, set: SetArg) -> Result<(), ModuleError> {
                     node.value = Value::List(Vec::new());
                 }
                 if !matches!(node.value, Value::List(_)) {
-                    return Err(fail(format!("{here} is {}, not a list", node.describe())));
+                    return Err(fail(format!(
+                        "{here} ({}) is {}, not a list",
+                        node.origin,
+                        node.describe()
+                    )));
                 }
                 let Value::List(items) = &mut node.value else {
                     unreachable!("checked above")
@@ -380,12 +385,12 @@ mod tests {
         let error = set("a: {b: [1, 2]}", "a.b.c=1").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "--set a.b.c: `a.b` is a list, not a map; index it with [N]"
+            "--set a.b.c: `a.b` (m.yaml:1:8) is a list, not a map; index it with [N]"
         );
         let error = set("a: {b: x}", "a.b[0]=1").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "--set a.b[0]: `a.b` is a string, not a list"
+            "--set a.b[0]: `a.b` (m.yaml:1:8) is a string, not a list"
         );
     }
 

@@ -225,7 +225,7 @@ fn set_on_a_list_where_a_map_is_expected_is_an_error() {
     .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "test: --set metadata.labels.team: `metadata.labels` is a list, not a map; index it with [N]"
+        "test: --set metadata.labels.team: `metadata.labels` (values0.yaml:1:20) is a list, not a map; index it with [N]"
     );
 }
 
