@@ -273,6 +273,64 @@ fn a_misspelt_field_is_an_error_at_vet() {
     assert!(said.contains("tpye"), "{said}");
 }
 
+/// What the API server would refuse is refused at `vet` already, each with its path.
+#[test]
+fn values_kubernetes_would_refuse_are_errors_at_vet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let module = write_file(
+        dir.path(),
+        "module.yaml",
+        r#"apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: strict, version: 0.1.0}
+components:
+  api:
+    resources:
+      Container:
+        image: 7
+        ports: {"80": {containerPort: 80}, a--b: {containerPort: 81}}
+        resources: {requests: {cpuu: 1}}
+      ConfigMap: {data: {"bad key!": x}}
+    traits:
+      InitContainers:
+        init: {image: busybox, livenessProbe: {exec: {command: [x]}}}
+      PodScheduling:
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecutio: {}
+  nightly:
+    metadata: {labels: {core.opm.dev/workload-type: cronjob}}
+    resources:
+      Container: {image: busybox}
+    traits:
+      Schedule: {cron: "every night"}
+"#,
+    );
+    let run = opm(["mod", "vet", &module]);
+    assert!(run.exited(1), "{:?}\n{}", run.status, run.stderr);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    for expected in [
+        "at /image: the value fits none of the allowed forms: the value is not of type \"string\"; or the value is not of type \"object\"",
+        "at /ports: \"80\" does not match \"[a-z]\"",
+        "at /ports: {\"pattern\":\"--\"} is not allowed for \"a--b\"",
+        "at /resources/requests: \"cpuu\" does not match",
+        "at /data: \"bad key!\" does not match",
+        "at /init/livenessProbe: this field is not allowed here",
+        "at /affinity/nodeAffinity: additional properties are not allowed ('requiredDuringSchedulingIgnoredDuringExecutio' was unexpected)",
+        "component \"nightly\", opm.dev/traits/workload@v1#Schedule: at /cron: the value does not match",
+    ] {
+        assert!(
+            said.contains(expected),
+            "{expected:?} missing from:\n{said}"
+        );
+    }
+    assert!(
+        run.stdout.contains("2 components, 0 calls, 8 errors"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn the_everything_example_attaches_every_definition() {
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");

@@ -95,7 +95,7 @@ impl Definition {
             .iter_errors(value)
             .map(|error| SchemaViolation {
                 path: error.instance_path().to_string(),
-                message: lowercase_first(&error.masked_with("the value").to_string()),
+                message: describe_violation(&error),
             })
             .collect();
         violations.sort();
@@ -121,6 +121,29 @@ pub fn merge_over(defaults: &Value, value: &Value) -> Value {
             Value::Object(merged)
         }
         _ => value.clone(),
+    }
+}
+
+/// What `error` says, in words for the person who wrote the value. Values are masked, since
+/// they may be sensitive. `oneOf`/`anyOf` failures list why each allowed form does not fit.
+fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind;
+    match error.kind() {
+        ValidationErrorKind::FalseSchema => "this field is not allowed here".to_owned(),
+        ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => {
+            let forms: Vec<String> = context
+                .iter()
+                .map(|form| {
+                    let reasons: Vec<String> = form.iter().map(describe_violation).collect();
+                    reasons.join(" and ")
+                })
+                .collect();
+            format!(
+                "the value fits none of the allowed forms: {}",
+                forms.join("; or ")
+            )
+        }
+        _ => lowercase_first(&error.masked_with("the value").to_string()),
     }
 }
 
