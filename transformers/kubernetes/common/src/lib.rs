@@ -1,6 +1,8 @@
 //! What the Kubernetes transformers share, so that every workload kind renders pods the same way.
 //!
-//! - [`object_metadata`] and [`selector_labels`]: names, namespace and labels of every resource;
+//! - [`object_metadata`], [`selector_labels`] and [`template_labels`]: names, namespace and
+//!   labels of every resource; selectors match the module (`app.kubernetes.io/instance`) and the
+//!   component (`app.kubernetes.io/name`), and pod templates leave out the module version;
 //! - [`container`] and [`image_reference`]: an OPM container (DESIGN §4.6) as a Kubernetes one;
 //! - [`pod`]: the pod template of a workload (containers, sidecars, init containers, volumes,
 //!   probes, scheduling, security, service account, restart policy) and the workload settings
@@ -29,24 +31,60 @@ pub use container::{container, image_reference};
 /// The label that ties a component's pods to its workload and services.
 pub const NAME_LABEL: &str = "app.kubernetes.io/name";
 
+/// The label that ties a component's pods to the module they belong to (the module name), so
+/// that two modules with a component of one name in one namespace never select each other's
+/// pods.
+pub const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
+
+/// The tracking label with the module version. The host puts it on every resource; pod
+/// templates leave it out, so that a version bump neither restarts every workload nor changes
+/// the immutable template of a Job.
+pub const MODULE_VERSION_LABEL: &str = "module.opmodel.dev/version";
+
 /// The label that selects the workload transformer of a component.
 pub const WORKLOAD_TYPE_LABEL: &str = "core.opm.dev/workload-type";
 
-/// Labels every pod of `component` carries and every selector matches.
-pub fn selector_labels(component: &Component) -> Value {
-    json!({ NAME_LABEL: component.name() })
+/// Labels every pod of `component` carries and every selector matches: the module (instance)
+/// and the component (name).
+pub fn selector_labels(component: &Component, context: &Context) -> Value {
+    component_selector_labels(component.name(), context)
+}
+
+/// The selector labels of the pods of the component `name` of the module being rendered, such
+/// as a peer that a network policy names.
+pub fn component_selector_labels(name: &str, context: &Context) -> Value {
+    json!(selector_label_map(name, context))
 }
 
 /// The context's labels (module labels and tracking labels) plus the selector labels, in key
 /// order.
 pub fn resource_labels(component: &Component, context: &Context) -> Value {
+    json!(label_map(component, context))
+}
+
+/// The labels of a pod template (and of a CronJob's job template): [`resource_labels`] without
+/// the module version ([`MODULE_VERSION_LABEL`]), which would otherwise roll every pod on each
+/// release.
+pub fn template_labels(component: &Component, context: &Context) -> Value {
+    let mut labels = label_map(component, context);
+    labels.remove(MODULE_VERSION_LABEL);
+    json!(labels)
+}
+
+/// The selector labels of the component `name` of the module of `context`.
+fn selector_label_map<'a>(name: &'a str, context: &'a Context) -> BTreeMap<&'a str, &'a str> {
+    BTreeMap::from([(INSTANCE_LABEL, context.name.as_str()), (NAME_LABEL, name)])
+}
+
+/// The context's labels overlaid by the selector labels of `component`.
+fn label_map<'a>(component: &'a Component, context: &'a Context) -> BTreeMap<&'a str, &'a str> {
     let mut labels: BTreeMap<&str, &str> = context
         .labels
         .iter()
         .map(|(key, value)| (key.as_str(), value.as_str()))
         .collect();
-    labels.insert(NAME_LABEL, component.name());
-    json!(labels)
+    labels.extend(selector_label_map(component.name(), context));
+    labels
 }
 
 /// `metadata` for a resource named `name` rendered from `component`: the context's labels (module
@@ -88,22 +126,63 @@ pub fn copy_fields(from: &Value, to: &mut Map<String, Value>, keys: &[&str]) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn metadata_carries_context_labels_and_the_selector_label() {
-        let component = Component::from_value(json!({"metadata": {"name": "api"}})).unwrap();
-        let context = Context {
-            namespace: "shop".into(),
-            labels: [("team".to_owned(), "payments".to_owned())].into(),
+    fn context() -> Context {
+        Context {
+            name: "shop".into(),
+            namespace: "prod".into(),
+            labels: [
+                ("team".to_owned(), "payments".to_owned()),
+                (MODULE_VERSION_LABEL.to_owned(), "1.2.0".to_owned()),
+            ]
+            .into(),
             ..Context::default()
-        };
-        let metadata = object_metadata(&component, &context, "api-headless");
+        }
+    }
+
+    #[test]
+    fn metadata_carries_context_labels_and_the_selector_labels() {
+        let component = Component::from_value(json!({"metadata": {"name": "api"}})).unwrap();
+        let metadata = object_metadata(&component, &context(), "api-headless");
         assert_eq!(
             metadata,
-            json!({"name": "api-headless", "namespace": "shop",
-                   "labels": {"app.kubernetes.io/name": "api", "team": "payments"}})
+            json!({"name": "api-headless", "namespace": "prod",
+                   "labels": {"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api",
+                              "module.opmodel.dev/version": "1.2.0", "team": "payments"}})
         );
         let keys: Vec<&String> = metadata["labels"].as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["app.kubernetes.io/name", "team"]);
+        assert_eq!(
+            keys,
+            [
+                "app.kubernetes.io/instance",
+                "app.kubernetes.io/name",
+                "module.opmodel.dev/version",
+                "team"
+            ]
+        );
+    }
+
+    #[test]
+    fn selectors_name_the_module_and_the_component() {
+        let component = Component::from_value(json!({"metadata": {"name": "api"}})).unwrap();
+        let selector =
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api"});
+        assert_eq!(selector_labels(&component, &context()), selector);
+        assert_eq!(component_selector_labels("api", &context()), selector);
+        let other_module = Context {
+            name: "blog".into(),
+            ..context()
+        };
+        assert_ne!(selector_labels(&component, &other_module), selector);
+    }
+
+    #[test]
+    fn template_labels_leave_out_the_module_version() {
+        let component = Component::from_value(json!({"metadata": {"name": "api"}})).unwrap();
+        assert_eq!(
+            template_labels(&component, &context()),
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api",
+                   "team": "payments"})
+        );
     }
 
     #[test]

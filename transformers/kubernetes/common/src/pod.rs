@@ -1,7 +1,8 @@
 //! The pod template every workload kind shares, and the workload settings several kinds share.
 //!
 //! [`pod_template`] reads the whole component: the main container (`container`, its probes
-//! replaced by `healthCheck`), `sidecarContainers` and `initContainers` (each in name order),
+//! replaced by `healthCheck`), `sidecarContainers` and `initContainers` (each in the order of
+//! the container names the pod shows: a container's own `name`, else its key),
 //! pod volumes from `volumes` and `persistentStorage` (mounted at each entry's `mountPath`),
 //! `podScheduling`, the pod `securityContext`, the `serviceAccount` and the `restartPolicy`. It
 //! checks what Kubernetes would only refuse at apply time: a mount of a volume that does not
@@ -25,7 +26,7 @@ use std::collections::BTreeSet;
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
 
 use crate::storage::{self, Storage};
-use crate::{container, copy_fields, resource_labels, sorted_entries};
+use crate::{container, copy_fields, sorted_entries, template_labels};
 
 /// The Kubernetes workload kinds OPM renders, one per workload type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,15 +93,8 @@ pub fn pod_template(
     mount_storage(&mut main, &storage)?;
 
     let mut containers = vec![container(&main, component.name())?];
-    let sidecars: Option<Value> = component.field("sidecarContainers")?;
-    for (name, sidecar) in sorted_entries(sidecars.as_ref()) {
-        containers.push(container(sidecar, name)?);
-    }
-    let inits: Option<Value> = component.field("initContainers")?;
-    let mut init_containers = Vec::new();
-    for (name, init) in sorted_entries(inits.as_ref()) {
-        init_containers.push(container(init, name)?);
-    }
+    containers.extend(named_containers(component, "sidecarContainers")?);
+    let init_containers = named_containers(component, "initContainers")?;
 
     let volumes = pod_volumes(component, &storage, claims_are_templates)?;
     let mut volume_names: BTreeSet<&str> = volumes
@@ -156,7 +150,7 @@ pub fn pod_template(
     };
     Ok(PodTemplate {
         template: json!({
-            "metadata": {"labels": resource_labels(component, context)},
+            "metadata": {"labels": template_labels(component, context)},
             "spec": spec,
         }),
         claim_templates,
@@ -282,6 +276,19 @@ fn restart_policy(
         None if kind.runs_to_completion() => Ok(Some(allowed[0])),
         None => Ok(None),
     }
+}
+
+/// The containers of the trait `field` (`sidecarContainers` or `initContainers`), each named by
+/// its own `name` or else its key, in the order of those names: the order the pod runs them in
+/// is the order of the names it shows.
+fn named_containers(component: &Component, field: &str) -> Result<Vec<Value>, TransformError> {
+    let declared: Option<Value> = component.field(field)?;
+    let mut containers = sorted_entries(declared.as_ref())
+        .into_iter()
+        .map(|(key, spec)| container(spec, key))
+        .collect::<Result<Vec<_>, _>>()?;
+    containers.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    Ok(containers)
 }
 
 /// Replaces the main container's probes with the HealthCheck trait's.

@@ -1,6 +1,9 @@
 //! The ports a component offers through its Service: `expose.ports` when given, else every
 //! container port, in name order. The Service, the StatefulSet's headless Service and the Ingress
 //! all read them from here, so a port name means the same thing to each.
+//!
+//! An expose port's `targetPort` is a number, or the name of a container port. Left out, it is
+//! the container port of the same name (by name) when there is one, else the port number.
 
 use opm_guest::{Component, Map, TransformError, Value, json};
 
@@ -13,6 +16,7 @@ pub fn service_ports(
     expose: Option<&Value>,
 ) -> Result<Vec<Value>, TransformError> {
     let container: Option<Value> = component.field("container")?;
+    let container_ports = container.as_ref().and_then(|c| c.get("ports"));
     let declared = expose.and_then(|expose| expose.get("ports"));
     let mut ports = Vec::new();
     if declared
@@ -23,16 +27,12 @@ pub fn service_ports(
             let number = port.get("port").cloned().ok_or_else(|| {
                 TransformError::invalid(format!("expose.ports.{name}.port is required"))
             })?;
-            let target = port
-                .get("targetPort")
-                .cloned()
-                .unwrap_or_else(|| number.clone());
+            let target = target_port(name, port, &number, container_ports)?;
             let mut entry = port_entry(name, number, target);
             copy_fields(port, &mut entry, &["protocol", "nodePort"]);
             ports.push(Value::Object(entry));
         }
     } else {
-        let container_ports = container.as_ref().and_then(|c| c.get("ports"));
         for (name, port) in sorted_entries(container_ports) {
             let number = port.get("containerPort").cloned().unwrap_or(Value::Null);
             let mut entry = port_entry(name, number, json!(name));
@@ -49,6 +49,34 @@ pub fn port_names(ports: &[Value]) -> Vec<&str> {
         .iter()
         .filter_map(|port| port.get("name").and_then(Value::as_str))
         .collect()
+}
+
+/// The `targetPort` of the expose port `name`: as given, where a name must be a port of the
+/// container; else the container port named `name`, by name; else the port number.
+fn target_port(
+    name: &str,
+    port: &Value,
+    number: &Value,
+    container_ports: Option<&Value>,
+) -> Result<Value, TransformError> {
+    let names: Vec<&str> = sorted_entries(container_ports)
+        .into_iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    match port.get("targetPort").filter(|target| !target.is_null()) {
+        Some(Value::String(target)) if names.contains(&target.as_str()) => Ok(json!(target)),
+        Some(Value::String(target)) => Err(TransformError::invalid(format!(
+            "expose.ports.{name}.targetPort {target:?} is not a port of the container; it has {}",
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        ))),
+        Some(target) => Ok(target.clone()),
+        None if names.contains(&name) => Ok(json!(name)),
+        None => Ok(number.clone()),
+    }
 }
 
 fn port_entry(name: &str, port: Value, target: Value) -> Map<String, Value> {
@@ -94,6 +122,41 @@ mod tests {
             ports,
             [json!({"name": "web", "port": 80, "targetPort": "http", "nodePort": 30080})]
         );
+    }
+
+    #[test]
+    fn a_declared_port_targets_the_container_port_of_its_name_else_its_number() {
+        let c = component(json!({"container": {"image": "x", "ports": {
+            "http": {"containerPort": 8080}, "metrics": {"containerPort": 9090}}}}));
+        let expose = json!({"ports": {"http": {"port": 80}, "admin": {"port": 8443},
+                                      "raw": {"port": 81, "targetPort": 8081}}});
+        let ports = service_ports(&c, Some(&expose)).unwrap();
+        assert_eq!(
+            ports,
+            [
+                json!({"name": "admin", "port": 8443, "targetPort": 8443}),
+                json!({"name": "http", "port": 80, "targetPort": "http"}),
+                json!({"name": "raw", "port": 81, "targetPort": 8081}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_target_port_name_that_is_no_container_port_is_invalid() {
+        let c = component(json!({"container": {"image": "x", "ports": {
+            "http": {"containerPort": 8080}, "metrics": {"containerPort": 9090}}}}));
+        let expose = json!({"ports": {"web": {"port": 80, "targetPort": "htp"}}});
+        let err = service_ports(&c, Some(&expose)).unwrap_err();
+        assert_eq!(
+            err,
+            TransformError::invalid(
+                "expose.ports.web.targetPort \"htp\" is not a port of the container; it has \
+                 http, metrics"
+            )
+        );
+        let bare = component(json!({"container": {"image": "x"}}));
+        let err = service_ports(&bare, Some(&expose)).unwrap_err();
+        assert!(err.to_string().ends_with("it has none"), "{err}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
 use opm_k8s_common::job::job_spec;
 use opm_k8s_common::pod::WorkloadKind;
-use opm_k8s_common::{copy_fields, object_metadata, resource_labels};
+use opm_k8s_common::{copy_fields, object_metadata, template_labels};
 
 /// Renders cronjob components into CronJobs.
 pub struct CronJobTransformer;
@@ -39,7 +39,7 @@ impl Transformer for CronJobTransformer {
         spec.insert(
             "jobTemplate".into(),
             json!({
-                "metadata": {"labels": resource_labels(component, context)},
+                "metadata": {"labels": template_labels(component, context)},
                 "spec": job_spec(component, context, WorkloadKind::CronJob)?,
             }),
         );
@@ -63,7 +63,13 @@ mod tests {
             "metadata": {"name": "cleanup", "labels": {"core.opm.dev/workload-type": "cronjob"}},
             "spec": spec,
         }))?;
-        CronJobTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            version: "1.2.0".into(),
+            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
+            ..Context::default()
+        };
+        CronJobTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -78,6 +84,23 @@ mod tests {
         let pod = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"];
         assert_eq!(pod["restartPolicy"], "OnFailure");
         assert_eq!(pod["containers"][0]["name"], "cleanup");
+    }
+
+    #[test]
+    fn job_and_pod_templates_leave_out_the_module_version() {
+        let out =
+            render(json!({"container": {"image": "cleanup:1"}, "schedule": {"cron": "0 3 * * *"}}))
+                .unwrap();
+        let cron = &out[0];
+        assert_eq!(
+            cron["metadata"]["labels"]["module.opmodel.dev/version"],
+            "1.2.0"
+        );
+        let labels =
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "cleanup"});
+        let job = &cron["spec"]["jobTemplate"];
+        assert_eq!(job["metadata"]["labels"], labels);
+        assert_eq!(job["spec"]["template"]["metadata"]["labels"], labels);
     }
 
     #[test]
@@ -105,10 +128,34 @@ mod tests {
         assert_eq!(spec["concurrencyPolicy"], "Forbid");
         assert_eq!(spec["suspend"], false);
         assert_eq!(spec["failedJobsHistoryLimit"], 3);
+        assert_eq!(spec["startingDeadlineSeconds"], 120);
+        assert_eq!(spec["successfulJobsHistoryLimit"], 1);
         let job = &spec["jobTemplate"]["spec"];
         assert_eq!(job["backoffLimit"], 1);
-        assert_eq!(job["template"]["spec"]["restartPolicy"], "Never");
-        assert_eq!(job["template"]["spec"]["serviceAccountName"], "cleanup");
+        assert_eq!(job["ttlSecondsAfterFinished"], 300);
+        let pod = &job["template"]["spec"];
+        assert_eq!(pod["restartPolicy"], "Never");
+        assert_eq!(pod["serviceAccountName"], "cleanup");
+        assert_eq!(pod["securityContext"], json!({"runAsNonRoot": true}));
+        assert_eq!(pod["priorityClassName"], "low");
+        assert_eq!(
+            pod["volumes"],
+            json!([
+                {"name": "archive", "persistentVolumeClaim": {"claimName": "cleanup-archive"}},
+                {"name": "tmp", "emptyDir": {}},
+            ])
+        );
+        assert_eq!(pod["initContainers"], json!([{"name": "a", "image": "a"}]));
+        let main = &pod["containers"][0];
+        assert_eq!(
+            main["livenessProbe"],
+            json!({"exec": {"command": ["true"]}})
+        );
+        assert_eq!(
+            main["volumeMounts"],
+            json!([{"name": "archive", "mountPath": "/archive"}])
+        );
+        assert_eq!(pod["containers"][1], json!({"name": "b", "image": "b"}));
     }
 
     #[test]

@@ -15,7 +15,7 @@ impl Transformer for DaemonSetTransformer {
         let mut spec = Map::new();
         spec.insert(
             "selector".into(),
-            json!({"matchLabels": selector_labels(component)}),
+            json!({"matchLabels": selector_labels(component, context)}),
         );
         if let Some(strategy) = pod::update_strategy(component, WorkloadKind::DaemonSet)? {
             spec.insert("updateStrategy".into(), strategy);
@@ -41,7 +41,13 @@ mod tests {
             "metadata": {"name": "logs", "labels": {"core.opm.dev/workload-type": "daemon"}},
             "spec": spec,
         }))?;
-        DaemonSetTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            version: "1.2.0".into(),
+            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
+            ..Context::default()
+        };
+        DaemonSetTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -50,10 +56,10 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0]["kind"], "DaemonSet");
         assert!(out[0]["spec"].get("replicas").is_none());
-        assert_eq!(
-            out[0]["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"],
-            "logs"
-        );
+        let selector =
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "logs"});
+        assert_eq!(out[0]["spec"]["selector"]["matchLabels"], selector);
+        assert_eq!(out[0]["spec"]["template"]["metadata"]["labels"], selector);
     }
 
     #[test]
@@ -76,10 +82,37 @@ mod tests {
         let spec = &out[0]["spec"];
         assert_eq!(spec["updateStrategy"]["rollingUpdate"]["maxUnavailable"], 1);
         let pod = &spec["template"]["spec"];
-        assert_eq!(pod["volumes"][1]["hostPath"]["path"], "/var/log");
-        assert_eq!(pod["tolerations"][0]["operator"], "Exists");
+        assert_eq!(
+            pod["volumes"],
+            json!([
+                {"name": "buffer", "persistentVolumeClaim": {"claimName": "logs-buffer"}},
+                {"name": "varlog", "hostPath": {"path": "/var/log", "type": "Directory"}},
+            ])
+        );
+        assert_eq!(pod["tolerations"], json!([{"operator": "Exists"}]));
         assert_eq!(pod["serviceAccountName"], "logs");
         assert_eq!(pod["automountServiceAccountToken"], true);
+        assert_eq!(pod["securityContext"], json!({"runAsUser": 0}));
+        assert_eq!(pod["restartPolicy"], "Always");
+        assert_eq!(
+            pod["initContainers"],
+            json!([{"name": "setup", "image": "busybox"}])
+        );
+        let main = &pod["containers"][0];
+        assert_eq!(
+            main["livenessProbe"],
+            json!({"httpGet": {"path": "/", "port": 2020}})
+        );
+        assert_eq!(
+            main["volumeMounts"],
+            json!([{"name": "buffer", "mountPath": "/buffer"},
+                   {"name": "varlog", "mountPath": "/var/log", "readOnly": true}])
+        );
+        assert_eq!(
+            pod["containers"][1],
+            json!({"name": "reloader", "image": "reloader"})
+        );
+        assert!(spec.get("volumeClaimTemplates").is_none());
     }
 
     #[test]

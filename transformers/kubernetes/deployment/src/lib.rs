@@ -22,7 +22,7 @@ impl Transformer for DeploymentTransformer {
         }
         spec.insert(
             "selector".into(),
-            json!({"matchLabels": selector_labels(component)}),
+            json!({"matchLabels": selector_labels(component, context)}),
         );
         if let Some(strategy) = pod::update_strategy(component, WorkloadKind::Deployment)? {
             spec.insert("strategy".into(), strategy);
@@ -49,7 +49,10 @@ mod tests {
 
     fn render(component: Value) -> Result<Vec<Value>, TransformError> {
         let context = Context {
+            name: "shop".into(),
             namespace: "shop".into(),
+            version: "1.2.0".into(),
+            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
             ..Context::default()
         };
         DeploymentTransformer::transform(&Component::from_value(component)?, &context)
@@ -78,6 +81,22 @@ mod tests {
         );
         assert!(d["spec"].get("replicas").is_none());
         assert!(d["spec"].get("strategy").is_none());
+    }
+
+    #[test]
+    fn the_selector_names_module_and_component_and_the_template_has_no_version() {
+        let out =
+            render(json!({"metadata": {"name": "api"}, "spec": {"container": {"image": "x"}}}))
+                .unwrap();
+        let d = &out[0];
+        let selector =
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api"});
+        assert_eq!(d["spec"]["selector"]["matchLabels"], selector);
+        assert_eq!(d["spec"]["template"]["metadata"]["labels"], selector);
+        assert_eq!(
+            d["metadata"]["labels"]["module.opmodel.dev/version"],
+            "1.2.0"
+        );
     }
 
     #[test]

@@ -125,6 +125,17 @@ mod tests {
     }
 
     #[test]
+    fn a_route_without_a_path_is_a_prefix_route_on_slash() {
+        let out = render(web(json!({"host": "shop.example.com", "port": "http"}))).unwrap();
+        assert_eq!(DEFAULT_PATH, "/");
+        assert_eq!(
+            out[0]["spec"]["rules"][0],
+            json!({"host": "shop.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix",
+                   "backend": {"service": {"name": "web", "port": {"name": "http"}}}}]}})
+        );
+    }
+
+    #[test]
     fn maximal_ingress_has_class_host_path_port_and_tls() {
         let out = render(web(
             json!({"host": "shop.example.com", "path": "/api", "port": "http",

@@ -32,7 +32,13 @@ mod tests {
             "metadata": {"name": "migrate", "labels": {"core.opm.dev/workload-type": "job"}},
             "spec": spec,
         }))?;
-        JobTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            version: "1.2.0".into(),
+            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
+            ..Context::default()
+        };
+        JobTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -46,6 +52,20 @@ mod tests {
         assert_eq!(
             job["spec"]["template"]["spec"]["restartPolicy"],
             "OnFailure"
+        );
+    }
+
+    #[test]
+    fn the_pod_template_leaves_out_the_module_version() {
+        let out = render(json!({"container": {"image": "migrate:1"}})).unwrap();
+        let job = &out[0];
+        assert_eq!(
+            job["metadata"]["labels"]["module.opmodel.dev/version"],
+            "1.2.0"
+        );
+        assert_eq!(
+            job["spec"]["template"]["metadata"]["labels"],
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "migrate"})
         );
     }
 
@@ -75,9 +95,32 @@ mod tests {
         let pod = &spec["template"]["spec"];
         assert_eq!(pod["restartPolicy"], "Never");
         assert_eq!(pod["serviceAccountName"], "migrator");
+        assert_eq!(pod["securityContext"], json!({"runAsNonRoot": true}));
+        assert_eq!(pod["nodeSelector"], json!({"pool": "batch"}));
         assert_eq!(
-            pod["volumes"][0]["persistentVolumeClaim"]["claimName"],
-            "migrate-out"
+            pod["volumes"],
+            json!([
+                {"name": "out", "persistentVolumeClaim": {"claimName": "migrate-out"}},
+                {"name": "scratch", "emptyDir": {"sizeLimit": "1Gi"}},
+            ])
+        );
+        assert_eq!(
+            pod["initContainers"],
+            json!([{"name": "wait", "image": "busybox"}])
+        );
+        let main = &pod["containers"][0];
+        assert_eq!(main["args"], json!(["up"]));
+        assert_eq!(
+            main["livenessProbe"],
+            json!({"exec": {"command": ["true"]}})
+        );
+        assert_eq!(
+            main["volumeMounts"],
+            json!([{"name": "out", "mountPath": "/out"}])
+        );
+        assert_eq!(
+            pod["containers"][1],
+            json!({"name": "proxy", "image": "cloud-sql-proxy"})
         );
     }
 

@@ -2,12 +2,14 @@
 //! NetworkPolicy that admits ingress to the component's pods only from the listed sources, and
 //! only on the listed ports.
 //!
-//! A source is `{component}` (pods of that component of the module, in the same namespace),
+//! A source is `{component}` (pods of that component of the module, in the same namespace,
+//! selected by the same labels as the component's own workload: module and component name),
 //! `{namespace}` (every pod of that namespace) or `{cidr}`. Ports are names of the main
-//! container's ports, with their protocols. No sources means no ingress at all.
+//! container's ports, with their protocols. No sources means no ingress at all, so ports without
+//! sources are refused: they would restrict nothing.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
-use opm_k8s_common::{NAME_LABEL, object_metadata, selector_labels};
+use opm_k8s_common::{component_selector_labels, object_metadata, selector_labels};
 
 /// Renders the NetworkPolicy policy into NetworkPolicies.
 pub struct NetworkPolicyTransformer;
@@ -26,9 +28,16 @@ impl Transformer for NetworkPolicyTransformer {
         let from = sources
             .iter()
             .enumerate()
-            .map(|(index, source)| peer(index, source))
+            .map(|(index, source)| peer(index, source, context))
             .collect::<Result<Vec<_>, _>>()?;
         let ports = ports(component, policy.get("ports"))?;
+        if from.is_empty() && !ports.is_empty() {
+            return Err(TransformError::invalid(
+                "networkPolicy.ports is set but networkPolicy.allowFrom is empty: ports only \
+                 restrict what the allowFrom peers may reach, and with no allowFrom entries no \
+                 ingress is allowed at all; add allowFrom entries or remove ports",
+            ));
+        }
         let mut ingress = Vec::new();
         if !from.is_empty() {
             let mut rule = Map::new();
@@ -43,7 +52,7 @@ impl Transformer for NetworkPolicyTransformer {
             "kind": "NetworkPolicy",
             "metadata": object_metadata(component, context, component.name()),
             "spec": {
-                "podSelector": {"matchLabels": selector_labels(component)},
+                "podSelector": {"matchLabels": selector_labels(component, context)},
                 "policyTypes": ["Ingress"],
                 "ingress": ingress,
             },
@@ -51,11 +60,14 @@ impl Transformer for NetworkPolicyTransformer {
     }
 }
 
-/// One `allowFrom` entry as a NetworkPolicyPeer.
-fn peer(index: usize, source: &Value) -> Result<Value, TransformError> {
+/// One `allowFrom` entry as a NetworkPolicyPeer. A component is one of the module's, so it is
+/// selected by its selector labels in the module of `context`.
+fn peer(index: usize, source: &Value, context: &Context) -> Result<Value, TransformError> {
     let one = |key: &str| source.get(key).and_then(Value::as_str);
     match (one("component"), one("namespace"), one("cidr")) {
-        (Some(name), None, None) => Ok(json!({"podSelector": {"matchLabels": {NAME_LABEL: name}}})),
+        (Some(name), None, None) => Ok(json!({
+            "podSelector": {"matchLabels": component_selector_labels(name, context)},
+        })),
         (None, Some(namespace), None) => Ok(json!({
             "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: namespace}},
         })),
@@ -105,7 +117,11 @@ mod tests {
                                                             "dns": {"containerPort": 53, "protocol": "UDP"}}},
                      "networkPolicy": policy},
         }))?;
-        NetworkPolicyTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            ..Context::default()
+        };
+        NetworkPolicyTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -113,9 +129,24 @@ mod tests {
         let out = render(json!({})).unwrap();
         assert_eq!(
             out[0]["spec"],
-            json!({"podSelector": {"matchLabels": {"app.kubernetes.io/name": "db"}},
+            json!({"podSelector": {"matchLabels": {"app.kubernetes.io/instance": "shop",
+                                                   "app.kubernetes.io/name": "db"}},
                    "policyTypes": ["Ingress"], "ingress": []})
         );
+        let no_ports = render(json!({"allowFrom": [], "ports": []})).unwrap();
+        assert_eq!(no_ports[0]["spec"]["ingress"], json!([]));
+    }
+
+    #[test]
+    fn ports_without_sources_are_invalid_rather_than_dropped() {
+        let err = render(json!({"ports": ["pg"]})).unwrap_err();
+        assert!(
+            matches!(&err, TransformError::InvalidComponent(m)
+                if m.contains("networkPolicy.ports") && m.contains("allowFrom is empty")
+                    && m.contains("add allowFrom entries or remove ports")),
+            "{err}"
+        );
+        assert!(render(json!({"allowFrom": [], "ports": ["pg"]})).is_err());
     }
 
     #[test]
@@ -129,7 +160,8 @@ mod tests {
             out[0]["spec"]["ingress"],
             json!([{
                 "from": [
-                    {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "api"}}},
+                    {"podSelector": {"matchLabels": {"app.kubernetes.io/instance": "shop",
+                                                     "app.kubernetes.io/name": "api"}}},
                     {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}},
                     {"ipBlock": {"cidr": "10.0.0.0/8"}},
                 ],

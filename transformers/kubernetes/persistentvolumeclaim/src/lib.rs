@@ -42,7 +42,11 @@ mod tests {
             "metadata": {"name": "files", "labels": {"core.opm.dev/workload-type": workload}},
             "spec": {"container": {"image": "x"}, "persistentStorage": storage},
         }))?;
-        PersistentVolumeClaimTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            ..Context::default()
+        };
+        PersistentVolumeClaimTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -51,7 +55,8 @@ mod tests {
         assert_eq!(
             out,
             [json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                    "metadata": {"name": "files-data", "labels": {"app.kubernetes.io/name": "files"}},
+                    "metadata": {"name": "files-data", "labels": {
+                        "app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "files"}},
                     "spec": {"accessModes": ["ReadWriteOnce"],
                              "resources": {"requests": {"storage": "1Gi"}}}})]
         );

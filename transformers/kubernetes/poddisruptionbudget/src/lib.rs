@@ -23,7 +23,7 @@ impl Transformer for PodDisruptionBudgetTransformer {
         };
         spec.insert(
             "selector".into(),
-            json!({"matchLabels": selector_labels(component)}),
+            json!({"matchLabels": selector_labels(component, context)}),
         );
         Ok(vec![json!({
             "apiVersion": "policy/v1",
@@ -45,7 +45,11 @@ mod tests {
             "metadata": {"name": "api"},
             "spec": {"container": {"image": "x"}, "disruptionBudget": budget},
         }))?;
-        PodDisruptionBudgetTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            ..Context::default()
+        };
+        PodDisruptionBudgetTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -54,7 +58,8 @@ mod tests {
         assert_eq!(out[0]["kind"], "PodDisruptionBudget");
         assert_eq!(
             out[0]["spec"],
-            json!({"minAvailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": "api"}}})
+            json!({"minAvailable": 1, "selector": {"matchLabels": {
+                "app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api"}}})
         );
     }
 

@@ -49,7 +49,7 @@ impl Transformer for ServiceTransformer {
                 port["name"].as_str().unwrap_or_default()
             )));
         }
-        spec.insert("selector".into(), selector_labels(component));
+        spec.insert("selector".into(), selector_labels(component, context));
         spec.insert("ports".into(), Value::Array(ports));
         Ok(vec![json!({
             "apiVersion": "v1",
@@ -68,7 +68,11 @@ mod tests {
 
     fn render(spec: Value) -> Result<Vec<Value>, TransformError> {
         let component = Component::from_value(json!({"metadata": {"name": "api"}, "spec": spec}))?;
-        ServiceTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            ..Context::default()
+        };
+        ServiceTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -86,7 +90,10 @@ mod tests {
             svc["spec"]["ports"],
             json!([{"name": "http", "port": 8080, "targetPort": "http"}])
         );
-        assert_eq!(svc["spec"]["selector"]["app.kubernetes.io/name"], "api");
+        assert_eq!(
+            svc["spec"]["selector"],
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api"})
+        );
     }
 
     #[test]
@@ -99,6 +106,30 @@ mod tests {
         assert_eq!(out[0]["spec"]["type"], "ClusterIP");
         assert_eq!(out[0]["spec"]["clusterIP"], "None");
         assert_eq!(out[0]["spec"]["ports"][0]["protocol"], "TCP");
+    }
+
+    #[test]
+    fn declared_ports_target_the_container_port_of_their_name() {
+        let out = render(json!({
+            "container": {"image": "api", "ports": {"http": {"containerPort": 8080}}},
+            "expose": {"ports": {"http": {"port": 80}, "grpc": {"port": 9000}}},
+        }))
+        .unwrap();
+        assert_eq!(
+            out[0]["spec"]["ports"],
+            json!([{"name": "grpc", "port": 9000, "targetPort": 9000},
+                   {"name": "http", "port": 80, "targetPort": "http"}])
+        );
+        let err = render(json!({
+            "container": {"image": "api", "ports": {"http": {"containerPort": 8080}}},
+            "expose": {"ports": {"web": {"port": 80, "targetPort": "web"}}},
+        }))
+        .unwrap_err();
+        assert!(
+            matches!(&err, TransformError::InvalidComponent(m)
+                if m.contains("expose.ports.web.targetPort") && m.ends_with("it has http")),
+            "{err}"
+        );
     }
 
     #[test]

@@ -57,7 +57,11 @@ mod tests {
             "metadata": {"name": "api"},
             "spec": {"container": {"image": "x"}, "serviceAccount": account},
         }))?;
-        ServiceAccountTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            ..Context::default()
+        };
+        ServiceAccountTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -66,7 +70,8 @@ mod tests {
         assert_eq!(
             out,
             [json!({"apiVersion": "v1", "kind": "ServiceAccount",
-                    "metadata": {"name": "api", "labels": {"app.kubernetes.io/name": "api"}}})]
+                    "metadata": {"name": "api", "labels": {
+                        "app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api"}}})]
         );
     }
 

@@ -31,7 +31,7 @@ impl Transformer for StatefulSetTransformer {
         spec.insert("serviceName".into(), Value::from(service_name.as_str()));
         spec.insert(
             "selector".into(),
-            json!({"matchLabels": selector_labels(component)}),
+            json!({"matchLabels": selector_labels(component, context)}),
         );
         if let Some(strategy) = pod::update_strategy(component, WorkloadKind::StatefulSet)? {
             spec.insert("updateStrategy".into(), strategy);
@@ -66,7 +66,7 @@ fn headless_service(
     let mut spec = Map::new();
     spec.insert("clusterIP".into(), json!("None"));
     spec.insert("publishNotReadyAddresses".into(), json!(true));
-    spec.insert("selector".into(), selector_labels(component));
+    spec.insert("selector".into(), selector_labels(component, context));
     if !ports.is_empty() {
         spec.insert("ports".into(), Value::Array(ports));
     }
@@ -90,7 +90,13 @@ mod tests {
             "spec": spec,
             "defaults": {"replicas": 1},
         }))?;
-        StatefulSetTransformer::transform(&component, &Context::default())
+        let context = Context {
+            name: "shop".into(),
+            version: "1.2.0".into(),
+            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
+            ..Context::default()
+        };
+        StatefulSetTransformer::transform(&component, &context)
     }
 
     #[test]
@@ -107,6 +113,21 @@ mod tests {
         assert_eq!(sts["spec"]["serviceName"], "db-headless");
         assert_eq!(sts["spec"]["replicas"], 1);
         assert!(sts["spec"].get("volumeClaimTemplates").is_none());
+    }
+
+    #[test]
+    fn the_statefulset_and_its_service_select_module_and_component_without_version() {
+        let out = render(json!({"container": {"image": "postgres:17"}})).unwrap();
+        let (svc, sts) = (&out[0], &out[1]);
+        let selector =
+            json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "db"});
+        assert_eq!(svc["spec"]["selector"], selector);
+        assert_eq!(sts["spec"]["selector"]["matchLabels"], selector);
+        assert_eq!(sts["spec"]["template"]["metadata"]["labels"], selector);
+        assert_eq!(
+            sts["metadata"]["labels"]["module.opmodel.dev/version"],
+            "1.2.0"
+        );
     }
 
     #[test]
@@ -147,7 +168,22 @@ mod tests {
             json!([{"name": "data", "mountPath": "/var/lib/postgresql/data"}])
         );
         assert_eq!(pod["serviceAccountName"], "db");
-        assert_eq!(pod["containers"][1]["name"], "exporter");
+        assert!(pod.get("automountServiceAccountToken").is_none());
+        assert_eq!(pod["restartPolicy"], "Always");
+        assert_eq!(pod["securityContext"], json!({"fsGroup": 999}));
+        assert_eq!(pod["priorityClassName"], "db");
+        assert_eq!(
+            pod["initContainers"],
+            json!([{"name": "init", "image": "busybox"}])
+        );
+        assert_eq!(
+            pod["containers"][1],
+            json!({"name": "exporter", "image": "exporter"})
+        );
+        assert_eq!(
+            pod["containers"][0]["livenessProbe"],
+            json!({"exec": {"command": ["pg_isready"]}})
+        );
     }
 
     #[test]

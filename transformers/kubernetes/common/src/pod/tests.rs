@@ -7,14 +7,20 @@ fn component(labels: Value, spec: Value) -> Component {
 
 fn render(spec: Value, kind: WorkloadKind) -> Result<PodTemplate, TransformError> {
     let context = Context {
-        labels: [("team".to_owned(), "payments".to_owned())].into(),
+        name: "shop".into(),
+        version: "1.2.0".into(),
+        labels: [
+            ("team".to_owned(), "payments".to_owned()),
+            ("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned()),
+        ]
+        .into(),
         ..Context::default()
     };
     pod_template(&component(json!({}), spec), &context, kind)
 }
 
 #[test]
-fn minimal_pod_has_one_container_and_labels() {
+fn minimal_pod_has_one_container_and_the_selector_labels_but_not_the_version() {
     let pod = render(
         json!({"container": {"image": "nginx"}}),
         WorkloadKind::Deployment,
@@ -23,7 +29,8 @@ fn minimal_pod_has_one_container_and_labels() {
     assert_eq!(
         pod.template,
         json!({
-            "metadata": {"labels": {"team": "payments", "app.kubernetes.io/name": "api"}},
+            "metadata": {"labels": {"app.kubernetes.io/instance": "shop",
+                                    "app.kubernetes.io/name": "api", "team": "payments"}},
             "spec": {"containers": [{"name": "api", "image": "nginx"}]},
         })
     );
@@ -112,6 +119,40 @@ fn maximal_pod_renders_every_trait() {
         json!([{"name": "cache", "mountPath": "/cache"}, {"name": "data", "mountPath": "/data"}])
     );
     assert!(pod.claim_templates.is_empty());
+}
+
+#[test]
+fn init_and_sidecar_containers_run_in_the_order_of_their_rendered_names() {
+    let containers = json!({
+        "z-first": {"name": "a-second", "image": "z"},
+        "a-first": {"name": "z-second", "image": "a"},
+        "m-keyed": {"image": "m"},
+    });
+    let pod = render(
+        json!({"container": {"image": "x"}, "initContainers": containers,
+               "sidecarContainers": {"b": {"name": "c", "image": "b"}, "c": {"name": "b", "image": "c"}}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    let spec = &pod.template["spec"];
+    let inits: Vec<(&str, &str)> = spec["initContainers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["image"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        inits,
+        [("a-second", "z"), ("m-keyed", "m"), ("z-second", "a")]
+    );
+    let containers: Vec<&str> = spec["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(containers, ["api", "b", "c"]);
+    assert_eq!(spec["containers"][1]["image"], "c");
 }
 
 #[test]
