@@ -70,6 +70,24 @@ fn component_with_no_resources_is_an_error() {
     );
 }
 
+/// DESIGN §4.5 speaks of unhandled traits and resources; a policy that no matched transformer
+/// enforces is as silently dropped, so it is unhandled too (a warning, an error under --strict).
+#[test]
+fn an_unhandled_policy_is_a_warning_and_an_error_under_strict() {
+    let mut provider = provider();
+    provider
+        .transformers
+        .remove("transformer.opm.dev/network@v1#NetworkPolicyTransformer");
+    let components =
+        "  api:\n    resources: {Container: {image: x}}\n    policies: {NetworkPolicy: {}}\n";
+    let expected = "module.yaml:5:3: component \"api\": no matched transformer handles opm.dev/policies/network@v1#NetworkPolicy";
+    let plan = matching::plan(&module(components), &provider, false);
+    assert!(plan.is_ok(), "{:?}", plan.errors());
+    assert_eq!(messages(plan.warnings()), [expected]);
+    let plan = matching::plan(&module(components), &provider, true);
+    assert_eq!(messages(plan.errors()), [expected]);
+}
+
 #[test]
 fn unknown_definition_is_an_error_with_suggestions() {
     let plan = plan_of("  api:\n    resources: {Container: {image: x}, Containr: {}}\n");

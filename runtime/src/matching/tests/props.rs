@@ -118,8 +118,8 @@ proptest! {
             .collect();
 
         let provider = provider();
-        let mut shuffled_provider = provider.clone();
         let mut seed = requirement_seed;
+        let mut shuffled_provider = manifest(&with_transformers_shuffled(PROVIDER, &mut seed));
         for transformer in shuffled_provider.transformers.values_mut() {
             for list in [
                 &mut transformer.required_resources,
@@ -139,6 +139,27 @@ proptest! {
             prop_assert_eq!(summary(&a), summary(&b));
         }
     }
+}
+
+/// The provider manifest `text` with the entries of its `transformers:` section (the last
+/// section) in an order shuffled by `seed`.
+fn with_transformers_shuffled(text: &str, seed: &mut u64) -> String {
+    let (head, section) = text
+        .split_once("\ntransformers:\n")
+        .expect("the test provider has a transformers section");
+    let mut entries: Vec<String> = Vec::new();
+    for line in section.lines() {
+        if line.starts_with("  ") && !line.starts_with("   ") {
+            entries.push(String::new());
+        }
+        let entry = entries
+            .last_mut()
+            .expect("the section starts with an entry");
+        entry.push_str(line);
+        entry.push('\n');
+    }
+    shuffle(&mut entries, seed);
+    format!("{head}\ntransformers:\n{}", entries.concat())
 }
 
 /// Fisher–Yates with a small xorshift generator: deterministic for a seed.
