@@ -222,6 +222,16 @@ components:
         assert_eq!(plan["warnings"][0]["kind"], "unhandled");
         let (code, _, _) = vet(dir.path(), &["-f", &values, "--strict"]);
         assert_eq!(code, 1);
+        // --set reaches the validated values: a bad one is an error of the plan.
+        let (code, stdout, _) = vet(
+            dir.path(),
+            &["--set", "components.api.traits.Expose.type=Sideways"],
+        );
+        assert_eq!(code, 1);
+        assert!(
+            stdout.contains("opm.dev/traits/network@v1#Expose: at /type: the value is not one of"),
+            "{stdout}"
+        );
     }
 
     #[test]
