@@ -87,6 +87,18 @@ fn label_map<'a>(component: &'a Component, context: &'a Context) -> BTreeMap<&'a
     labels
 }
 
+/// The context of the transformers' unit tests: module `shop` at version 1.2.0, whose tracking
+/// labels carry that version.
+#[doc(hidden)]
+pub fn test_context() -> Context {
+    Context {
+        name: "shop".into(),
+        version: "1.2.0".into(),
+        labels: [(MODULE_VERSION_LABEL.to_owned(), "1.2.0".to_owned())].into(),
+        ..Context::default()
+    }
+}
+
 /// `metadata` for a resource named `name` rendered from `component`: the context's labels (module
 /// labels and tracking labels) plus the selector labels, in the render namespace.
 pub fn object_metadata(component: &Component, context: &Context, name: &str) -> Value {

@@ -63,12 +63,7 @@ mod tests {
             "metadata": {"name": "cleanup", "labels": {"core.opm.dev/workload-type": "cronjob"}},
             "spec": spec,
         }))?;
-        let context = Context {
-            name: "shop".into(),
-            version: "1.2.0".into(),
-            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
-            ..Context::default()
-        };
+        let context = opm_k8s_common::test_context();
         CronJobTransformer::transform(&component, &context)
     }
 

@@ -41,12 +41,7 @@ mod tests {
             "metadata": {"name": "logs", "labels": {"core.opm.dev/workload-type": "daemon"}},
             "spec": spec,
         }))?;
-        let context = Context {
-            name: "shop".into(),
-            version: "1.2.0".into(),
-            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
-            ..Context::default()
-        };
+        let context = opm_k8s_common::test_context();
         DaemonSetTransformer::transform(&component, &context)
     }
 

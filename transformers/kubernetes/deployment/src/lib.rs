@@ -49,11 +49,8 @@ mod tests {
 
     fn render(component: Value) -> Result<Vec<Value>, TransformError> {
         let context = Context {
-            name: "shop".into(),
             namespace: "shop".into(),
-            version: "1.2.0".into(),
-            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
-            ..Context::default()
+            ..opm_k8s_common::test_context()
         };
         DeploymentTransformer::transform(&Component::from_value(component)?, &context)
     }

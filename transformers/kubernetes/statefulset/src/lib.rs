@@ -90,12 +90,7 @@ mod tests {
             "spec": spec,
             "defaults": {"replicas": 1},
         }))?;
-        let context = Context {
-            name: "shop".into(),
-            version: "1.2.0".into(),
-            labels: [("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned())].into(),
-            ..Context::default()
-        };
+        let context = opm_k8s_common::test_context();
         StatefulSetTransformer::transform(&component, &context)
     }
 
