@@ -57,6 +57,8 @@ pub struct BuildArgs {
     pub split: bool,
 
     /// The directory --split writes into.
+    ///
+    /// Example: --split --out-dir manifests/
     #[arg(long, value_name = "DIR", requires = "split")]
     pub out_dir: Option<std::path::PathBuf>,
 

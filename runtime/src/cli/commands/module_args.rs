@@ -43,7 +43,8 @@ pub struct ModuleArgs {
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
 
-    /// Treat unhandled traits and resources as errors.
+    /// Treat unhandled traits, resources and policies (attached, but named by no matched
+    /// transformer) as errors.
     ///
     /// Example: --strict
     #[arg(long)]
