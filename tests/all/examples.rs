@@ -289,6 +289,7 @@ components:
       Container:
         image: 7
         ports: {"80": {containerPort: 80}, a--b: {containerPort: 81}}
+        readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}
         resources: {requests: {cpuu: 1}}
       ConfigMap: {data: {"bad key!": x}}
     traits:
@@ -316,6 +317,7 @@ components:
         "at /resources/requests: \"cpuu\" does not match",
         "at /data: \"bad key!\" does not match",
         "at /init/livenessProbe: this field is not allowed here",
+        "at /readinessProbe/terminationGracePeriodSeconds: this field is not allowed here",
         "at /affinity/nodeAffinity: additional properties are not allowed ('requiredDuringSchedulingIgnoredDuringExecutio' was unexpected)",
         "component \"nightly\", opm.dev/traits/workload@v1#Schedule: at /cron: the value does not match",
     ] {
@@ -325,7 +327,7 @@ components:
         );
     }
     assert!(
-        run.stdout.contains("2 components, 0 calls, 8 errors"),
+        run.stdout.contains("2 components, 0 calls, 9 errors"),
         "{}",
         run.stdout
     );
