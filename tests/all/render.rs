@@ -476,29 +476,32 @@ fn misbehaving_module(modes: &[(&str, &str)]) -> String {
     module
 }
 
-fn misbehaving_provider() -> tempfile::TempDir {
-    provider_with(&[(
+/// Runs `opm mod build` with `extra` arguments on [`misbehaving_module`]`(modes)`, with the
+/// misbehaving transformer added to the embedded provider.
+fn build_misbehaving(modes: &[(&str, &str)], extra: &[&str]) -> opm_tests::Run {
+    let provider = provider_with(&[(
         "test.opm.dev/hostile@v1#MisbehaveTransformer",
         MISBEHAVE_ENTRY,
         guests::TESTING_MISBEHAVE,
-    )])
+    )]);
+    let module = write_file(provider.path(), "module.yaml", &misbehaving_module(modes));
+    let provider_dir = provider.path().display().to_string();
+    let mut args = vec!["mod", "build", &module, "-p", &provider_dir];
+    args.extend_from_slice(extra);
+    opm(args)
 }
 
 #[test]
 fn every_invalid_output_is_reported_with_its_component_and_reason() {
-    let provider = misbehaving_provider();
-    let module = write_file(
-        provider.path(),
-        "module.yaml",
-        &misbehaving_module(&[
+    let run = build_misbehaving(
+        &[
             ("array", "not-an-object"),
             ("kindless", "no-kind"),
             ("nameless", "no-name"),
             ("quiet", "nothing"),
-        ]),
+        ],
+        &[],
     );
-    let provider_dir = provider.path().display().to_string();
-    let run = opm(["mod", "build", &module, "-p", &provider_dir]);
     assert!(run.exited(1), "{:?}\n{}", run.status, run.stderr);
     assert_eq!(run.stdout, "", "nothing is written when the render fails");
     for (component, reason) in [
@@ -536,14 +539,7 @@ fn every_invalid_output_is_reported_with_its_component_and_reason() {
 
 #[test]
 fn a_component_that_renders_nothing_is_valid() {
-    let provider = misbehaving_provider();
-    let module = write_file(
-        provider.path(),
-        "module.yaml",
-        &misbehaving_module(&[("quiet", "nothing")]),
-    );
-    let provider_dir = provider.path().display().to_string();
-    let run = opm(["mod", "build", &module, "-p", &provider_dir, "-o", "json"]);
+    let run = build_misbehaving(&[("quiet", "nothing")], &["-o", "json"]);
     assert!(run.exited(0), "{}", run.stderr);
     let list: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(list["kind"], "List");
@@ -552,14 +548,7 @@ fn a_component_that_renders_nothing_is_valid() {
 
 #[test]
 fn two_components_rendering_one_resource_is_an_error_naming_both() {
-    let provider = misbehaving_provider();
-    let module = write_file(
-        provider.path(),
-        "module.yaml",
-        &misbehaving_module(&[("first", "shared"), ("second", "shared")]),
-    );
-    let provider_dir = provider.path().display().to_string();
-    let run = opm(["mod", "build", &module, "-p", &provider_dir]);
+    let run = build_misbehaving(&[("first", "shared"), ("second", "shared")], &[]);
     assert!(run.exited(1), "{:?}\n{}", run.status, run.stderr);
     assert_eq!(run.stdout, "");
     assert!(
@@ -576,50 +565,6 @@ fn two_components_rendering_one_resource_is_an_error_naming_both() {
         "{}",
         run.stderr
     );
-}
-
-/// Matching spec ac13: a transformer's output is a list of resources, even of one.
-#[test]
-fn ac13_a_single_resource_output_is_a_list() {
-    use opm_runtime::render::RenderContext;
-    use opm_runtime::sandbox::{Limits, Sandbox};
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let service = "transformer.opm.dev/network@v1#ServiceTransformer";
-    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
-    let compiled = sandbox
-        .compile(service, &provider.components[service])
-        .expect("compiles");
-    let input = serde_json::json!({
-        "metadata": {"name": "api", "labels": {}},
-        "resources": ["opm.dev/resources/workload@v1#Container"],
-        "traits": ["opm.dev/traits/network@v1#Expose"],
-        "policies": [],
-        "spec": {
-            "container": {"image": "nginx:1.27", "ports": {"http": {"containerPort": 8080}}},
-            "expose": {"type": "ClusterIP"},
-        },
-        "defaults": {},
-    })
-    .to_string();
-    let context = RenderContext {
-        name: "m".into(),
-        namespace: "default".into(),
-        version: "1.0.0".into(),
-        provider: "kubernetes".into(),
-        timestamp: "2026-01-01T00:00:00Z".into(),
-        strict: false,
-        module_labels: Default::default(),
-    };
-    let outcome = sandbox.call(
-        &compiled,
-        &input,
-        &context.for_component("api"),
-        &Limits::default(),
-    );
-    let documents = outcome.result.expect("the call succeeds");
-    assert_eq!(documents.len(), 1, "{documents:?}");
-    let service: Value = serde_json::from_str(&documents[0]).unwrap();
-    assert_eq!(service["kind"], "Service");
 }
 
 /// Matching spec ac14: the outputs of every transformer matched to a component are

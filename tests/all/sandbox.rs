@@ -266,6 +266,39 @@ fn log_lines_past_the_log_limit_are_dropped_and_counted() {
     assert_eq!(chatty.resources, 1, "the call itself succeeds");
 }
 
+/// Matching spec ac13: a transformer's output is a list of resources, even of one.
+#[test]
+fn ac13_a_single_resource_output_is_a_list() {
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let service = "transformer.opm.dev/network@v1#ServiceTransformer";
+    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+    let compiled = sandbox
+        .compile(service, &provider.components[service])
+        .expect("compiles");
+    let input = json!({
+        "metadata": {"name": "api", "labels": {}},
+        "resources": ["opm.dev/resources/workload@v1#Container"],
+        "traits": ["opm.dev/traits/network@v1#Expose"],
+        "policies": [],
+        "spec": {
+            "container": {"image": "nginx:1.27", "ports": {"http": {"containerPort": 8080}}},
+            "expose": {"type": "ClusterIP"},
+        },
+        "defaults": {},
+    })
+    .to_string();
+    let outcome = sandbox.call(
+        &compiled,
+        &input,
+        &context().for_component("api"),
+        &Limits::default(),
+    );
+    let documents = outcome.result.expect("the call succeeds");
+    assert_eq!(documents.len(), 1, "{documents:?}");
+    let service: serde_json::Value = serde_json::from_str(&documents[0]).unwrap();
+    assert_eq!(service["kind"], "Service");
+}
+
 #[test]
 fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");

@@ -356,7 +356,7 @@ fn ac12_each_matched_transformer_receives_the_whole_component() {
 
 // ac13 (every call returns a list of resources, even of one) and ac14 (the outputs of a
 // component's transformers are concatenated into one list) need real transforms: they are
-// `tests/all/render.rs::ac13_…` and `::ac14_…`. Here: the plan side of ac14.
+// `tests/all/sandbox.rs::ac13_…` and `tests/all/render.rs::ac14_…`. Here: the plan side of ac14.
 
 #[test]
 fn ac14_calls_of_one_component_are_adjacent_in_plan_order() {
