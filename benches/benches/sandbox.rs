@@ -62,7 +62,7 @@ fn calls(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("render");
     group.sample_size(10);
-    let compiled = BTreeMap::from([(DEPLOYMENT.to_owned(), deployment.clone())]);
+    let compiled = BTreeMap::from([(DEPLOYMENT.to_owned(), Ok(deployment.clone()))]);
     for components in [100usize, 1_000] {
         let jobs: Vec<Job> = (0..components)
             .map(|i| Job {

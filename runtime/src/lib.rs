@@ -16,6 +16,7 @@
 
 pub mod bundle;
 pub mod cli;
+pub mod contract;
 pub mod definitions;
 pub mod matching;
 pub mod module;

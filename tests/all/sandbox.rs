@@ -49,15 +49,12 @@ fn render_beside_a_healthy_component_labelled(
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
     let sandbox = Sandbox::new(&limits).expect("engine");
     let mut compiled = BTreeMap::new();
-    compiled.insert(
-        HOSTILE.to_owned(),
-        sandbox.compile(HOSTILE, guest).expect("guest compiles"),
-    );
+    compiled.insert(HOSTILE.to_owned(), sandbox.compile(HOSTILE, guest));
     compiled.insert(
         DEPLOYMENT.to_owned(),
-        sandbox
+        Ok(sandbox
             .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
-            .expect("deployment compiles"),
+            .expect("deployment compiles")),
     );
     let input = |name: &str| {
         let mut component_labels = json!({"core.opm.dev/workload-type": "stateless"});
@@ -377,4 +374,238 @@ fn a_tampered_compile_cache_entry_is_never_loaded() {
         sound,
         "the entry is rewritten"
     );
+}
+
+/// Renders the misbehaving guest in `mode` beside a healthy component under `limits`.
+fn misbehave(mode: &str, limits: Limits) -> Rendered {
+    render_beside_a_healthy_component_labelled(
+        guests::TESTING_MISBEHAVE,
+        &[("misbehave.opm.dev/mode", mode)],
+        limits,
+    )
+}
+
+/// Issue 9, finding 1: two million empty log lines were all kept (the budget counted bytes
+/// only); now each line costs its text plus a fixed cost, and the rest are only counted.
+#[test]
+fn empty_log_lines_are_charged_and_dropped_past_the_log_limit() {
+    let limits = Limits {
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    let rendered = misbehave("empty-log-spam", limits);
+    assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
+    let spam = rendered
+        .calls
+        .iter()
+        .find(|call| call.component == "bad")
+        .expect("the spamming call is reported");
+    assert_eq!(
+        spam.logs.len(),
+        limits.log / opm_runtime::sandbox::LOG_LINE_COST
+    );
+    assert_eq!(spam.logs.len() + spam.logs_dropped, 2_000_000);
+}
+
+/// Issue 9, finding 1: a render's logs are bounded as a whole, not only per call: each of N
+/// calls keeps at most `render_log / N` bytes.
+#[test]
+fn a_render_keeps_at_most_its_share_of_the_render_log_per_call() {
+    let limits = Limits {
+        render_log: 8 << 10,
+        ..Limits::default()
+    };
+    let rendered = misbehave("chatty", limits);
+    let chatty = rendered
+        .calls
+        .iter()
+        .find(|call| call.component == "bad")
+        .expect("the chatty call is reported");
+    let kept: usize = chatty
+        .logs
+        .iter()
+        .map(|line| line.message.len() + opm_runtime::sandbox::LOG_LINE_COST)
+        .sum();
+    assert!(kept <= (8 << 10) / 2, "{kept} bytes of log kept");
+    assert!(chatty.logs_dropped > 9_900, "{}", chatty.logs_dropped);
+}
+
+/// Issue 9, finding 2: a 60 MiB error text was copied, kept and printed whole; now it counts
+/// against the output limit, and the copy out of the guest stops there.
+#[test]
+fn a_huge_error_text_counts_against_the_output_limit() {
+    let limits = Limits {
+        memory: 256 << 20,
+        ..Limits::default()
+    };
+    let rendered = misbehave("huge-error", limits);
+    let (error, message) = single_failure(&rendered);
+    assert!(
+        matches!(error, CallError::Copy { .. } | CallError::Output { .. }),
+        "{message}"
+    );
+    assert!(message.contains("output limit of 16 MiB"), "{message}");
+    assert!(message.len() < 1024, "{} bytes of message", message.len());
+}
+
+/// Issue 9, finding 4: 30 MiB of output was copied into the host before its size was checked
+/// against a 1 MiB limit; now the copy itself stops at the limit, and the error names it.
+#[test]
+fn the_copy_out_of_the_guest_stops_at_the_output_limit() {
+    let limits = Limits {
+        output: 1 << 20,
+        memory: 256 << 20,
+        ..Limits::default()
+    };
+    let rendered = misbehave("big-copy", limits);
+    let (error, message) = single_failure(&rendered);
+    assert_eq!(*error, CallError::Copy { limit: 1 << 20 }, "{message}");
+    assert!(message.contains("output limit of 1 MiB"), "{message}");
+}
+
+#[test]
+fn a_million_tiny_resources_hit_the_resource_limit() {
+    let limits = Limits {
+        memory: 256 << 20,
+        ..Limits::default()
+    };
+    let rendered = misbehave("many-resources", limits);
+    let (error, message) = single_failure(&rendered);
+    assert_eq!(
+        *error,
+        CallError::Resources {
+            limit: 10_000,
+            count: 1_000_000
+        }
+    );
+    assert!(
+        message.contains("returned 1000000 resources, over the limit of 10000"),
+        "{message}"
+    );
+}
+
+/// Issue 9, finding 8: a guest that logs a line starting with "panicked" and then traps some
+/// other way has trapped; it does not get to call that a panic.
+#[test]
+fn logging_panicked_does_not_make_a_trap_a_panic() {
+    let rendered = misbehave("fake-panic", Limits::default());
+    let (error, message) = single_failure(&rendered);
+    let CallError::Trap { message: trap } = error else {
+        panic!("not a trap: {message}")
+    };
+    assert!(trap.contains("out of bounds memory access"), "{trap}");
+}
+
+/// Issue 9, finding 8: a denied `memory.grow` the guest handled won over the endless loop that
+/// followed; what stopped the call is the fuel limit.
+#[test]
+fn a_handled_memory_refusal_does_not_hide_the_limit_that_stopped_the_call() {
+    let limits = Limits {
+        fuel: 20_000_000,
+        ..Limits::default()
+    };
+    let rendered = misbehave("grow-then-spin", limits);
+    let (error, message) = single_failure(&rendered);
+    assert_eq!(*error, CallError::Fuel { limit: 20_000_000 }, "{message}");
+}
+
+/// Issue 9, finding 7: a log line and an error text cut at 4,096 bytes were cut before they
+/// were redacted, so a secret straddling the cut printed half of itself.
+#[test]
+fn a_secret_straddling_the_cut_is_redacted_in_logs_and_errors() {
+    let secret = "nginx:1.27";
+    let sandbox = Sandbox::new(&Limits::default())
+        .expect("engine")
+        .with_redactor(opm_runtime::redact::Redactor::new([secret.to_owned()]));
+    let guest = sandbox
+        .compile(HOSTILE, guests::TESTING_MISBEHAVE)
+        .expect("compiles");
+    let input = json!({
+        "metadata": {"name": "bad", "labels": {"misbehave.opm.dev/mode": "say-secret"}},
+        "spec": {"container": {"image": secret}},
+    })
+    .to_string();
+    let outcome = sandbox.call(
+        &guest,
+        &input,
+        &context().for_component("bad"),
+        &Limits::default(),
+    );
+    let error = outcome.result.expect_err("the guest fails").to_string();
+    let logged = &outcome.logs[0].message;
+    for text in [&error, logged] {
+        // Before the fix the kept text ended in "ngin", the first four bytes of the secret.
+        assert!(!text.contains("ngi"), "…{}", &text[text.len() - 60..]);
+        assert!(text.contains("xxx[red"), "…{}", &text[text.len() - 60..]);
+    }
+    assert!(
+        error.ends_with("more bytes cut)"),
+        "…{}",
+        &error[error.len() - 60..]
+    );
+}
+
+/// A component whose core module has a shared memory: valid WebAssembly with threads, which
+/// the sandbox's engine does not enable.
+fn shared_memory_component() -> Vec<u8> {
+    wat::parse_str(
+        r#"(component
+            (core module $m (memory 1 1 shared))
+            (core instance (instantiate $m)))"#,
+    )
+    .expect("valid component text")
+}
+
+/// Issue 9, finding 5: a component that did not compile aborted the whole render; now it fails
+/// its own calls, reported with the others, and the rest of the render completes.
+#[test]
+fn a_transformer_that_does_not_compile_fails_alone() {
+    let rendered = render_beside_a_healthy_component(&shared_memory_component(), Limits::default());
+    assert_eq!(rendered.failures.len(), 1, "{:#?}", rendered.failures);
+    let failure = &rendered.failures[0];
+    let message = failure.to_string();
+    assert_eq!(failure.component, "bad");
+    assert!(matches!(failure.error, FailureKind::Load(_)), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "component \"bad\": transformer {HOSTILE} (blake3:"
+        )),
+        "{message}"
+    );
+    assert!(message.contains("cannot be loaded"), "{message}");
+    assert_eq!(rendered.resources.len(), 1, "the healthy component renders");
+    assert_eq!(rendered.resources[0].value["kind"], "Deployment");
+}
+
+/// Issue 9, finding 5: the load checks validated with every WebAssembly feature and skipped
+/// function bodies, so a component the engine cannot compile passed them (and `opm mod vet`).
+#[test]
+fn the_load_checks_use_the_engines_features() {
+    let error = opm_runtime::bundle::component::check(&shared_memory_component())
+        .expect_err("refused at load")
+        .to_string();
+    assert!(
+        error.starts_with("it is not a valid WebAssembly component"),
+        "{error}"
+    );
+    assert!(error.contains("threads"), "{error}");
+}
+
+/// Issue 9, finding 5: function bodies are validated at load too.
+#[test]
+fn the_load_checks_validate_function_bodies() {
+    let ill_typed = wat::parse_str(
+        r#"(component
+            (core module $m (func (result i32) i64.const 0))
+            (core instance (instantiate $m)))"#,
+    )
+    .expect("the text parses; the body is ill-typed");
+    let error = opm_runtime::bundle::component::check(&ill_typed)
+        .expect_err("refused at load")
+        .to_string();
+    assert!(
+        error.starts_with("it is not a valid WebAssembly component"),
+        "{error}"
+    );
+    assert!(error.contains("type mismatch"), "{error}");
 }

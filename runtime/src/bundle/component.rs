@@ -10,10 +10,11 @@
 //! ```
 
 use wasmparser::component_types::{ComponentDefinedType, ComponentEntityType, ComponentValType};
-use wasmparser::{Parser, Payload, PrimitiveValType, ValidPayload, Validator, WasmFeatures};
+use wasmparser::{
+    FuncValidatorAllocations, Parser, Payload, PrimitiveValType, ValidPayload, Validator,
+};
 
-use crate::sandbox::ALLOWED_IMPORTS;
-use crate::wit::TRANSFORMER_EXPORT;
+use crate::contract::{self, TRANSFORMER_EXPORT};
 
 /// The signature `transform` must have, as [`describe`] writes it.
 pub const TRANSFORM_SIGNATURE: &str = "func(component: string, context: record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }) -> result<list<string>, variant { invalid-component(string), failed(string) }>";
@@ -72,7 +73,7 @@ pub enum ComponentError {
         found: String,
     },
     /// It imports interfaces the sandbox does not offer.
-    #[error("it imports {}, which the sandbox does not offer (allowed: {})", .imports.join(", "), ALLOWED_IMPORTS.join(", "))]
+    #[error("it imports {}, which the sandbox does not offer (allowed: {})", .imports.join(", "), contract::allowed_imports_summary())]
     DisallowedImports {
         /// The offending imports.
         imports: Vec<String>,
@@ -95,11 +96,7 @@ pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
         imports,
         exports,
     } = scan(bytes)?;
-    let disallowed: Vec<String> = imports
-        .iter()
-        .filter(|name| !ALLOWED_IMPORTS.contains(&name.as_str()))
-        .cloned()
-        .collect();
+    let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
     if !disallowed.is_empty() {
         return Err(ComponentError::DisallowedImports {
             imports: disallowed,
@@ -162,12 +159,15 @@ struct Scan {
     exports: Vec<String>,
 }
 
-/// Validates the component's structure and types, and collects the names of the outermost
-/// component's imports and exports. Function bodies are left to wasmtime, which validates every
-/// one when it compiles; this keeps loading the embedded provider cheap on every run.
+/// Validates the whole component — structure, types and every function body — with exactly the
+/// WebAssembly features the sandbox's engine enables, and collects the names of the outermost
+/// component's imports and exports. What passes here compiles: a component that needs a
+/// feature the engine lacks (shared memory, say) is refused at load, not halfway through a
+/// render.
 fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
     let invalid = |e: wasmparser::BinaryReaderError| ComponentError::Invalid(e.to_string());
-    let mut validator = Validator::new_with_features(WasmFeatures::all());
+    let mut validator = Validator::new_with_features(contract::wasm_features());
+    let mut allocations = FuncValidatorAllocations::default();
     let (mut imports, mut exports, mut types) = (Vec::new(), Vec::new(), None);
     let mut depth = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
@@ -187,8 +187,14 @@ fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
             }
             _ => {}
         }
-        if let ValidPayload::End(end) = validator.payload(&payload).map_err(invalid)? {
-            types = Some(end);
+        match validator.payload(&payload).map_err(invalid)? {
+            ValidPayload::End(end) => types = Some(end),
+            ValidPayload::Func(func, body) => {
+                let mut func = func.into_validator(std::mem::take(&mut allocations));
+                func.validate(&body).map_err(invalid)?;
+                allocations = func.into_allocations();
+            }
+            _ => {}
         }
     }
     let types = types.ok_or_else(|| ComponentError::Invalid("it ends early".into()))?;

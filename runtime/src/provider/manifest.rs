@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::definitions::{DefinitionSpec, Fqn};
 use crate::matching::Requirements;
-use crate::sandbox::limits::{parse_duration, parse_size};
+use crate::sandbox::limits::{Caps, Limits, parse_duration, parse_size};
 
 /// A parsed `provider.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +60,28 @@ pub struct LimitsSpec {
     /// Wall-clock time per call, with a unit (`2s`, `500ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
+}
+
+impl LimitsSpec {
+    /// The limits of the provider's calls: what it asks for, else the host default, never more
+    /// than `caps`.
+    pub fn limits(&self, caps: &Caps) -> Result<Limits, String> {
+        let defaults = Limits::default();
+        let memory = match &self.memory {
+            Some(text) => parse_size(text).map_err(|e| format!("limits.memory: {e}"))?,
+            None => defaults.memory,
+        };
+        let timeout = match &self.timeout {
+            Some(text) => parse_duration(text).map_err(|e| format!("limits.timeout: {e}"))?,
+            None => defaults.timeout,
+        };
+        Ok(Limits {
+            fuel: self.fuel.unwrap_or(defaults.fuel).min(caps.fuel),
+            memory: memory.min(caps.memory),
+            timeout: timeout.min(caps.timeout),
+            ..defaults
+        })
+    }
 }
 
 /// One transformer entry of a provider manifest.
@@ -168,5 +190,32 @@ impl ProviderManifest {
             parse_duration(timeout).map_err(|e| format!("limits.timeout: {e}"))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_provider_asks_and_the_host_caps() {
+        let ask = LimitsSpec {
+            fuel: Some(5_000),
+            memory: Some("2Gi".into()),
+            timeout: None,
+        };
+        let caps = Caps {
+            fuel: 1_000,
+            ..Caps::default()
+        };
+        let limits = ask.limits(&caps).unwrap();
+        assert_eq!(limits.fuel, 1_000);
+        assert_eq!(limits.memory, Caps::default().memory);
+        assert_eq!(limits.timeout, Limits::default().timeout);
+        let bad = LimitsSpec {
+            memory: Some("lots".into()),
+            ..ask
+        };
+        assert!(bad.limits(&caps).unwrap_err().starts_with("limits.memory:"));
     }
 }

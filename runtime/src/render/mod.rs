@@ -3,7 +3,8 @@
 //!
 //! [`execute`] takes the calls and compiled transformers and returns a [`Rendered`]: the
 //! resources in install order and every [`Failure`], grouped by component. A failure of one call
-//! never stops the others (fail on end). The writers live in [`write`].
+//! never stops the others (fail on end), and neither does a transformer that could not be
+//! compiled: its calls fail, the others run. The writers live in [`write`].
 
 pub mod context;
 pub mod order;
@@ -18,7 +19,13 @@ use serde_json::{Map, Value};
 
 pub use context::RenderContext;
 
-use crate::sandbox::{CallError, CompiledTransformer, Limits, LogLine, Sandbox};
+use crate::sandbox::{CallError, CompileError, CompiledTransformer, Limits, LogLine, Sandbox};
+
+/// Each transformer a render uses, by FQN: compiled, or why it could not be.
+pub type Transformers = BTreeMap<String, Result<CompiledTransformer, CompileError>>;
+
+/// Most invalid resources reported for one call; the rest are counted in one more failure.
+const MAX_INVALID_REPORTED: usize = 10;
 
 /// One transform to run: the transformer's FQN, the component's name, and the §4.4 JSON.
 #[derive(Debug, Clone)]
@@ -90,6 +97,12 @@ pub enum FailureKind {
         /// What is wrong with it.
         reason: String,
     },
+    /// The transformer's component could not be compiled, so none of its calls ran.
+    #[error("cannot be loaded: {0}")]
+    Load(String),
+    /// More of the call's resources were invalid than are reported one by one.
+    #[error("returned {0} more invalid resources")]
+    MoreInvalid(usize),
     /// Two calls returned the same resource.
     #[error(
         "rendered {identity}, which component {other_component:?} (transformer {other_transformer}) also rendered"
@@ -116,39 +129,54 @@ pub struct Rendered {
 }
 
 /// Runs `jobs` on the current rayon pool, each in a fresh sandbox instance, and checks, labels
-/// and orders the results. `transformers` holds a compiled transformer for every job's FQN.
+/// and orders the results. `transformers` holds, for every job's FQN, the compiled transformer
+/// or why it could not be compiled. Each call may log at most `limits.log` bytes and at most
+/// its share of `limits.render_log`, so the logs a render keeps are bounded whatever its size.
 pub fn execute(
     sandbox: &Sandbox,
-    transformers: &BTreeMap<String, CompiledTransformer>,
+    transformers: &Transformers,
     jobs: &[Job],
     context: &RenderContext,
     limits: &Limits,
 ) -> Rendered {
+    let call_limits = Limits {
+        log: limits.log.min(limits.render_log / jobs.len().max(1)),
+        ..*limits
+    };
     let outcomes: Vec<_> = jobs
         .par_iter()
         .map(|job| {
-            let compiled = &transformers[&job.transformer];
-            let outcome = sandbox.call(
-                compiled,
-                &job.input,
-                &context.for_component(&job.component),
-                limits,
-            );
-            (job, compiled, outcome)
+            let outcome = transformers[&job.transformer].as_ref().map(|compiled| {
+                sandbox.call(
+                    compiled,
+                    &job.input,
+                    &context.for_component(&job.component),
+                    &call_limits,
+                )
+            });
+            (job, outcome)
         })
         .collect();
 
     let mut rendered = Rendered::default();
-    for (job, compiled, outcome) in outcomes {
+    for (job, outcome) in outcomes {
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                rendered.failures.push(load_failure(job, error));
+                continue;
+            }
+        };
         let fail = |error: FailureKind| Failure {
             component: job.component.clone(),
             transformer: job.transformer.clone(),
-            digest: compiled.digest.to_string(),
+            digest: digest_of(transformers, &job.transformer),
             error,
         };
         let mut produced = 0;
         match outcome.result {
             Ok(documents) => {
+                let mut invalid = 0;
                 for (index, document) in documents.iter().enumerate() {
                     match check_resource(document) {
                         Ok(mut value) => {
@@ -160,10 +188,20 @@ pub fn execute(
                                 value,
                             });
                         }
-                        Err(reason) => rendered
-                            .failures
-                            .push(fail(FailureKind::InvalidOutput { index, reason })),
+                        Err(reason) => {
+                            invalid += 1;
+                            if invalid <= MAX_INVALID_REPORTED {
+                                rendered
+                                    .failures
+                                    .push(fail(FailureKind::InvalidOutput { index, reason }));
+                            }
+                        }
                     }
+                }
+                if invalid > MAX_INVALID_REPORTED {
+                    rendered.failures.push(fail(FailureKind::MoreInvalid(
+                        invalid - MAX_INVALID_REPORTED,
+                    )));
                 }
             }
             Err(error) => rendered.failures.push(fail(FailureKind::Call(error))),
@@ -186,6 +224,29 @@ pub fn execute(
         .failures
         .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
     rendered
+}
+
+/// The failure of a call whose transformer could not be compiled.
+fn load_failure(job: &Job, error: &CompileError) -> Failure {
+    let (digest, reason) = match error {
+        CompileError::Component { digest, reason, .. } => (digest.clone(), reason.clone()),
+        other => (String::new(), other.to_string()),
+    };
+    Failure {
+        component: job.component.clone(),
+        transformer: job.transformer.clone(),
+        digest,
+        error: FailureKind::Load(reason),
+    }
+}
+
+/// `blake3:<hex>` of a transformer's component, as compiled or as refused.
+fn digest_of(transformers: &Transformers, fqn: &str) -> String {
+    match transformers.get(fqn) {
+        Some(Ok(compiled)) => compiled.digest.to_string(),
+        Some(Err(CompileError::Component { digest, .. })) => digest.clone(),
+        _ => String::new(),
+    }
 }
 
 /// Parses one returned document and checks it is a resource: a JSON object with string
@@ -257,10 +318,7 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
 
 /// A failure for every resource whose identity (group, kind, namespace, name) an earlier
 /// resource already has, naming both producers.
-fn duplicates(
-    resources: &[Resource],
-    transformers: &BTreeMap<String, CompiledTransformer>,
-) -> Vec<Failure> {
+fn duplicates(resources: &[Resource], transformers: &Transformers) -> Vec<Failure> {
     let mut seen: BTreeMap<order::Identity, &Resource> = BTreeMap::new();
     let mut failures = Vec::new();
     for resource in resources {
@@ -269,10 +327,7 @@ fn duplicates(
             failures.push(Failure {
                 component: resource.component.clone(),
                 transformer: resource.transformer.clone(),
-                digest: transformers
-                    .get(&resource.transformer)
-                    .map(|t| t.digest.to_string())
-                    .unwrap_or_default(),
+                digest: digest_of(transformers, &resource.transformer),
                 error: FailureKind::Duplicate {
                     identity: identity.to_string(),
                     other_component: first.component.clone(),

@@ -1,6 +1,15 @@
-//! One transform call: a fresh `Store` with fuel, an epoch deadline and a resource limiter, a
-//! fresh instance, the call, and the mapping of every outcome to a [`CallError`].
+//! One transform call: a fresh `Store` with fuel, an epoch deadline, a resource limiter that
+//! counts every memory and table of the call together, a bound on what one copy between guest
+//! and host may allocate, a fresh instance, the call, and the mapping of every outcome to a
+//! [`CallError`].
+//!
+//! What the guest says — log lines, its stdout and stderr, its error text — is redacted before
+//! it is cut to length (so a cut never leaves half a secret behind), and kept within the log
+//! limit, which charges [`LOG_LINE_COST`] bytes per line on top of its text so that empty lines
+//! cost too.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::{Engine, ResourceLimiter, Store, Trap};
@@ -8,6 +17,8 @@ use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 use super::CompiledTransformer;
 use super::error::CallError;
 use super::limits::Limits;
+use super::wasi::{WasiSetup, WasiState};
+use crate::redact::Redactor;
 use crate::wit::{self, Level};
 
 /// What the guest of a call logged, one line per `log` call.
@@ -44,15 +55,26 @@ impl std::fmt::Display for LogLevel {
     }
 }
 
-/// The longest log line kept; longer ones are cut.
+/// The longest log line kept; longer ones are cut (after redaction).
 pub const MAX_LOG_LINE: usize = 4096;
+
+/// What each log line costs against the log limit on top of its text: the host's own cost of
+/// keeping a line, so that a million empty lines cost as much as 64 MB of text would.
+pub const LOG_LINE_COST: usize = 64;
+
+/// The longest error text of a transformer that is shown; the rest is cut, with a note.
+pub const MAX_ERROR_TEXT: usize = 4096;
+
+/// How much more than the output limit one copy from guest to host may take: room for the
+/// bookkeeping of a list of resources (8 bytes an entry) on top of their text.
+const HOSTCALL_SLACK: usize = 1 << 20;
 
 /// Everything one call produced.
 #[derive(Debug, Clone)]
 pub struct CallOutcome {
     /// The resources, each one JSON document as the guest returned it, or why the call failed.
     pub result: Result<Vec<String>, CallError>,
-    /// What the guest logged, within the log limit.
+    /// What the guest logged (and wrote to stdout and stderr), within the log limit, redacted.
     pub logs: Vec<LogLine>,
     /// Log lines dropped because the log limit was reached.
     pub logs_dropped: usize,
@@ -62,43 +84,64 @@ pub struct CallOutcome {
     pub elapsed: Duration,
 }
 
-/// The data of one call's `Store`: the limiter and the log.
+/// The data of one call's `Store`: the limiter's counts, the log, and WASI when the guest uses
+/// it.
 pub(super) struct CallState {
     memory_limit: u64,
     table_limit: u64,
     instance_limit: usize,
-    /// Set when the guest asked for more memory than allowed: (limit, requested).
+    /// Bytes of linear memory of all the call's memories together.
+    memory_used: u64,
+    /// Elements of all the call's tables together.
+    table_used: u64,
+    /// Set when the guest asked for more memory than allowed: the total it asked for.
     memory_denied: Option<u64>,
     table_denied: Option<u64>,
-    log_budget: usize,
-    logs: Vec<LogLine>,
-    logs_dropped: usize,
+    log: LogSink,
+    wasi_setup: WasiSetup,
+    wasi: Option<WasiState>,
+}
+
+impl CallState {
+    /// The call's WASI context, made on first use.
+    pub(super) fn wasi(&mut self) -> &mut WasiState {
+        let setup = &self.wasi_setup;
+        self.wasi.get_or_insert_with(|| WasiState::new(setup))
+    }
+
+    pub(super) fn wasi_setup(&self) -> &WasiSetup {
+        &self.wasi_setup
+    }
 }
 
 impl ResourceLimiter for CallState {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired as u64 > self.memory_limit {
-            self.memory_denied = Some(desired as u64);
+        let total = grown_total(self.memory_used, current, desired);
+        if total > self.memory_limit {
+            self.memory_denied = Some(total);
             return Ok(false);
         }
+        self.memory_used = total;
         Ok(true)
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired as u64 > self.table_limit {
-            self.table_denied = Some(desired as u64);
+        let total = grown_total(self.table_used, current, desired);
+        if total > self.table_limit {
+            self.table_denied = Some(total);
             return Ok(false);
         }
+        self.table_used = total;
         Ok(true)
     }
 
@@ -115,32 +158,95 @@ impl ResourceLimiter for CallState {
     }
 }
 
+/// The call's total after one memory (or table) of it grows from `current` to `desired`.
+fn grown_total(total: u64, current: usize, desired: usize) -> u64 {
+    total
+        .saturating_sub(current as u64)
+        .saturating_add(desired as u64)
+}
+
 impl wit::opm::transformer::log::Host for CallState {
-    fn log(&mut self, level: Level, mut message: String) {
-        if message.len() > MAX_LOG_LINE {
-            let mut cut = MAX_LOG_LINE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push('…');
-        }
-        if message.len() > self.log_budget {
-            self.logs_dropped += 1;
-            return;
-        }
-        self.log_budget -= message.len();
+    fn log(&mut self, level: Level, message: String) {
         let level = match level {
             Level::Debug => LogLevel::Debug,
             Level::Info => LogLevel::Info,
             Level::Warn => LogLevel::Warn,
             Level::Error => LogLevel::Error,
         };
-        self.logs.push(LogLine { level, message });
+        self.log.push(level, &message);
     }
 }
 
 impl wit::opm::transformer::types::Host for CallState {}
+
+/// A call's log: lines kept within a byte budget, redacted, each cut to [`MAX_LOG_LINE`].
+struct LogSink {
+    budget: usize,
+    lines: Vec<LogLine>,
+    dropped: usize,
+    redactor: Arc<Redactor>,
+    /// The last line, when it is what `opm-guest`'s panic hook logs just before the guest
+    /// aborts; kept whatever the budget, so a panic is reported even after a flood of logs.
+    panic: Option<String>,
+}
+
+impl LogSink {
+    fn push(&mut self, level: LogLevel, message: &str) {
+        self.panic = (level == LogLevel::Error && message.starts_with(GUEST_PANIC_PREFIX))
+            .then(|| self.clean(message, MAX_LOG_LINE));
+        // Charge before doing any work, so that a line over the budget costs nothing more.
+        if LOG_LINE_COST + message.len().min(MAX_LOG_LINE) > self.budget {
+            self.dropped += 1;
+            return;
+        }
+        let message = self.clean(message, MAX_LOG_LINE);
+        self.budget = self.budget.saturating_sub(LOG_LINE_COST + message.len());
+        self.lines.push(LogLine { level, message });
+    }
+
+    /// Each line of what the guest wrote to stdout or stderr, as log lines at `level`.
+    fn push_output(&mut self, level: LogLevel, stream: &str, bytes: &[u8], dropped: u64) {
+        let text = String::from_utf8_lossy(bytes);
+        for line in text.lines() {
+            self.push(level, line);
+        }
+        if dropped > 0 {
+            self.push(
+                LogLevel::Warn,
+                &format!("{dropped} more bytes written to {stream} were dropped"),
+            );
+        }
+    }
+
+    /// `text` redacted, then cut to `max` bytes.
+    fn clean(&self, text: &str, max: usize) -> String {
+        cut(&self.redactor.redact(text), max).into_owned()
+    }
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary) and an ellipsis.
+pub(crate) fn cut(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…", &text[..end]))
+}
+
+/// `text` cut to at most `max` bytes, with a note of how many bytes were cut.
+pub(crate) fn cut_noting(text: &str, max: usize) -> Cow<'_, str> {
+    match cut(text, max) {
+        Cow::Borrowed(text) => Cow::Borrowed(text),
+        Cow::Owned(mut shortened) => {
+            let kept = shortened.len() - '…'.len_utf8();
+            shortened.push_str(&format!(" ({} more bytes cut)", text.len() - kept));
+            Cow::Owned(shortened)
+        }
+    }
+}
 
 pub(super) fn call(
     engine: &Engine,
@@ -149,17 +255,30 @@ pub(super) fn call(
     context: &wit::Context,
     limits: &Limits,
     deadline_ticks: u64,
+    redactor: &Arc<Redactor>,
 ) -> CallOutcome {
     let started = Instant::now();
     let state = CallState {
         memory_limit: limits.memory,
         table_limit: limits.table_elements,
         instance_limit: limits.instances,
+        memory_used: 0,
+        table_used: 0,
         memory_denied: None,
         table_denied: None,
-        log_budget: limits.log,
-        logs: Vec::new(),
-        logs_dropped: 0,
+        log: LogSink {
+            budget: limits.log,
+            lines: Vec::new(),
+            dropped: 0,
+            redactor: Arc::clone(redactor),
+            panic: None,
+        },
+        wasi_setup: WasiSetup {
+            now: super::wasi::timestamp_since_epoch(&context.timestamp),
+            seed: *blake3::hash(input.as_bytes()).as_bytes(),
+            capture_limit: limits.log,
+        },
+        wasi: None,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| state);
@@ -167,6 +286,9 @@ pub(super) fn call(
     let _ = store.set_fuel(limits.fuel);
     store.set_epoch_deadline(deadline_ticks);
     store.epoch_deadline_trap();
+    // What the host allocates for one copy out of the guest (the returned list, an error text,
+    // a log line) is bounded by the output limit, not by wasmtime's default of 128 MiB.
+    store.set_hostcall_fuel(limits.output.saturating_add(HOSTCALL_SLACK));
 
     let result = match transformer.pre.instantiate(&mut store) {
         Ok(instance) => instance
@@ -175,10 +297,7 @@ pub(super) fn call(
             .map_err(|error| classify(error, store.data(), limits))
             .and_then(|returned| match returned {
                 Ok(resources) => check_output(resources, limits),
-                Err(wit::TransformError::InvalidComponent(message)) => {
-                    Err(CallError::InvalidComponent(message))
-                }
-                Err(wit::TransformError::Failed(message)) => Err(CallError::Failed(message)),
+                Err(error) => Err(transform_error(error, &store.data().log, limits)),
             }),
         Err(error) => Err(match classify(error, store.data(), limits) {
             CallError::Trap { message } => CallError::Instantiate { message },
@@ -186,17 +305,32 @@ pub(super) fn call(
         }),
     };
     let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
-    let state = store.into_data();
+    let mut state = store.into_data();
+    if let Some(wasi) = state.wasi.take() {
+        let [(stdout, stdout_dropped), (stderr, stderr_dropped)] = wasi.take_output();
+        state
+            .log
+            .push_output(LogLevel::Info, "stdout", &stdout, stdout_dropped);
+        state
+            .log
+            .push_output(LogLevel::Warn, "stderr", &stderr, stderr_dropped);
+    }
     CallOutcome {
         result,
-        logs: state.logs,
-        logs_dropped: state.logs_dropped,
+        logs: state.log.lines,
+        logs_dropped: state.log.dropped,
         fuel_used,
         elapsed: started.elapsed(),
     }
 }
 
 fn check_output(resources: Vec<String>, limits: &Limits) -> Result<Vec<String>, CallError> {
+    if resources.len() > limits.resources {
+        return Err(CallError::Resources {
+            limit: limits.resources,
+            count: resources.len(),
+        });
+    }
     let size: usize = resources.iter().map(String::len).sum();
     if size > limits.output {
         return Err(CallError::Output {
@@ -207,9 +341,45 @@ fn check_output(resources: Vec<String>, limits: &Limits) -> Result<Vec<String>, 
     Ok(resources)
 }
 
-/// Names what stopped a call. A denied memory growth wins over the trap it leads to (a Rust
-/// guest aborts with `unreachable` when an allocation fails, which must not read as a panic).
+/// The transformer's own error, its text counted against the output limit, redacted and cut.
+fn transform_error(error: wit::TransformError, log: &LogSink, limits: &Limits) -> CallError {
+    let (wit::TransformError::InvalidComponent(message) | wit::TransformError::Failed(message)) =
+        &error;
+    if message.len() > limits.output {
+        return CallError::Output {
+            limit: limits.output,
+            size: message.len(),
+        };
+    }
+    let text = cut_noting(&log.redactor.redact(message), MAX_ERROR_TEXT).into_owned();
+    match error {
+        wit::TransformError::InvalidComponent(_) => CallError::InvalidComponent(text),
+        wit::TransformError::Failed(_) => CallError::Failed(text),
+    }
+}
+
+/// Names what stopped a call. A limit the engine enforces (fuel, time, stack) is what stopped
+/// it; otherwise a denied memory growth wins over the trap it leads to (a Rust guest aborts
+/// when an allocation fails, which must not read as a panic).
 fn classify(error: wasmtime::Error, state: &CallState, limits: &Limits) -> CallError {
+    let trap = error.downcast_ref::<Trap>().copied();
+    match trap {
+        Some(Trap::OutOfFuel) => return CallError::Fuel { limit: limits.fuel },
+        Some(Trap::Interrupt) => {
+            return CallError::Timeout {
+                limit: limits.timeout,
+            };
+        }
+        Some(Trap::StackOverflow) => {
+            return CallError::Stack {
+                limit: limits.wasm_stack,
+            };
+        }
+        _ => {}
+    }
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return CallError::Exit { code: exit.0 };
+    }
     if let Some(requested) = state.memory_denied {
         return CallError::Memory {
             limit: limits.memory,
@@ -222,40 +392,104 @@ fn classify(error: wasmtime::Error, state: &CallState, limits: &Limits) -> CallE
             requested,
         };
     }
-    match error.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => CallError::Fuel { limit: limits.fuel },
-        Some(Trap::Interrupt) => CallError::Timeout {
-            limit: limits.timeout,
-        },
-        Some(Trap::StackOverflow) => CallError::Stack {
-            limit: limits.wasm_stack,
-        },
-        _ => match panic_message(state) {
-            Some(message) => CallError::Panic { message },
-            None => CallError::Trap {
-                message: trap_message(&error),
-            },
-        },
+    if is_copy_over_limit(&error) {
+        return CallError::Copy {
+            limit: limits.output,
+        };
+    }
+    // Only an abort right after the SDK's panic hook logged is a panic: a guest that logs
+    // "panicked" and then traps some other way has trapped.
+    if trap == Some(Trap::UnreachableCodeReached)
+        && let Some(message) = &state.log.panic
+    {
+        return CallError::Panic {
+            message: message.clone(),
+        };
+    }
+    let message = match trap {
+        Some(trap) => trap.to_string(),
+        None => format!("{error:#}"),
+    };
+    CallError::Trap {
+        message: cut(&state.log.redactor.redact(&message), MAX_ERROR_TEXT).into_owned(),
     }
 }
 
-/// The panic message the SDK's panic hook logged, if the guest panicked.
-fn panic_message(state: &CallState) -> Option<String> {
-    state
-        .logs
-        .iter()
-        .rev()
-        .find(|line| line.level == LogLevel::Error && line.message.starts_with(GUEST_PANIC_PREFIX))
-        .map(|line| line.message.clone())
+/// Whether wasmtime stopped a copy from guest to host at the hostcall fuel the call set.
+fn is_copy_over_limit(error: &wasmtime::Error) -> bool {
+    error
+        .chain()
+        .any(|cause| cause.to_string().starts_with(HOSTCALL_FUEL_EXHAUSTED))
 }
+
+/// How wasmtime 48 words the error when one copy exceeds the store's hostcall fuel.
+const HOSTCALL_FUEL_EXHAUSTED: &str =
+    "too much data is being copied between the host and the guest";
 
 /// What `opm-guest`'s panic hook logs first (`panicked at FILE:LINE:COL: MESSAGE`), at error
 /// level, just before the guest traps.
 const GUEST_PANIC_PREFIX: &str = "panicked";
 
-fn trap_message(error: &wasmtime::Error) -> String {
-    match error.downcast_ref::<Trap>() {
-        Some(trap) => trap.to_string(),
-        None => format!("{error:#}"),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutting_keeps_whole_characters_and_notes_what_was_cut() {
+        assert_eq!(cut("héllo", 10), "héllo");
+        assert_eq!(cut("héllo", 2), "h…");
+        assert_eq!(cut_noting("abcdef", 4), "abcd… (2 more bytes cut)");
+        assert_eq!(cut_noting("abc", 4), "abc");
+    }
+
+    #[test]
+    fn growth_is_counted_across_memories() {
+        assert_eq!(grown_total(0, 0, 100), 100);
+        assert_eq!(grown_total(100, 0, 100), 200);
+        assert_eq!(grown_total(200, 100, 150), 250);
+    }
+
+    fn sink(budget: usize, secrets: &[&str]) -> LogSink {
+        LogSink {
+            budget,
+            lines: Vec::new(),
+            dropped: 0,
+            redactor: Arc::new(Redactor::new(secrets.iter().map(|s| (*s).to_owned()))),
+            panic: None,
+        }
+    }
+
+    /// Issue 9, finding 1: empty log lines bypassed the log budget.
+    #[test]
+    fn empty_log_lines_are_charged_against_the_budget() {
+        let mut log = sink(64 << 10, &[]);
+        for _ in 0..1_000_000 {
+            log.push(LogLevel::Debug, "");
+        }
+        assert_eq!(log.lines.len(), (64 << 10) / LOG_LINE_COST);
+        assert_eq!(log.lines.len() + log.dropped, 1_000_000);
+    }
+
+    /// Issue 9, finding 7: a log line was cut before it was redacted, so a secret straddling
+    /// the cut printed half of itself.
+    #[test]
+    fn a_secret_straddling_the_cut_is_redacted_before_the_cut() {
+        let secret = "s3cr3t-t0k3n-value";
+        let mut log = sink(1 << 20, &[secret]);
+        let line = format!("{}{secret}", "x".repeat(MAX_LOG_LINE - 6));
+        log.push(LogLevel::Info, &line);
+        let kept = &log.lines[0].message;
+        assert!(!kept.contains("s3cr3t"), "{}", &kept[kept.len() - 40..]);
+        assert!(kept.len() <= MAX_LOG_LINE + '…'.len_utf8());
+    }
+
+    /// Issue 9, finding 8: any guest could mark a trap as a panic by logging "panicked…".
+    #[test]
+    fn only_the_last_line_before_the_abort_counts_as_a_panic() {
+        let mut log = sink(1 << 20, &[]);
+        log.push(LogLevel::Error, "panicked at src/lib.rs:1:1: boom");
+        assert!(log.panic.is_some());
+        log.push(LogLevel::Info, "and then something else");
+        assert!(log.panic.is_none());
     }
 }

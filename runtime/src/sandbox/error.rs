@@ -43,20 +43,22 @@ pub enum CallError {
         /// The time limit.
         limit: Duration,
     },
-    /// The guest tried to grow its linear memory past the memory limit.
-    #[error("hit the memory limit of {}: it asked for {} of linear memory (raise it with --memory)", Bytes(*limit), Bytes(*requested))]
+    /// The guest tried to grow its linear memory past the memory limit, which counts all the
+    /// memories of the call together.
+    #[error("hit the memory limit of {}: it asked for {} of linear memory in all (raise it with --memory)", Bytes(*limit), Bytes(*requested))]
     Memory {
         /// The memory limit in bytes.
         limit: u64,
-        /// The size the guest asked to grow to.
+        /// The size all its memories together would have had.
         requested: u64,
     },
-    /// The guest tried to grow a table past the table limit.
-    #[error("hit the table limit of {limit} elements: it asked for {requested}")]
+    /// The guest tried to grow its tables past the table limit, which counts all the tables of
+    /// the call together.
+    #[error("hit the table limit of {limit} elements: it asked for {requested} in all")]
     Table {
         /// The table-element limit.
         limit: u64,
-        /// The size the guest asked to grow to.
+        /// The number of elements all its tables together would have had.
         requested: u64,
     },
     /// The guest overflowed its WebAssembly stack (deep or endless recursion).
@@ -91,6 +93,27 @@ pub enum CallError {
         /// What it returned.
         size: usize,
     },
+    /// The guest passed more data to the host in one go (its result, an error text, one log
+    /// line) than its output limit allows; the copy was stopped there.
+    #[error("returned or passed to the host more data at once than its output limit of {} allows (the copy was stopped)", Bytes(*limit as u64))]
+    Copy {
+        /// The output limit in bytes.
+        limit: usize,
+    },
+    /// The guest returned more resources than allowed.
+    #[error("returned {count} resources, over the limit of {limit} resources per call")]
+    Resources {
+        /// The most resources a call may return.
+        limit: usize,
+        /// How many it returned.
+        count: usize,
+    },
+    /// The guest called WASI's `exit` instead of returning.
+    #[error("called exit with status {code} instead of returning a result")]
+    Exit {
+        /// The status it passed.
+        code: i32,
+    },
     /// The transformer says the component lacks data it needs, or has it malformed.
     #[error("invalid component: {0}")]
     InvalidComponent(String),
@@ -110,6 +133,8 @@ impl CallError {
                 | Self::Table { .. }
                 | Self::Stack { .. }
                 | Self::Output { .. }
+                | Self::Copy { .. }
+                | Self::Resources { .. }
         )
     }
 }

@@ -19,10 +19,17 @@ pub struct Limits {
     pub instances: usize,
     /// Bytes of WebAssembly stack (fixed per engine; see [`Sandbox::new`](super::Sandbox::new)).
     pub wasm_stack: usize,
-    /// Bytes of JSON a call may return, all resources together.
+    /// Bytes of JSON a call may return, all resources together; also the most one copy from
+    /// guest to host may take (with a little room for bookkeeping), and the most error text.
     pub output: usize,
-    /// Bytes a call may log; further lines are dropped and counted.
+    /// Resources a call may return.
+    pub resources: usize,
+    /// Bytes a call may log, each line charged its text plus a fixed cost
+    /// ([`LOG_LINE_COST`](super::call::LOG_LINE_COST)); further lines are dropped and counted.
     pub log: usize,
+    /// Bytes of log kept for a whole render: each of N calls may log at most this / N (and
+    /// at most `log`), so the logs of a render stay bounded whatever its size.
+    pub render_log: usize,
 }
 
 impl Default for Limits {
@@ -37,7 +44,9 @@ impl Default for Limits {
             instances: 50,
             wasm_stack: 512 * KIB as usize,
             output: 16 * MIB as usize,
+            resources: 10_000,
             log: 64 * KIB as usize,
+            render_log: 16 * MIB as usize,
         }
     }
 }
@@ -64,30 +73,8 @@ impl Default for Caps {
     }
 }
 
-impl Limits {
-    /// The limits of a provider's calls: what it asks for (`limits:` in its manifest, written
-    /// `64Mi`, `2s`), else the host default, never more than `caps`.
-    pub fn for_provider(ask: &crate::provider::LimitsSpec, caps: &Caps) -> Result<Self, String> {
-        let defaults = Self::default();
-        let memory = match &ask.memory {
-            Some(text) => parse_size(text).map_err(|e| format!("limits.memory: {e}"))?,
-            None => defaults.memory,
-        };
-        let timeout = match &ask.timeout {
-            Some(text) => parse_duration(text).map_err(|e| format!("limits.timeout: {e}"))?,
-            None => defaults.timeout,
-        };
-        Ok(Self {
-            fuel: ask.fuel.unwrap_or(defaults.fuel).min(caps.fuel),
-            memory: memory.min(caps.memory),
-            timeout: timeout.min(caps.timeout),
-            ..defaults
-        })
-    }
-}
-
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
+pub(crate) const KIB: u64 = 1 << 10;
+pub(crate) const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 /// Bytes shown the way a person writes them: `64 MiB`, `512 KiB`, `100 B`.
@@ -192,32 +179,6 @@ mod tests {
         assert_eq!(Bytes(64 << 20).to_string(), "64 MiB");
         assert_eq!(Bytes(100).to_string(), "100 B");
         assert_eq!(Bytes(17472 << 10).to_string(), "17.1 MiB");
-    }
-
-    #[test]
-    fn a_provider_asks_and_the_host_caps() {
-        let ask = crate::provider::LimitsSpec {
-            fuel: Some(5_000),
-            memory: Some("2Gi".into()),
-            timeout: None,
-        };
-        let caps = Caps {
-            fuel: 1_000,
-            ..Caps::default()
-        };
-        let limits = Limits::for_provider(&ask, &caps).unwrap();
-        assert_eq!(limits.fuel, 1_000);
-        assert_eq!(limits.memory, Caps::default().memory);
-        assert_eq!(limits.timeout, Limits::default().timeout);
-        let bad = crate::provider::LimitsSpec {
-            memory: Some("lots".into()),
-            ..ask
-        };
-        assert!(
-            Limits::for_provider(&bad, &caps)
-                .unwrap_err()
-                .starts_with("limits.memory:")
-        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The sandbox: one wasmtime [`Engine`] per process, each transformer compiled once, and a
 //! fresh, limited instance in its own `Store` for every transform call (DESIGN §6).
 //!
-//! - [`Sandbox`] owns the engine, the linker (which offers nothing but `log`) and the epoch
-//!   ticker that enforces wall-clock limits.
+//! - [`Sandbox`] owns the engine, the linker (which offers `log` and a WASI 0.2 that grants
+//!   nothing, see [`wasi`](self::wasi)), the epoch ticker that enforces wall-clock limits, and
+//!   the redactor every guest's words pass through.
 //! - [`Sandbox::compile`] turns component bytes into a [`CompiledTransformer`]: compiled,
 //!   type-checked against the WIT world and pre-instantiated.
 //! - [`Sandbox::call`] runs one transform under [`Limits`] and returns a [`CallOutcome`]: the
@@ -24,26 +25,25 @@ pub mod cache;
 mod call;
 mod error;
 pub mod limits;
+mod wasi;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, OptLevel};
 
 pub use cache::CompileCache;
-pub use call::{CallOutcome, LogLine};
+pub use call::{CallOutcome, LOG_LINE_COST, LogLevel, LogLine, MAX_ERROR_TEXT, MAX_LOG_LINE};
 pub use error::{CallError, CompileError};
 pub use limits::{Bytes, Caps, Limits};
 
+use crate::contract::{self, TRANSFORMER_EXPORT};
+use crate::redact::Redactor;
 use crate::wit::{TransformerWorld, TransformerWorldPre};
 use call::CallState;
-
-/// What a transformer may import: the `log` interface and the type-only `types` interface.
-/// WASI for components from other toolchains comes with its deny-all context.
-pub const ALLOWED_IMPORTS: &[&str] = &["opm:transformer/log@1.0.0", "opm:transformer/types@1.0.0"];
 
 /// How often the epoch advances: the resolution of wall-clock limits.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
@@ -54,6 +54,7 @@ pub struct Sandbox {
     linker: Linker<CallState>,
     ticker: Ticker,
     cache: Option<CompileCache>,
+    redactor: Arc<Redactor>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -88,13 +89,8 @@ impl std::fmt::Debug for CompiledTransformer {
 impl Sandbox {
     /// Creates the engine. `limits.wasm_stack` is fixed here, for every call of this sandbox.
     pub fn new(limits: &Limits) -> Result<Self, CompileError> {
-        let mut config = Config::new();
-        config
-            .consume_fuel(true)
-            .epoch_interruption(true)
-            .max_wasm_stack(limits.wasm_stack)
-            .cranelift_opt_level(OptLevel::Speed)
-            .wasm_component_model(true);
+        let mut config = contract::engine_config();
+        config.max_wasm_stack(limits.wasm_stack);
         let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
@@ -102,13 +98,22 @@ impl Sandbox {
             |state| state,
         )
         .map_err(|e| CompileError::Engine(format!("{e:#}")))?;
+        wasi::add_to_linker(&mut linker).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let ticker = Ticker::start(&engine)?;
         Ok(Self {
             engine,
             linker,
             ticker,
             cache: None,
+            redactor: Arc::default(),
         })
+    }
+
+    /// Redacts `redactor`'s sensitive values from everything guests say (log lines, stdout and
+    /// stderr, error text) before it is cut to length or kept.
+    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+        self.redactor = Arc::new(redactor);
+        self
     }
 
     /// Keeps compiled components in `cache` across runs.
@@ -134,29 +139,22 @@ impl Sandbox {
             .imports(&self.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
-        let disallowed: Vec<&str> = imports
-            .iter()
-            .map(String::as_str)
-            .filter(|name| !ALLOWED_IMPORTS.contains(name))
-            .collect();
+        let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
         if !disallowed.is_empty() {
             return Err(invalid(format!(
                 "it imports {}, which the sandbox does not offer (allowed: {})",
                 disallowed.join(", "),
-                ALLOWED_IMPORTS.join(", ")
+                contract::allowed_imports_summary()
             )));
         }
         let exports: Vec<String> = component_type
             .exports(&self.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
-        if !exports
-            .iter()
-            .any(|name| name == crate::wit::TRANSFORMER_EXPORT)
-        {
+        if !exports.iter().any(|name| name == TRANSFORMER_EXPORT) {
             return Err(invalid(format!(
                 "it does not export {} (it exports: {})",
-                crate::wit::TRANSFORMER_EXPORT,
+                TRANSFORMER_EXPORT,
                 if exports.is_empty() {
                     "nothing".to_owned()
                 } else {
@@ -208,6 +206,7 @@ impl Sandbox {
             context,
             limits,
             self.ticker.ticks(limits.timeout),
+            &self.redactor,
         )
     }
 }

@@ -19,9 +19,9 @@ use crate::matching::{self, Plan};
 use crate::provider::{self, Provider};
 use crate::redact::{RedactingWriter, Redactor};
 use crate::render::verbose::Verbose;
-use crate::render::{self, Job, RenderContext, Rendered, write::Format};
+use crate::render::{self, Job, RenderContext, Rendered, Transformers, write::Format};
 use crate::sandbox::limits::{parse_duration, parse_size};
-use crate::sandbox::{Caps, CompileCache, CompiledTransformer, Limits, Sandbox};
+use crate::sandbox::{Caps, CompileCache, Limits, Sandbox};
 
 /// Arguments of `opm mod build`.
 #[derive(Debug, Args)]
@@ -151,7 +151,10 @@ fn build(
         memory: args.memory.unwrap_or(defaults.memory),
         timeout: args.timeout.unwrap_or(defaults.timeout),
     };
-    let limits = Limits::for_provider(&provider.manifest.limits, &caps)
+    let limits = provider
+        .manifest
+        .limits
+        .limits(&caps)
         .map_err(|e| anyhow::anyhow!("provider {}: {e}", provider.origin))?;
     let context = RenderContext {
         name: module.name().to_owned(),
@@ -175,7 +178,8 @@ fn build(
     }
     let pool = pool.build().context("starting the render threads")?;
     let cache = CompileCache::default_dir(env).and_then(CompileCache::open);
-    let rendered = pool.install(|| render_plan(&plan, &provider, &context, &limits, cache))?;
+    let rendered =
+        pool.install(|| render_plan(&plan, &provider, &context, &limits, cache, redactor.clone()))?;
 
     if let Some(format) = args.verbose {
         render::verbose::report(format, &plan, &context, &rendered.calls, redactor, stderr)?;
@@ -214,18 +218,22 @@ fn render_plan(
     context: &RenderContext,
     limits: &Limits,
     cache: Option<CompileCache>,
+    redactor: Redactor,
 ) -> anyhow::Result<Rendered> {
-    let sandbox = Sandbox::new(limits)?.with_cache(cache);
+    let sandbox = Sandbox::new(limits)?
+        .with_cache(cache)
+        .with_redactor(redactor);
     let mut used: Vec<&str> = plan.calls().map(|call| call.transformer.as_str()).collect();
     used.sort_unstable();
     used.dedup();
-    let compiled: BTreeMap<String, CompiledTransformer> = used
+    // A transformer that does not compile fails its own calls, reported with the others.
+    let compiled: Transformers = used
         .par_iter()
         .map(|fqn| {
             let bytes = provider.components.get(*fqn).with_context(|| {
                 format!("provider {} has no component for {fqn}", provider.origin)
             })?;
-            Ok(((*fqn).to_owned(), sandbox.compile(fqn, bytes)?))
+            Ok(((*fqn).to_owned(), sandbox.compile(fqn, bytes)))
         })
         .collect::<anyhow::Result<_>>()?;
     let jobs: Vec<Job> = plan

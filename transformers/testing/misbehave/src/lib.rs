@@ -8,7 +8,17 @@
 //! - `nothing`: no resources at all, which is valid;
 //! - `shared`: a ConfigMap named `shared` whatever the component, so two such components clash;
 //! - `chatty`: 10,000 log lines of 100 bytes, then a ConfigMap;
-//! - `recurse`: recursion without end, until the stack runs out.
+//! - `recurse`: recursion without end, until the stack runs out;
+//! - `empty-log-spam`: 2 million empty debug lines, then a ConfigMap;
+//! - `huge-error`: fails with an error text of 60 MiB;
+//! - `big-copy`: returns 30 resources of 1 MiB each, for a host whose output limit is smaller
+//!   (the copy out of the guest, not only the check after it, must stop at the limit);
+//! - `many-resources`: returns a million tiny resources;
+//! - `fake-panic`: logs a line that looks like a panic, then traps on an out-of-bounds read;
+//! - `grow-then-spin`: asks for far more memory than any limit, ignores the refusal, then
+//!   loops forever;
+//! - `say-secret`: logs, and then fails with, a long line whose end holds the component's
+//!   `spec.container.image` — a value the tests make sensitive — straddling the 4,096-byte cut.
 
 use opm_guest::{Component, Context, TransformError, Transformer, Value, json, log};
 
@@ -43,6 +53,36 @@ impl Transformer for Misbehave {
                 }
                 vec![config_map(component.name(), json!({}))]
             }
+            "empty-log-spam" => {
+                for _ in 0..2_000_000 {
+                    log::debug("");
+                }
+                vec![config_map(component.name(), json!({}))]
+            }
+            "huge-error" => return Err(TransformError::failed("e".repeat(60 << 20))),
+            "big-copy" => (0..30)
+                .map(|i| config_map(&format!("big-{i}"), json!({"blob": "x".repeat(1 << 20)})))
+                .collect(),
+            "many-resources" => (0..1_000_000).map(|_| json!({})).collect(),
+            "fake-panic" => {
+                log::error("panicked at src/lib.rs:1:1: not really");
+                out_of_bounds_read();
+                Vec::new()
+            }
+            "grow-then-spin" => {
+                ask_for_memory_and_ignore_the_answer();
+                loop {
+                    std::hint::black_box(());
+                }
+            }
+            "say-secret" => {
+                let image = component.spec()["container"]["image"]
+                    .as_str()
+                    .unwrap_or_default();
+                let line = format!("{}{image}", "x".repeat(4090));
+                log::info(&line);
+                return Err(TransformError::failed(line));
+            }
             "recurse" => {
                 let depth = descend(std::hint::black_box(u64::MAX));
                 vec![config_map(component.name(), json!({"depth": depth}))]
@@ -55,6 +95,23 @@ impl Transformer for Misbehave {
         })
     }
 }
+
+/// Reads far past the end of linear memory, which traps.
+fn out_of_bounds_read() {
+    let address = std::hint::black_box(usize::MAX - 16) as *const u8;
+    // SAFETY: it is not safe, and that is the point: the guest must trap, and on wasm32 an
+    // out-of-bounds read traps instead of being undefined behaviour.
+    let _ = unsafe { address.read_volatile() };
+}
+
+/// Asks to grow memory by 60,000 pages (3.7 GiB) and ignores the refusal.
+#[cfg(target_arch = "wasm32")]
+fn ask_for_memory_and_ignore_the_answer() {
+    let _ = core::arch::wasm32::memory_grow(0, std::hint::black_box(60_000));
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn ask_for_memory_and_ignore_the_answer() {}
 
 /// Recurses `n` times; the work after each call keeps it from becoming a loop.
 #[inline(never)]
