@@ -174,7 +174,7 @@ fn build(
         pool = pool.num_threads(jobs);
     }
     let pool = pool.build().context("starting the render threads")?;
-    let cache = CompileCache::default_dir(env).and_then(CompileCache::open);
+    let cache = CompileCache::from_env(env);
     let rendered = pool.install(|| render_plan(&plan, &provider, &context, &limits, cache))?;
 
     if let Some(format) = args.verbose {
