@@ -533,3 +533,22 @@ fn a_compile_cache_entry_made_with_another_key_is_not_loaded() {
     );
     assert_ne!(std::fs::read(&service).unwrap(), service_entry);
 }
+
+/// The audit's finding: a huge timeout wrapped when turned into epoch ticks. A call under the
+/// largest timeout there is runs as any other.
+#[test]
+fn a_call_under_the_largest_timeout_runs() {
+    let limits = Limits {
+        timeout: Duration::MAX,
+        ..Limits::default()
+    };
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let sandbox = Sandbox::new(&limits).expect("engine");
+    let compiled = sandbox
+        .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
+        .expect("compiles");
+    let input =
+        json!({"metadata": {"name": "api"}, "spec": {"container": {"image": "nginx"}}}).to_string();
+    let outcome = sandbox.call(&compiled, &input, &context().for_component("api"), &limits);
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+}
