@@ -527,6 +527,36 @@ fn a_truncated_bundle_is_refused() {
     }
 }
 
+/// The audit's finding: bytes after the end-of-archive marker were accepted, so two different
+/// bundle files had one bundle digest. A bundle ends with the two zero blocks of the marker.
+#[test]
+fn bytes_after_the_end_of_archive_marker_are_refused() {
+    let packed = bundle_with(None, |_| {});
+    assert!(
+        bundle::read("bad.opmb", &packed).is_ok(),
+        "the untouched bundle loads"
+    );
+    let zero_block = vec![0; 512];
+    let mut text_then_marker = b"hidden".to_vec();
+    text_then_marker.resize(512 + 1024, 0);
+    let mut gnu_record = vec![0; packed.len().next_multiple_of(10240) - packed.len()];
+    if gnu_record.is_empty() {
+        gnu_record = vec![0; 10240];
+    }
+    for appended in [&zero_block, &text_then_marker, &gnu_record] {
+        let bytes = [packed.as_slice(), appended].concat();
+        let error = refusal(&bytes);
+        assert!(
+            error.contains(&format!(
+                "bundle bad.opmb has {} bytes after the end-of-archive marker",
+                appended.len()
+            )),
+            "{} bytes appended: {error}",
+            appended.len()
+        );
+    }
+}
+
 #[test]
 fn an_entry_path_with_dot_dot_is_refused() {
     let mut entries = entries_of(provider::embedded_bundle());

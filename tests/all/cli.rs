@@ -162,3 +162,37 @@ fn bad_usage_exits_2() {
     assert!(run.exited(2));
     assert!(run.stderr.contains("not a size"), "{}", run.stderr);
 }
+
+/// The audit's finding: `400000000000000000m` overflowed when turned into seconds, on the
+/// command line and in a provider's manifest alike.
+#[test]
+fn a_timeout_too_large_is_refused_on_the_command_line_and_in_a_manifest() {
+    let huge = "400000000000000000m";
+    let run = opm(["mod", "build", &hello(), "--timeout", huge]);
+    assert!(run.exited(2), "{:?} {}", run.status, run.stderr);
+    assert!(run.stderr.contains("is too large"), "{}", run.stderr);
+
+    let provider = provider_with(&[]);
+    let manifest_path = provider.path().join("provider.yaml");
+    let manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    let mut lines: Vec<String> = manifest.lines().map(str::to_owned).collect();
+    let limits = lines
+        .iter()
+        .position(|line| line == "limits:")
+        .expect("limits");
+    let timeout = lines[limits..]
+        .iter()
+        .position(|line| line.trim_start().starts_with("timeout:"))
+        .expect("a timeout")
+        + limits;
+    lines[timeout] = format!("  timeout: {huge}");
+    std::fs::write(&manifest_path, lines.join("\n") + "\n").unwrap();
+    let provider_dir = provider.path().display().to_string();
+    let run = opm(["mod", "build", &hello(), "-p", &provider_dir]);
+    assert!(run.exited(2), "{:?} {}", run.status, run.stderr);
+    assert!(
+        run.stderr.contains("limits.timeout") && run.stderr.contains("is too large"),
+        "{}",
+        run.stderr
+    );
+}

@@ -241,6 +241,48 @@ fn a_secret_appears_in_the_rendered_output_only() {
     assert_eq!(list["items"][0]["data"]["token"], SECRET);
 }
 
+/// The audit's finding: an error raised while the module was loaded, before the redactor
+/// existed, printed a sensitive value raw — here a `${env:…}` value used as the namespace, and a
+/// Secret's value pasted where a name belongs.
+#[test]
+fn a_secret_in_a_module_that_fails_to_load_is_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = write_file(
+        dir.path(),
+        "values.yaml",
+        "metadata: {namespace: '${env:OPM_LEAK_TOKEN}'}\n",
+    );
+    let pasted = write_file(
+        dir.path(),
+        "module.yaml",
+        &format!(
+            "apiVersion: core.opm.dev/v1\nkind: Module\n\
+             metadata: {{name: leaky, version: 1.0.0, namespace: {SECRET:?}}}\n\
+             components:\n  api:\n    resources:\n      Container: {{image: busybox:1.36}}\n\
+             \x20     Secret: {{data: {{token: {SECRET:?}}}}}\n"
+        ),
+    );
+    let env = [("OPM_LEAK_TOKEN", SECRET)];
+    let hello = hello();
+    for command in ["build", "vet"] {
+        for args in [
+            vec!["mod", command, &hello, "-f", &values],
+            vec!["mod", command, &pasted],
+        ] {
+            let run = opm_env(&args, &env);
+            assert!(run.exited(2), "{args:?}: {:?} {}", run.status, run.stderr);
+            assert_no_secret(&run.stderr);
+            assert_no_secret(&run.stdout);
+            assert!(
+                run.stderr
+                    .contains("namespace \"[redacted]\" must be a DNS label"),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+}
+
 #[test]
 fn an_unset_environment_variable_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();

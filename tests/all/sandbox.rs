@@ -337,9 +337,10 @@ fn a_tampered_compile_cache_entry_is_never_loaded() {
     let bytes = &provider.components[DEPLOYMENT];
     let dir = tempfile::tempdir().unwrap();
     let cache_dir = dir.path().join("compiled");
+    let key_file = dir.path().join("config/compile-cache.key");
     let sandbox = || {
-        let cache =
-            opm_runtime::sandbox::CompileCache::open(cache_dir.clone()).expect("cache opens");
+        let cache = opm_runtime::sandbox::CompileCache::open(cache_dir.clone(), &key_file)
+            .expect("cache opens");
         Sandbox::new(&Limits::default())
             .expect("engine")
             .with_cache(Some(cache))
@@ -608,4 +609,175 @@ fn the_load_checks_validate_function_bodies() {
         "{error}"
     );
     assert!(error.contains("type mismatch"), "{error}");
+const SERVICE: &str = "transformer.opm.dev/network@v1#ServiceTransformer";
+
+/// A sandbox that keeps compiled components in `cache_dir`, with the key in `config/` beside it.
+fn cached_sandbox(cache_dir: &std::path::Path) -> Sandbox {
+    cached_sandbox_keyed(cache_dir, "compile-cache.key")
+}
+
+/// A sandbox that keeps compiled components in `cache_dir`, with the key in `config/KEY_FILE`
+/// beside it.
+fn cached_sandbox_keyed(cache_dir: &std::path::Path, key_file: &str) -> Sandbox {
+    let key_file = cache_dir.with_file_name("config").join(key_file);
+    let cache = opm_runtime::sandbox::CompileCache::open(cache_dir.to_owned(), &key_file)
+        .expect("cache opens");
+    Sandbox::new(&Limits::default())
+        .expect("engine")
+        .with_cache(Some(cache))
+}
+
+/// The kinds of the resources the transformer `fqn` of the embedded provider makes, compiled
+/// by `sandbox`, of a container with an exposed port (which both the Deployment and the Service
+/// transformers accept).
+fn kinds_made_by(sandbox: &Sandbox, fqn: &str) -> Vec<String> {
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let compiled = sandbox
+        .compile(fqn, &provider.components[fqn])
+        .expect("compiles");
+    let input = json!({
+        "metadata": {"name": "api", "labels": {}},
+        "resources": ["opm.dev/resources/workload@v1#Container"],
+        "traits": ["opm.dev/traits/network@v1#Expose"],
+        "policies": [],
+        "spec": {
+            "container": {"image": "nginx:1.27", "ports": {"http": {"containerPort": 8080}}},
+            "expose": {"type": "ClusterIP"},
+        },
+        "defaults": {},
+    })
+    .to_string();
+    let outcome = sandbox.call(
+        &compiled,
+        &input,
+        &context().for_component("api"),
+        &Limits::default(),
+    );
+    let documents = outcome.result.expect("the call succeeds");
+    documents
+        .iter()
+        .map(|document| {
+            let resource: serde_json::Value = serde_json::from_str(document).unwrap();
+            resource["kind"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect()
+}
+
+/// Compiles the Deployment and then the Service transformer into an empty `cache_dir`, and
+/// returns the paths of their two entries.
+fn deployment_and_service_entries(
+    cache_dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    assert_eq!(
+        kinds_made_by(&cached_sandbox(cache_dir), DEPLOYMENT),
+        ["Deployment"]
+    );
+    let first = opm_tests::file_names(cache_dir);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(
+        kinds_made_by(&cached_sandbox(cache_dir), SERVICE),
+        ["Service"]
+    );
+    let both = opm_tests::file_names(cache_dir);
+    assert_eq!(both.len(), 2, "{both:?}");
+    let second = both.iter().find(|name| **name != first[0]).unwrap();
+    (cache_dir.join(&first[0]), cache_dir.join(second))
+}
+
+/// The audit's finding: copying component A's entry onto B's key made B run A's code, reported
+/// under B's digest. An entry is bound to the component it was compiled from.
+#[test]
+fn a_compile_cache_entry_copied_onto_another_components_key_is_not_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("compiled");
+    let (deployment, service) = deployment_and_service_entries(&cache_dir);
+    std::fs::copy(&deployment, &service).unwrap();
+
+    assert_eq!(
+        kinds_made_by(&cached_sandbox(&cache_dir), SERVICE),
+        ["Service"],
+        "the Service transformer runs its own code"
+    );
+    assert_ne!(
+        std::fs::read(&service).unwrap(),
+        std::fs::read(&deployment).unwrap(),
+        "the Service entry is rewritten"
+    );
+}
+
+/// Anyone who can write an entry can recompute a plain digest of it; an entry is loaded only
+/// with a MAC made by the key, which lives outside the cache directory.
+#[test]
+fn a_compile_cache_entry_with_a_forged_mac_is_not_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("compiled");
+    let (deployment, service) = deployment_and_service_entries(&cache_dir);
+    // An entry is a magic line, 32 bytes that vouch for the rest, and the compiled code.
+    let split = |entry: &[u8]| {
+        let magic = entry.iter().position(|&b| b == b'\n').unwrap() + 1;
+        (entry[..magic].to_vec(), entry[magic + 32..].to_vec())
+    };
+    let (magic, deployment_code) = split(&std::fs::read(&deployment).unwrap());
+    let forgeries = [
+        blake3::hash(&deployment_code).as_bytes().to_vec(),
+        blake3::keyed_hash(&[7; 32], &deployment_code)
+            .as_bytes()
+            .to_vec(),
+    ];
+    for forged_mac in forgeries {
+        let forged = [magic.clone(), forged_mac, deployment_code.clone()].concat();
+        std::fs::write(&service, &forged).unwrap();
+        assert_eq!(
+            kinds_made_by(&cached_sandbox(&cache_dir), SERVICE),
+            ["Service"],
+            "the Service transformer runs its own code"
+        );
+        assert_ne!(
+            std::fs::read(&service).unwrap(),
+            forged,
+            "the entry is rewritten"
+        );
+    }
+}
+
+/// An entry is made with the key of the cache that wrote it: a cache with another key refuses
+/// it, compiles afresh and rewrites it.
+#[test]
+fn a_compile_cache_entry_made_with_another_key_is_not_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("compiled");
+    let (deployment, service) = deployment_and_service_entries(&cache_dir);
+    let (made_with_one_key, service_entry) = (
+        std::fs::read(&deployment).unwrap(),
+        std::fs::read(&service).unwrap(),
+    );
+    std::fs::copy(&deployment, &service).unwrap();
+    let other = cached_sandbox_keyed(&cache_dir, "another.key");
+    assert_eq!(kinds_made_by(&other, SERVICE), ["Service"]);
+    assert_eq!(kinds_made_by(&other, DEPLOYMENT), ["Deployment"]);
+    let made_with_another = std::fs::read(&deployment).unwrap();
+    assert_ne!(
+        made_with_another, made_with_one_key,
+        "rewritten with the other key"
+    );
+    assert_ne!(std::fs::read(&service).unwrap(), service_entry);
+}
+
+/// The audit's finding: a huge timeout wrapped when turned into epoch ticks. A call under the
+/// largest timeout there is runs as any other.
+#[test]
+fn a_call_under_the_largest_timeout_runs() {
+    let limits = Limits {
+        timeout: Duration::MAX,
+        ..Limits::default()
+    };
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let sandbox = Sandbox::new(&limits).expect("engine");
+    let compiled = sandbox
+        .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
+        .expect("compiles");
+    let input =
+        json!({"metadata": {"name": "api"}, "spec": {"container": {"image": "nginx"}}}).to_string();
+    let outcome = sandbox.call(&compiled, &input, &context().for_component("api"), &limits);
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
 }

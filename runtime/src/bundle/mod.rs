@@ -75,6 +75,17 @@ pub enum BundleError {
         /// The bundle.
         bundle: String,
     },
+    /// Bytes follow the end-of-archive marker. A bundle ends with the marker, so that one bundle
+    /// digest has one bundle file.
+    #[error(
+        "bundle {bundle} has {bytes} bytes after the end-of-archive marker; a bundle ends with the marker's two zero blocks, right after its last entry"
+    )]
+    TrailingData {
+        /// The bundle.
+        bundle: String,
+        /// How many bytes follow the marker.
+        bytes: u64,
+    },
     /// The archive structure is broken (a bad header checksum, an entry cut short).
     #[error("bundle {bundle} is malformed: {message}")]
     Malformed {
@@ -270,6 +281,8 @@ pub fn read(bundle: &str, bytes: &[u8]) -> Result<Bundle, BundleError> {
     let mut manifests: Vec<(String, Vec<u8>)> = Vec::new();
     let mut components: BTreeMap<String, Arc<[u8]>> = BTreeMap::new();
     let mut seen = std::collections::BTreeSet::new();
+    // Where the last entry's data ends, padded to a whole block: where the marker must start.
+    let mut entries_end = 0;
     for entry in archive.entries().map_err(malformed)? {
         let mut entry = entry.map_err(malformed)?;
         let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
@@ -316,6 +329,7 @@ pub fn read(bundle: &str, bytes: &[u8]) -> Result<Bundle, BundleError> {
             }
         };
         let size = entry.header().size().map_err(malformed)?;
+        entries_end = (entry.raw_file_position() + size).next_multiple_of(BLOCK);
         if size > limit {
             return Err(BundleError::EntryTooLarge {
                 bundle: name(),
@@ -347,6 +361,7 @@ pub fn read(bundle: &str, bytes: &[u8]) -> Result<Bundle, BundleError> {
             components.insert(path, Arc::from(data));
         }
     }
+    check_ends_at_marker(bundle, bytes.len() as u64, entries_end)?;
     if manifests.len() != 1 {
         return Err(BundleError::ManifestCount {
             bundle: name(),
@@ -368,6 +383,31 @@ pub fn read(bundle: &str, bytes: &[u8]) -> Result<Bundle, BundleError> {
         manifest,
         components,
     })
+}
+
+/// The size of a tar block; the end-of-archive marker is two zero blocks.
+const BLOCK: u64 = 512;
+
+/// The archive of `len` bytes, whose last entry's data ends (padded to a block) at
+/// `entries_end`, holds nothing after its end-of-archive marker.
+///
+/// `format::pack` writes the marker, two zero blocks, right after the last entry and nothing
+/// after it (no padding to a 10240-byte record as GNU tar writes), and `read` has already
+/// checked that the file's last two blocks are zero. So anything past `entries_end` + 2 blocks
+/// is extra bytes that no bundle digest would account for.
+fn check_ends_at_marker(bundle: &str, len: u64, entries_end: u64) -> Result<(), BundleError> {
+    let marker_end = entries_end + 2 * BLOCK;
+    match len.checked_sub(marker_end) {
+        Some(0) => Ok(()),
+        Some(bytes) => Err(BundleError::TrailingData {
+            bundle: bundle.to_owned(),
+            bytes,
+        }),
+        // The last entry runs into the file's final zero blocks: they are its data, not a marker.
+        None => Err(BundleError::Truncated {
+            bundle: bundle.to_owned(),
+        }),
+    }
 }
 
 /// Every transformer names its component by digest, every such entry exists, and every

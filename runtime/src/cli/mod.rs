@@ -115,11 +115,17 @@ where
             commands::provider_verify::run(args, out)
         }
     };
+    exit_status(result, out.stderr)
+}
+
+/// The exit status of a command's `result`, after writing its error, if any, to `stderr`: a
+/// broken pipe is a quiet success, any other error exits with [`EXIT_USAGE`].
+pub(crate) fn exit_status(result: anyhow::Result<ExitCode>, stderr: &mut dyn Write) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            let _ = writeln!(out.stderr, "error: {error:#}");
+            let _ = writeln!(stderr, "error: {error:#}");
             ExitCode::from(EXIT_USAGE)
         }
     }

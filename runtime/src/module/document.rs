@@ -16,7 +16,35 @@ use crate::definitions::fqn::{self, Fqn};
 
 const API_VERSION: &str = "core.opm.dev/v1";
 
-/// Builds a [`Module`] from the merged document `root`, read from `origin`.
+/// Adds every string under a Secret resource of the merged document `root` to `sensitive`
+/// (attached by its FQN or as `Secret`). It reads the tree as it is, before anything is checked,
+/// so that an error about the document can be redacted too.
+pub(crate) fn collect_secrets(root: &Node, sensitive: &mut BTreeSet<String>) {
+    fn map(node: &Node) -> Option<&[Entry]> {
+        match &node.value {
+            Value::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+    let components = map(root)
+        .and_then(|top| field(top, "components"))
+        .and_then(map)
+        .unwrap_or_default();
+    for component in components {
+        let resources = map(&component.value)
+            .and_then(|sections| field(sections, "resources"))
+            .and_then(map)
+            .unwrap_or_default();
+        for resource in resources {
+            if resource.key == SECRET_FQN || resource.key == fqn::short_name(SECRET_FQN) {
+                collect_strings(&resource.value.to_json(), sensitive);
+            }
+        }
+    }
+}
+
+/// Builds a [`Module`] from the merged document `root`, read from `origin`; `sensitive` holds
+/// what [`collect_secrets`] and `${env:…}` substitution found.
 pub(crate) fn interpret(
     root: &Node,
     origin: Origin,
@@ -79,13 +107,6 @@ pub(crate) fn interpret(
 
     if !reader.problems.is_empty() {
         return Err(reader.into_error());
-    }
-    for component in components.values() {
-        for attachment in &component.resources {
-            if attachment.name == SECRET_FQN || attachment.name == fqn::short_name(SECRET_FQN) {
-                collect_strings(&attachment.value, &mut sensitive);
-            }
-        }
     }
     sensitive.remove("");
     Ok(Module {

@@ -264,14 +264,19 @@ impl ModuleError {
 /// Loads the module at `path` (a file, or a directory holding `module.yaml` or `module.json`),
 /// merges the `values` files onto it in order, applies `sets` (`PATH=VALUE`, see [`set`]) and
 /// interprets the result. `env` looks up environment variables for `${env:NAME}`.
+///
+/// `sensitive` receives every value that must be redacted (see [`Module::sensitive_values`]) as
+/// soon as it is known, and before anything about the merged document is checked: whoever
+/// prints this function's error, which may quote such a value (a `${env:…}` value used as the
+/// namespace, say), redacts it with them.
 pub fn load(
     path: &Path,
     values: &[PathBuf],
     sets: &[String],
     env: &dyn Fn(&str) -> Option<String>,
+    sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
     let path = module_file(path);
-    let mut sensitive = BTreeSet::new();
     let mut root = read_tree(&path)?;
     for values_path in values {
         let mut overlay = read_tree(values_path)?;
@@ -285,21 +290,29 @@ pub fn load(
                 ));
             }
         }
-        values::substitute_env(&mut overlay, env, &mut sensitive)?;
+        values::substitute_env(&mut overlay, env, sensitive)?;
         values::merge(&mut root, overlay, &mut Vec::new())?;
     }
     for arg in sets {
         let parsed = set::parse(arg)?;
         set::apply(&mut root, parsed)?;
     }
-    document::interpret(&root, Origin::whole(path.display().to_string()), sensitive)
+    document::collect_secrets(&root, sensitive);
+    sensitive.remove("");
+    document::interpret(
+        &root,
+        Origin::whole(path.display().to_string()),
+        sensitive.clone(),
+    )
 }
 
 /// Interprets `text` as a module file called `source`, with no values: for tests and tools.
 pub fn from_str(text: &str, source: &str) -> Result<Module, ModuleError> {
     let source: Arc<str> = Arc::from(source);
     let root = tree::parse(text, &source)?;
-    document::interpret(&root, Origin::whole(source), BTreeSet::new())
+    let mut sensitive = BTreeSet::new();
+    document::collect_secrets(&root, &mut sensitive);
+    document::interpret(&root, Origin::whole(source), sensitive)
 }
 
 fn module_file(path: &Path) -> PathBuf {

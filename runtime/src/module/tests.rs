@@ -59,7 +59,8 @@ fn load_with(module: &str, values: &[&str], sets: &[&str]) -> Result<Module, Mod
         .map(|(i, text)| files.write(&format!("values{i}.yaml"), text))
         .collect();
     let sets: Vec<String> = sets.iter().map(|s| (*s).to_owned()).collect();
-    load(&path, &values, &sets, &no_env).map_err(|error| relative(error, files.dir.path()))
+    load(&path, &values, &sets, &no_env, &mut BTreeSet::new())
+        .map_err(|error| relative(error, files.dir.path()))
 }
 
 /// Error text with the temporary directory removed, so tests can compare messages.
@@ -112,7 +113,7 @@ fn json_modules_and_directories_load() {
         "metadata": {"name": "m", "version": "1"},
         "components": {"web": {"resources": {"Container": {"image": "nginx"}}}}}"#;
     files.write("module.json", json);
-    let module = load(files.dir.path(), &[], &[], &no_env).unwrap();
+    let module = load(files.dir.path(), &[], &[], &no_env, &mut BTreeSet::new()).unwrap();
     assert_eq!(
         module.component("web").unwrap().resources[0].value,
         json!({"image": "nginx"})
@@ -183,7 +184,7 @@ fn env_values_are_substituted_and_sensitive() {
         "components:\n  db:\n    resources:\n      Container: {image: postgres, env: {PASSWORD: {value: '${env:DB_PASSWORD}'}}}\n      opm.dev/resources/config@v1#Secret: {stringData: {token: literal-token}}\n",
     );
     let env = |name: &str| (name == "DB_PASSWORD").then(|| "hunter2".to_owned());
-    let module = load(&path, &[values], &[], &env).unwrap();
+    let module = load(&path, &[values], &[], &env, &mut BTreeSet::new()).unwrap();
     let db = module.component("db").unwrap();
     assert_eq!(db.resources[0].value["env"]["PASSWORD"]["value"], "hunter2");
     assert_eq!(module.sensitive_values(), ["hunter2", "literal-token"]);
@@ -371,9 +372,36 @@ fn module_definitions_are_read() {
     );
 }
 
+/// Values to redact are known even when the module fails to load: the error may quote them.
+#[test]
+fn sensitive_values_are_known_when_the_module_is_invalid() {
+    let files = Files::new();
+    let path = files.write(
+        "module.yaml",
+        &MODULE.replace(
+            "    traits:\n",
+            "      Secret: {stringData: {token: pasted-token}}\n    traits:\n",
+        ),
+    );
+    let values = files.write("values.yaml", "metadata: {namespace: '${env:NS}'}\n");
+    let env = |name: &str| (name == "NS").then(|| "Not_A_Label".to_owned());
+    let mut sensitive = BTreeSet::new();
+    let error = load(&path, &[values], &[], &env, &mut sensitive).unwrap_err();
+    assert!(error.to_string().contains("\"Not_A_Label\""), "{error}");
+    let sensitive: Vec<&str> = sensitive.iter().map(String::as_str).collect();
+    assert_eq!(sensitive, ["Not_A_Label", "pasted-token"]);
+}
+
 #[test]
 fn unreadable_file_is_an_error() {
-    let error = load(Path::new("/nonexistent/module.yaml"), &[], &[], &no_env).unwrap_err();
+    let error = load(
+        Path::new("/nonexistent/module.yaml"),
+        &[],
+        &[],
+        &no_env,
+        &mut BTreeSet::new(),
+    )
+    .unwrap_err();
     assert!(
         error
             .to_string()

@@ -129,20 +129,29 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?} is too large"))
 }
 
-/// Parses a duration: a number with `ms`, `s` or `m` (`500ms`, `2s`, `1m`).
+/// Parses a duration: a number with `ms`, `s` or `m` (`500ms`, `2s`, `1m`). A duration of more
+/// than `u64::MAX` seconds is an error saying it is too large.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
     let split = trimmed
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(trimmed.len());
     let (digits, unit) = trimmed.split_at(split);
-    let number: u64 = digits
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (examples: 500ms, 2s, 1m)"))?;
+    let too_large = || format!("{text:?} is too large");
+    let number: u64 = digits.parse().map_err(|e: std::num::ParseIntError| {
+        if *e.kind() == std::num::IntErrorKind::PosOverflow {
+            too_large()
+        } else {
+            format!("{text:?} is not a duration (examples: 500ms, 2s, 1m)")
+        }
+    })?;
     match unit {
         "ms" => Ok(Duration::from_millis(number)),
         "s" => Ok(Duration::from_secs(number)),
-        "m" => Ok(Duration::from_secs(number * 60)),
+        "m" => number
+            .checked_mul(60)
+            .map(Duration::from_secs)
+            .ok_or_else(too_large),
         "" => Err(format!("{text:?} has no unit: write 500ms, 2s or 1m")),
         other => Err(format!(
             "{text:?}: unknown duration unit {other:?} (use ms, s or m)"
@@ -188,5 +197,27 @@ mod tests {
         assert!(parse_duration("2").unwrap_err().contains("no unit"));
         assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
         assert_eq!(format_duration(Duration::from_secs(2)), "2s");
+    }
+
+    /// The audit's finding: `400000000000000000m` overflowed the multiplication to seconds.
+    #[test]
+    fn a_duration_too_large_to_represent_is_an_error_not_a_wrap() {
+        for text in [
+            "400000000000000000m",
+            "18446744073709551615m",
+            "99999999999999999999999s",
+            "99999999999999999999999ms",
+        ] {
+            let error = parse_duration(text).expect_err(text);
+            assert!(error.contains("is too large"), "{text}: {error}");
+        }
+        assert_eq!(
+            parse_duration("18446744073709551615s"),
+            Ok(Duration::from_secs(u64::MAX))
+        );
+        assert_eq!(
+            parse_duration("307445734561825860m"),
+            Ok(Duration::from_secs(307_445_734_561_825_860 * 60))
+        );
     }
 }

@@ -48,6 +48,11 @@ use call::CallState;
 /// How often the epoch advances: the resolution of wall-clock limits.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// The furthest a call's deadline may be, in ticks. wasmtime adds the deadline to the engine's
+/// current epoch, so this leaves room for 2^63 ticks — over a billion years of them — before
+/// that sum could overflow. A longer timeout is this one: no call lasts that long anyway.
+const MAX_TICKS: u64 = u64::MAX / 2;
+
 /// The WebAssembly engine and everything shared by all transform calls.
 pub struct Sandbox {
     engine: Engine,
@@ -243,9 +248,14 @@ impl Ticker {
         })
     }
 
-    /// The number of ticks that covers `timeout` (at least one).
+    /// The number of ticks that covers `timeout` (at least one), plus one for the tick under
+    /// way when the call starts; never more than [`MAX_TICKS`].
     fn ticks(&self, timeout: Duration) -> u64 {
-        (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1
+        let ticks = (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1);
+        u64::try_from(ticks)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1)
+            .min(MAX_TICKS)
     }
 }
 
@@ -255,5 +265,33 @@ impl Drop for Ticker {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The audit's finding: the tick count of a huge timeout was cast from `u128` and wrapped.
+    /// It saturates instead, leaving room for the engine's current epoch to be added to it.
+    #[test]
+    fn the_ticks_of_a_huge_timeout_saturate() {
+        let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+        let ticks = |timeout| sandbox.ticker.ticks(timeout);
+        assert_eq!(ticks(Duration::ZERO), 2);
+        assert_eq!(ticks(Duration::from_secs(2)), 401);
+        let huge = [
+            Duration::from_secs(1 << 40),
+            Duration::from_secs(u64::MAX / 60 * 60),
+            Duration::MAX,
+        ];
+        for pair in huge.windows(2) {
+            assert!(ticks(pair[0]) <= ticks(pair[1]), "{pair:?}");
+        }
+        assert!(
+            ticks(Duration::MAX) <= u64::MAX / 2,
+            "{}",
+            ticks(Duration::MAX)
+        );
     }
 }

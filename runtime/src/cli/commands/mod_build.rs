@@ -5,7 +5,7 @@
 //! and order → write. Every component is attempted; all problems are reported together at the
 //! end, and nothing is written to stdout unless the whole render succeeded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -106,30 +106,29 @@ pub struct BuildArgs {
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let env = out.env;
+    let mut sensitive = BTreeSet::new();
     let module = crate::module::load(
         &args.module.module,
         &args.module.values,
         &args.module.set,
         env,
-    )?;
-    // From here on, everything on stderr goes through the redactor.
-    let redactor = Redactor::new(module.sensitive_values());
+        &mut sensitive,
+    );
+    // Everything on stderr goes through the redactor, the module's own load errors included:
+    // they may quote a sensitive value.
+    let redactor = Redactor::new(sensitive);
     let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
-    let status = match build(
-        &args,
-        &module,
-        env,
-        &redactor,
-        &mut stderr,
-        &mut *out.stdout,
-    ) {
-        Ok(status) => status,
-        Err(error) if crate::cli::is_broken_pipe(&error) => ExitCode::SUCCESS,
-        Err(error) => {
-            writeln!(stderr, "error: {error:#}")?;
-            ExitCode::from(crate::cli::EXIT_USAGE)
-        }
-    };
+    let result = module.map_err(anyhow::Error::from).and_then(|module| {
+        build(
+            &args,
+            &module,
+            env,
+            &redactor,
+            &mut stderr,
+            &mut *out.stdout,
+        )
+    });
+    let status = crate::cli::exit_status(result, &mut stderr);
     stderr.flush()?;
     Ok(status)
 }
@@ -177,7 +176,7 @@ fn build(
         pool = pool.num_threads(jobs);
     }
     let pool = pool.build().context("starting the render threads")?;
-    let cache = CompileCache::default_dir(env).and_then(CompileCache::open);
+    let cache = CompileCache::from_env(env);
     let rendered =
         pool.install(|| render_plan(&plan, &provider, &context, &limits, cache, redactor.clone()))?;
 

@@ -4,12 +4,15 @@
 //! and what is missing, and what no match handles; then warnings and errors. Exits 1 when the
 //! plan has errors, 2 when the module or provider cannot be loaded.
 
+use std::collections::BTreeSet;
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::module_args::ModuleArgs;
 use crate::cli::{EXIT_FAILED, Output};
+use crate::redact::{RedactingWriter, Redactor};
 use crate::{matching, module, provider};
 
 /// Arguments of `opm mod vet`.
@@ -34,20 +37,41 @@ pub enum VetFormat {
 
 /// Runs `opm mod vet`.
 pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let env = out.env;
+    let mut sensitive = BTreeSet::new();
     let module = module::load(
         &args.module.module,
         &args.module.values,
         &args.module.set,
-        &env,
-    )?;
+        out.env,
+        &mut sensitive,
+    );
+    // The plan is not rendered output: what vet prints on stdout goes through the redactor as
+    // well as everything on stderr, the module's own load errors included.
+    let redactor = Redactor::new(sensitive);
+    let mut stdout = RedactingWriter::new(&mut *out.stdout, &redactor);
+    let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
+    let result = module
+        .map_err(anyhow::Error::from)
+        .and_then(|module| vet(&args, &module, &mut stdout, &mut stderr));
+    let status = crate::cli::exit_status(result, &mut stderr);
+    stdout.flush()?;
+    stderr.flush()?;
+    Ok(status)
+}
+
+fn vet(
+    args: &VetArgs,
+    module: &module::Module,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
     let provider = provider::load(&args.module.provider)?;
-    let plan = matching::plan(&module, &provider.manifest, args.module.strict);
+    let plan = matching::plan(module, &provider.manifest, args.module.strict);
     match args.output {
-        VetFormat::Text => plan.write_text(out.stdout)?,
+        VetFormat::Text => plan.write_text(stdout)?,
         VetFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out.stdout, &plan)?;
-            writeln!(out.stdout)?;
+            serde_json::to_writer_pretty(&mut *stdout, &plan)?;
+            writeln!(stdout)?;
         }
     }
     if plan.is_ok() {
@@ -55,7 +79,7 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     } else {
         let count = plan.errors().len();
         writeln!(
-            out.stderr,
+            stderr,
             "error: the plan has {count} error{}",
             if count == 1 { "" } else { "s" }
         )?;
