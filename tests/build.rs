@@ -59,7 +59,7 @@ fn main() -> anyhow::Result<()> {
     for fixture in wat_fixtures::build(&manifest_dir.join("fixtures/wat"), &repo.join("wit"))? {
         guests.push(Guest {
             ident: fixture.name.replace('-', "_"),
-            doc: format!("Built from `tests/fixtures/wat/{}.wat`.", fixture.name),
+            doc: format!("Built from `tests/fixtures/wat/{}`.", fixture.source),
             bytes: fixture.bytes,
         });
     }

@@ -9,9 +9,11 @@ use anyhow::Context as _;
 use wit_bindgen_core::wit_parser::Resolve;
 use wit_component::StringEncoding;
 
-/// One fixture: its file stem (`many-memories`) and its bytes.
+/// One fixture: its file stem (`many-memories`), its path under the fixtures folder
+/// (`raw/malformed.wat`) and its bytes.
 pub struct Fixture {
     pub name: String,
+    pub source: String,
     pub bytes: Vec<u8>,
 }
 
@@ -25,12 +27,14 @@ pub fn build(fixtures: &Path, wit: &Path) -> anyhow::Result<Vec<Fixture>> {
             .with_context(|| format!("componentizing {}", path.display()))?;
         built.push(Fixture {
             name: stem(&path),
+            source: format!("{}.wat", stem(&path)),
             bytes,
         });
     }
     for path in wat_files(&fixtures.join("raw"))? {
         built.push(Fixture {
             name: stem(&path),
+            source: format!("raw/{}.wat", stem(&path)),
             bytes: wat::parse_file(&path)?,
         });
     }
