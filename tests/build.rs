@@ -1,52 +1,153 @@
-//! Builds the guests the tests run, from source: every crate under `transformers/testing/`
-//! (package `testing-NAME`), compiled for wasm32 and componentized. Generates `guests.rs` with a
-//! constant per guest (its component bytes) and `foreach_guest!`, which the tests use to make a
-//! guest without a test a compile error.
+//! Builds the guests the tests run, from source, and generates `guests.rs` with a constant per
+//! guest (its bytes) and `foreach_guest!`, which the tests use to make a guest without a test a
+//! compile error:
+//!
+//! - every Rust crate under `transformers/testing/` (package `testing-NAME`), built for the
+//!   target its `[package.metadata.opm] target` names (default `wasm32-unknown-unknown`) with one
+//!   cargo invocation per target, and componentized unless rustc already linked a component
+//!   (`wasm32-wasip2` does);
+//! - the C guest `transformers/testing/c-hello/` (`build/c_guest.rs`);
+//! - the hand-made fixtures `fixtures/wat/**.wat` (`build/wat_fixtures.rs`).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
 
 #[path = "../transformers/build_support.rs"]
 mod build_support;
+#[path = "build/c_guest.rs"]
+mod c_guest;
+#[path = "build/wat_fixtures.rs"]
+mod wat_fixtures;
+
+/// The target of a guest crate that names none.
+const DEFAULT_TARGET: &str = "wasm32-unknown-unknown";
+
+/// A built guest, as `guests.rs` exposes it.
+struct Guest {
+    /// The constant's name in lower case, and the name of the test `foreach_guest!` asks for.
+    ident: String,
+    /// The constant's doc comment.
+    doc: String,
+    bytes: Vec<u8>,
+}
 
 fn main() -> anyhow::Result<()> {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let manifest_dir = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
+    );
+    let repo = manifest_dir.join("..");
     build_support::rerun_if_guests_change(&["testing"]);
-    let mut names: Vec<String> = std::fs::read_dir(build_support::workspace().join("testing"))?
-        .filter_map(Result::ok)
-        .filter(|entry| entry.path().join("Cargo.toml").is_file())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    let packages: Vec<String> = names.iter().map(|name| format!("testing-{name}")).collect();
-    let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
-    let components = build_support::build_components(&packages, &out_dir)?;
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest_dir.join("fixtures/wat").display()
+    );
+    for var in ["CLANG", "WASI_SYSROOT"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
 
+    let mut guests = rust_guests(&out_dir)?;
+    guests.push(Guest {
+        ident: "testing_c_hello".into(),
+        doc: "The component built from `transformers/testing/c-hello`, in C.".into(),
+        bytes: c_guest::build(&repo, &out_dir)?,
+    });
+    for fixture in wat_fixtures::build(&manifest_dir.join("fixtures/wat"), &repo.join("wit"))? {
+        guests.push(Guest {
+            ident: fixture.name.replace('-', "_"),
+            doc: format!("Built from `tests/fixtures/wat/{}`.", fixture.source),
+            bytes: fixture.bytes,
+        });
+    }
+    write_guests_rs(&out_dir, &guests)
+}
+
+/// Builds the Rust crates of `transformers/testing/`, one cargo invocation per target.
+fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
+    let mut guests = Vec::new();
+    for (target, packages) in testing_packages_by_target()? {
+        let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
+        let components = build_support::build_components_for(&target, &packages, out_dir)?;
+        for (file, bytes) in components {
+            let ident = file.trim_end_matches(".wasm").to_owned();
+            let doc = format!(
+                "The component built from `transformers/testing`, crate `{}`, for {target}.",
+                ident.replace('_', "-")
+            );
+            guests.push(Guest { ident, doc, bytes });
+        }
+    }
+    Ok(guests)
+}
+
+/// The packages `testing-*` of the guest workspace, grouped by the target their
+/// `[package.metadata.opm] target` names.
+fn testing_packages_by_target() -> anyhow::Result<BTreeMap<String, Vec<String>>> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version=1",
+            "--manifest-path",
+        ])
+        .arg(build_support::workspace().join("Cargo.toml"))
+        .output()
+        .context("running cargo metadata on transformers/")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata on transformers/ failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let mut by_target: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let Some(name) = package["name"].as_str() else {
+            continue;
+        };
+        if !name.starts_with("testing-") {
+            continue;
+        }
+        let target = match &package["metadata"]["opm"]["target"] {
+            serde_json::Value::Null => DEFAULT_TARGET,
+            serde_json::Value::String(target) => target,
+            other => bail!("{name}: [package.metadata.opm] target must be a string, not {other}"),
+        };
+        by_target
+            .entry(target.to_owned())
+            .or_default()
+            .push(name.to_owned());
+    }
+    Ok(by_target)
+}
+
+/// Writes each guest's bytes beside `guests.rs`, which includes them.
+fn write_guests_rs(out_dir: &Path, guests: &[Guest]) -> anyhow::Result<()> {
     let mut generated = String::new();
-    let mut idents = Vec::new();
-    for (file, bytes) in &components {
-        let ident = file.trim_end_matches(".wasm").to_owned();
-        let path = out_dir.join(format!("{ident}.component.wasm"));
-        std::fs::write(&path, bytes)?;
-        writeln!(
-            generated,
-            "/// The component built from `transformers/testing`, crate `{ident}`."
-        )?;
+    for guest in guests {
+        let path = out_dir.join(format!("{}.wasm", guest.ident));
+        std::fs::write(&path, &guest.bytes)?;
+        writeln!(generated, "/// {}", guest.doc)?;
         writeln!(
             generated,
             "pub const {}: &[u8] = include_bytes!({:?});",
-            ident.to_uppercase(),
+            guest.ident.to_uppercase(),
             path.display().to_string()
         )?;
-        idents.push(ident);
     }
     writeln!(generated, "/// Calls `$mac!(guest_name)` once per guest.")?;
     writeln!(
         generated,
         "#[macro_export]\nmacro_rules! foreach_guest {{\n    ($mac:ident) => {{"
     )?;
-    for ident in &idents {
-        writeln!(generated, "        $mac!({ident});")?;
+    for guest in guests {
+        writeln!(generated, "        $mac!({});", guest.ident)?;
     }
     writeln!(generated, "    }};\n}}")?;
     std::fs::write(out_dir.join("guests.rs"), generated)?;

@@ -1,6 +1,6 @@
 //! Building guest crates from a host `build.rs`: compile packages of the `transformers/`
-//! workspace for wasm32-unknown-unknown into a private target directory, then turn each core
-//! module into a WebAssembly component.
+//! workspace for wasm32 (`wasm32-unknown-unknown` unless a caller names another target) into a
+//! private target directory, then turn each core module into a WebAssembly component.
 //!
 //! Included by `runtime/build.rs` (the embedded default provider) and `tests/build.rs` (the
 //! hostile guests the sandbox tests run) with `#[path]`, so both build guests the same way.
@@ -34,9 +34,24 @@ pub fn rerun_if_guests_change(packages_dirs: &[&str]) {
     }
 }
 
-/// Builds `packages` for wasm32 and componentizes each; returns component bytes keyed by the
-/// artifact file name (`kubernetes_deployment.wasm`).
+/// Builds `packages` for wasm32-unknown-unknown and componentizes each; returns component bytes
+/// keyed by the artifact file name (`kubernetes_deployment.wasm`).
+#[allow(
+    dead_code,
+    reason = "included by build scripts that call either this or build_components_for"
+)]
 pub fn build_components(
+    packages: &[&str],
+    out_dir: &Path,
+) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+    build_components_for("wasm32-unknown-unknown", packages, out_dir)
+}
+
+/// Builds `packages` for `target` in one cargo invocation; returns component bytes keyed by the
+/// artifact file name. A core module is componentized; an artifact that is already a component
+/// (rustc links `wasm32-wasip2` cdylibs with `wasm-component-ld`) is taken as it is.
+pub fn build_components_for(
+    target: &str,
     packages: &[&str],
     out_dir: &Path,
 ) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
@@ -47,7 +62,7 @@ pub fn build_components(
     command
         .arg("build")
         .arg("--release")
-        .arg("--target=wasm32-unknown-unknown")
+        .arg(format!("--target={target}"))
         .arg("--manifest-path")
         .arg(workspace.join("Cargo.toml"))
         .arg("--target-dir")
@@ -73,18 +88,22 @@ pub fn build_components(
         .context("running cargo to build the guests")?;
     if !status.success() {
         bail!(
-            "building the guests {packages:?} for wasm32-unknown-unknown failed ({status}); \
-             if the target is missing, run `rustup target add wasm32-unknown-unknown`"
+            "building the guests {packages:?} for {target} failed ({status}); \
+             if the target is missing, run `rustup target add {target}`"
         );
     }
-    let artifacts = target_dir.join("wasm32-unknown-unknown/release");
+    let artifacts = target_dir.join(target).join("release");
     let mut components = BTreeMap::new();
     for package in packages {
         let file = format!("{}.wasm", package.replace('-', "_"));
         let path = artifacts.join(&file);
-        let core = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let component =
-            componentize(&core).with_context(|| format!("componentizing {}", path.display()))?;
+        let artifact =
+            std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let component = if is_component(&artifact) {
+            artifact
+        } else {
+            componentize(&artifact).with_context(|| format!("componentizing {}", path.display()))?
+        };
         components.insert(file, component);
     }
     Ok(components)
@@ -96,4 +115,10 @@ pub fn componentize(core: &[u8]) -> anyhow::Result<Vec<u8>> {
         .module(core)?
         .validate(true)
         .encode()
+}
+
+/// Whether `wasm` starts with the header of a component rather than of a core module.
+fn is_component(wasm: &[u8]) -> bool {
+    // `\0asm`, then version 0x0d and layer 1 (a core module has version 1, layer 0).
+    wasm.starts_with(b"\0asm\x0d\x00\x01\x00")
 }

@@ -3,6 +3,7 @@
 mod bundles;
 mod cli;
 mod examples;
+mod fixtures;
 mod guest_sdk;
 mod render;
 mod sandbox;

@@ -19,6 +19,7 @@ macro_rules! assert_guest_has_test {
         const _: fn() = $guest;
     };
 }
+use crate::fixtures::markers::*;
 use crate::render::testing_leak;
 opm_tests::foreach_guest!(assert_guest_has_test);
 
