@@ -51,10 +51,11 @@ done
 "$bin_dir/seeds" "$repo" "$fuzz_dir/corpus"
 
 fuzz() {
-  local target=$1
+  local target=$1 dict=()
+  case $target in module | manifest) dict=(-dict="$fuzz_dir/yaml.dict") ;; esac
   mkdir -p "$fuzz_dir/artifacts/$target"
   "$bin_dir/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$fuzz_dir/artifacts/$target/" \
+    -print_final_stats=1 -artifact_prefix="$fuzz_dir/artifacts/$target/" "${dict[@]}" \
     "$fuzz_dir/corpus/$target" >"$fuzz_dir/artifacts/$target.log" 2>&1
 }
 

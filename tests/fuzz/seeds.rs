@@ -7,7 +7,7 @@
 //!   `minVersion`;
 //! - `bundle`: the embedded provider's bundle cut down to one transformer at a time (each small
 //!   enough to mutate quickly), and a bundle whose component is not WebAssembly;
-//! - `component`: each component of the embedded provider, and a core module;
+//! - `component`: each of the embedded provider's components that is as small, and a core module;
 //! - `output`: every resource of `examples/*/rendered.yaml`, as the JSON a transformer returns.
 //!
 //! Seed file names are the seeds' BLAKE3, as libFuzzer names what it adds to a corpus.
@@ -77,7 +77,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if bytes.len() <= MAX_SEED_BYTES {
             seeds.add("component", bytes)?;
             let mut one = embedded_manifest.clone();
-            one["transformers"] = Value::Object(Map::from_iter([(fqn.clone(), transformer.clone())]));
+            one["transformers"] =
+                Value::Object(Map::from_iter([(fqn.clone(), transformer.clone())]));
             let components = BTreeMap::from([(entry.to_owned(), bytes.to_vec())]);
             seeds.add("bundle", &format::pack(one, &components)?.bytes)?;
         }
