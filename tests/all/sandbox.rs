@@ -610,6 +610,8 @@ fn the_load_checks_validate_function_bodies() {
         "{error}"
     );
     assert!(error.contains("type mismatch"), "{error}");
+}
+
 const SERVICE: &str = "transformer.opm.dev/network@v1#ServiceTransformer";
 
 /// A sandbox that keeps compiled components in `cache_dir`, with the key in `config/` beside it.

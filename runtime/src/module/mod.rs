@@ -2,8 +2,9 @@
 //!
 //! [`load`] reads the module file, deep-merges each values file onto it in order (with
 //! `${env:NAME}` substituted in values files), applies each `--set`, and only then interprets
-//! the merged document. Every node remembers the file, line and column it came from, so an error
-//! about the merged document points at whichever input supplied the offending part.
+//! the merged document; [`from_inputs`] does the same with contents instead of paths. Every node
+//! remembers the file, line and column it came from, so an error about the merged document
+//! points at whichever input supplied the offending part.
 //!
 //! - [`tree`] parses YAML/JSON into that located tree;
 //! - [`values`] merges values files and substitutes `${env:NAME}`;
@@ -277,9 +278,82 @@ pub fn load(
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
     let path = module_file(path);
-    let mut root = read_tree(&path)?;
-    for values_path in values {
-        let mut overlay = read_tree(values_path)?;
+    let root = read_tree(&path)?;
+    assemble(
+        root,
+        values.iter().map(|values_path| read_tree(values_path)),
+        sets,
+        env,
+        Origin::whole(path.display().to_string()),
+        sensitive,
+    )
+}
+
+/// A module or values file given by its contents rather than its path.
+#[derive(Clone, Copy)]
+pub struct Input<'a> {
+    /// What errors call the file (`module.yaml`, a path).
+    pub name: &'a str,
+    /// Its contents, YAML or JSON; anything but UTF-8 is a syntax error.
+    pub bytes: &'a [u8],
+}
+
+impl fmt::Debug for Input<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The contents may hold secrets.
+        f.debug_struct("Input")
+            .field("name", &self.name)
+            .field("len", &self.bytes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`load`] from contents: interprets `module` with the `values` merged onto it in order and
+/// `sets` applied, exactly as [`load`] does with files.
+///
+/// ```
+/// use opm_runtime::module::{self, Input};
+/// let text = b"apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: shop, version: 1.0.0}\n\
+///     components:\n  api:\n    resources: {Container: {image: nginx}}\n    traits: {Replicas: 1}\n";
+/// let module = module::from_inputs(
+///     Input { name: "module.yaml", bytes: text },
+///     &[Input { name: "prod.yaml", bytes: b"components: {api: {traits: {Replicas: 3}}}" }],
+///     &["metadata.namespace=prod".to_owned()],
+///     &|_| None,
+/// )
+/// .unwrap();
+/// assert_eq!(module.namespace(), Some("prod"));
+/// assert_eq!(module.component("api").unwrap().traits[0].value, 3);
+/// ```
+pub fn from_inputs(
+    module: Input<'_>,
+    values: &[Input<'_>],
+    sets: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Module, ModuleError> {
+    let root = parse_input(module)?;
+    assemble(
+        root,
+        values.iter().map(|input| parse_input(*input)),
+        sets,
+        env,
+        Origin::whole(module.name),
+        &mut BTreeSet::new(),
+    )
+}
+
+/// Merges each values tree onto `root` in order (each read or parsed only when its turn
+/// comes), applies `sets`, and interprets the result as the module at `origin`.
+fn assemble(
+    mut root: tree::Node,
+    values: impl Iterator<Item = Result<tree::Node, ModuleError>>,
+    sets: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+    origin: Origin,
+    sensitive: &mut BTreeSet<String>,
+) -> Result<Module, ModuleError> {
+    for overlay in values {
+        let mut overlay = overlay?;
         match overlay.value {
             tree::Value::Null => continue,
             tree::Value::Map(_) => {}
@@ -299,11 +373,7 @@ pub fn load(
     }
     document::collect_secrets(&root, sensitive);
     sensitive.remove("");
-    document::interpret(
-        &root,
-        Origin::whole(path.display().to_string()),
-        sensitive.clone(),
-    )
+    document::interpret(&root, origin, sensitive.clone())
 }
 
 /// Interprets `text` as a module file called `source`, with no values: for tests and tools.
@@ -334,12 +404,19 @@ fn read_tree(path: &Path) -> Result<tree::Node, ModuleError> {
         path: path.to_owned(),
         source,
     })?;
-    let source: Arc<str> = Arc::from(path.display().to_string());
-    let text = String::from_utf8(bytes).map_err(|e| ModuleError::Syntax {
+    parse_input(Input {
+        name: &path.display().to_string(),
+        bytes: &bytes,
+    })
+}
+
+fn parse_input(input: Input<'_>) -> Result<tree::Node, ModuleError> {
+    let source: Arc<str> = Arc::from(input.name);
+    let text = std::str::from_utf8(input.bytes).map_err(|e| ModuleError::Syntax {
         origin: Origin::whole(source.clone()),
-        message: format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+        message: format!("not UTF-8 (byte {})", e.valid_up_to()),
     })?;
-    tree::parse(&text, &source)
+    tree::parse(text, &source)
 }
 
 #[cfg(test)]

@@ -251,7 +251,18 @@ fn digest_of(transformers: &Transformers, fqn: &str) -> String {
 
 /// Parses one returned document and checks it is a resource: a JSON object with string
 /// `apiVersion`, `kind` and `metadata.name`. Returns it with its top-level keys in reading order.
-fn check_resource(document: &str) -> Result<Value, String> {
+///
+/// This is everything the host assumes of a transformer's output before it labels, orders and
+/// writes it; it is public so that the fuzz target `output` (`tests/fuzz/`) can call it.
+///
+/// ```
+/// use opm_runtime::render::check_resource;
+/// let document = r#"{"kind": "Service", "apiVersion": "v1", "metadata": {"name": "api"}}"#;
+/// let value = check_resource(document).unwrap();
+/// assert_eq!(value.as_object().unwrap().keys().next().unwrap(), "apiVersion");
+/// assert!(check_resource("[]").is_err());
+/// ```
+pub fn check_resource(document: &str) -> Result<Value, String> {
     let value: Value = serde_json::from_str(document).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(object) = value else {
         return Err(format!(

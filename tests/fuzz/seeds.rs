@@ -1,0 +1,141 @@
+//! Writes the seed corpora of the fuzz targets from the repository's own files, so that no seed
+//! is committed twice and none goes stale: `seeds REPO CORPUS` fills `CORPUS/<target>/`.
+//!
+//! - `module`: every `examples/*/module.yaml`, and the first of them with a values file and
+//!   `--set` arguments in the target's NUL-separated form;
+//! - `manifest`: `providers/kubernetes/provider.yaml`, and a variant with `limits` and
+//!   `minVersion`;
+//! - `bundle`: the embedded provider's bundle cut down to one transformer at a time (each small
+//!   enough to mutate quickly), and a bundle whose component is not WebAssembly;
+//! - `component`: each of the embedded provider's components that is as small, and a core module;
+//! - `output`: every resource of `examples/*/rendered.yaml`, as the JSON a transformer returns.
+//!
+//! Seed file names are the seeds' BLAKE3, as libFuzzer names what it adds to a corpus.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use opm_runtime::bundle::{self, format};
+use opm_runtime::provider;
+use serde_json::{Map, Value};
+
+/// Bundles and components over this size make slow seeds; the smaller ones cover the same code.
+const MAX_SEED_BYTES: usize = 256 << 10;
+
+// cargo fuzz instruments every binary of this crate for coverage, and the instrumentation calls
+// into libFuzzer; an empty target links it in. The `main` below keeps libFuzzer's out.
+libfuzzer_sys::fuzz_target!(|_data: &[u8]| {});
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    let [repo, corpus] = args.as_slice() else {
+        return Err("usage: seeds REPO CORPUS".into());
+    };
+    let mut seeds = Seeds {
+        corpus: corpus.clone(),
+        written: BTreeMap::new(),
+    };
+    let examples = examples(repo)?;
+
+    for dir in &examples {
+        seeds.add("module", &std::fs::read(dir.join("module.yaml"))?)?;
+    }
+    if let Some(first) = examples.first() {
+        let mut input = std::fs::read(first.join("module.yaml"))?;
+        for part in [
+            &b"metadata: {labels: {team: web}}\ncomponents: {api: {traits: {Replicas: 3}}}\n"[..],
+            b"components:\n  api:\n    metadata: {annotations: {token: \"${env:TOKEN1}\"}}\n",
+            b"--set components.api.traits.Replicas=5",
+            b"--set components.api.traits.\"opm.dev/traits/scaling@v1#Replicas\"=[1, {a: b}]",
+            b"--set metadata.namespace=staging",
+        ] {
+            input.push(0);
+            input.extend_from_slice(part);
+        }
+        seeds.add("module", &input)?;
+    }
+
+    let manifest = std::fs::read(repo.join("providers/kubernetes/provider.yaml"))?;
+    seeds.add("manifest", &manifest)?;
+    let mut limited = manifest.clone();
+    limited.extend_from_slice(b"limits: {fuel: 1000000, memory: 64Mi, timeout: 500ms}\n");
+    let limited = String::from_utf8(limited)?.replacen(
+        "metadata:\n",
+        "metadata:\n  minVersion: 0.1.0\n  labels: {a: b}\n",
+        1,
+    );
+    seeds.add("manifest", limited.as_bytes())?;
+
+    let embedded = bundle::read("embedded", provider::embedded_bundle())?;
+    let embedded_manifest: Value = serde_json::from_slice(&embedded.manifest)?;
+    for (fqn, transformer) in embedded_manifest["transformers"]
+        .as_object()
+        .ok_or("the embedded manifest has no transformers")?
+    {
+        let entry = transformer["component"].as_str().unwrap_or_default();
+        let bytes = &embedded.components[entry];
+        if bytes.len() <= MAX_SEED_BYTES {
+            seeds.add("component", bytes)?;
+            let mut one = embedded_manifest.clone();
+            one["transformers"] =
+                Value::Object(Map::from_iter([(fqn.clone(), transformer.clone())]));
+            let components = BTreeMap::from([(entry.to_owned(), bytes.to_vec())]);
+            seeds.add("bundle", &format::pack(one, &components)?.bytes)?;
+        }
+    }
+    let mut not_wasm = embedded_manifest.clone();
+    if let Some((fqn, transformer)) = embedded_manifest["transformers"]
+        .as_object()
+        .and_then(|all| all.iter().next())
+    {
+        let mut transformer = transformer.clone();
+        transformer["component"] = "not-wasm".into();
+        transformer.as_object_mut().map(|t| t.remove("digest"));
+        not_wasm["transformers"] = Value::Object(Map::from_iter([(fqn.clone(), transformer)]));
+        let components = BTreeMap::from([("not-wasm".to_owned(), b"not wasm".to_vec())]);
+        seeds.add("bundle", &format::pack(not_wasm, &components)?.bytes)?;
+    }
+    seeds.add("component", b"\0asm\x01\0\0\0")?;
+
+    for dir in &examples {
+        let text = std::fs::read_to_string(dir.join("rendered.yaml"))?;
+        for document in text.split("\n---\n") {
+            let document = document.trim_start_matches("---\n");
+            if document.trim().is_empty() {
+                continue;
+            }
+            let value: Value = serde_saphyr::from_str(document)?;
+            seeds.add("output", serde_json::to_string(&value)?.as_bytes())?;
+        }
+    }
+
+    for (target, count) in &seeds.written {
+        println!("{target}: {count} seeds");
+    }
+    Ok(())
+}
+
+/// The example directories, sorted.
+fn examples(repo: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo.join("examples"))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    dirs.retain(|dir| dir.join("module.yaml").is_file());
+    dirs.sort();
+    Ok(dirs)
+}
+
+struct Seeds {
+    corpus: PathBuf,
+    written: BTreeMap<&'static str, usize>,
+}
+
+impl Seeds {
+    fn add(&mut self, target: &'static str, bytes: &[u8]) -> std::io::Result<()> {
+        let dir = self.corpus.join(target);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join(format::hex_digest(bytes)), bytes)?;
+        *self.written.entry(target).or_default() += 1;
+        Ok(())
+    }
+}
