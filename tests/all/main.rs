@@ -5,5 +5,7 @@ mod cli;
 mod examples;
 mod fixtures;
 mod guest_sdk;
+mod hostile;
 mod render;
 mod sandbox;
+mod wasi;

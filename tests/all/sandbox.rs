@@ -10,8 +10,8 @@ use opm_runtime::sandbox::{CallError, Limits, Sandbox};
 use opm_tests::guests;
 use serde_json::json;
 
-const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
-const HOSTILE: &str = "test.opm.dev/hostile@v1#HostileTransformer";
+pub(crate) const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
+pub(crate) const HOSTILE: &str = "test.opm.dev/hostile@v1#HostileTransformer";
 
 // A guest without a test here is a compile error.
 macro_rules! assert_guest_has_test {
@@ -23,7 +23,7 @@ use crate::fixtures::markers::*;
 use crate::render::testing_leak;
 opm_tests::foreach_guest!(assert_guest_has_test);
 
-fn context() -> RenderContext {
+pub(crate) fn context() -> RenderContext {
     RenderContext {
         name: "hostile".into(),
         namespace: "default".into(),
@@ -37,12 +37,12 @@ fn context() -> RenderContext {
 
 /// Renders two components in one render: `bad`, run by `guest`, and `good`, a stateless
 /// container run by the real Deployment transformer of the embedded provider.
-fn render_beside_a_healthy_component(guest: &[u8], limits: Limits) -> Rendered {
+pub(crate) fn render_beside_a_healthy_component(guest: &[u8], limits: Limits) -> Rendered {
     render_beside_a_healthy_component_labelled(guest, &[], limits)
 }
 
 /// As [`render_beside_a_healthy_component`], with `labels` added to the `bad` component's.
-fn render_beside_a_healthy_component_labelled(
+pub(crate) fn render_beside_a_healthy_component_labelled(
     guest: &[u8],
     labels: &[(&str, &str)],
     limits: Limits,
@@ -90,7 +90,7 @@ fn render_beside_a_healthy_component_labelled(
 
 /// The one failure of a render, which must be the hostile component's; the healthy component
 /// must have rendered its Deployment.
-fn single_failure(rendered: &Rendered) -> (&CallError, String) {
+pub(crate) fn single_failure(rendered: &Rendered) -> (&CallError, String) {
     assert_eq!(rendered.failures.len(), 1, "{:#?}", rendered.failures);
     let failure = &rendered.failures[0];
     assert_eq!(failure.component, "bad");
@@ -259,7 +259,11 @@ fn log_lines_past_the_log_limit_are_dropped_and_counted() {
         .expect("the chatty call is reported");
     let kept: usize = chatty.logs.iter().map(|line| line.message.len()).sum();
     assert!(kept <= 8 << 10, "{kept} bytes of log kept");
-    assert_eq!(chatty.logs.len(), (8 << 10) / 100);
+    // Each 100-byte line costs its text plus the fixed cost of a line.
+    assert_eq!(
+        chatty.logs.len(),
+        (8 << 10) / (100 + opm_runtime::sandbox::LOG_LINE_COST)
+    );
     assert_eq!(chatty.logs.len() + chatty.logs_dropped, 10_000);
     assert_eq!(chatty.resources, 1, "the call itself succeeds");
 }
@@ -465,23 +469,44 @@ fn the_copy_out_of_the_guest_stops_at_the_output_limit() {
     assert!(message.contains("output limit of 1 MiB"), "{message}");
 }
 
+/// A million tiny resources: the host's copy of the list (24 bytes an entry on the host) stops
+/// at the output limit before the list is complete.
 #[test]
-fn a_million_tiny_resources_hit_the_resource_limit() {
+fn a_million_tiny_resources_stop_at_the_output_limit() {
     let limits = Limits {
         memory: 256 << 20,
         ..Limits::default()
     };
     let rendered = misbehave("many-resources", limits);
     let (error, message) = single_failure(&rendered);
+    assert_eq!(*error, CallError::Copy { limit: 16 << 20 }, "{message}");
+}
+
+/// Fewer, still too many: the list is copied, and refused by count before any is parsed.
+#[test]
+fn too_many_resources_hit_the_resource_limit() {
+    let limits = Limits {
+        resources: 500,
+        ..Limits::default()
+    };
+    let rendered = render_beside_a_healthy_component_labelled(
+        guests::TESTING_MISBEHAVE,
+        &[
+            ("misbehave.opm.dev/mode", "many-resources"),
+            ("misbehave.opm.dev/count", "20000"),
+        ],
+        limits,
+    );
+    let (error, message) = single_failure(&rendered);
     assert_eq!(
         *error,
         CallError::Resources {
-            limit: 10_000,
-            count: 1_000_000
+            limit: 500,
+            count: 20_000
         }
     );
     assert!(
-        message.contains("returned 1000000 resources, over the limit of 10000"),
+        message.contains("returned 20000 resources, over the limit of 500 resources per call"),
         "{message}"
     );
 }

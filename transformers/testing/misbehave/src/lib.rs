@@ -13,7 +13,8 @@
 //! - `huge-error`: fails with an error text of 60 MiB;
 //! - `big-copy`: returns 30 resources of 1 MiB each, for a host whose output limit is smaller
 //!   (the copy out of the guest, not only the check after it, must stop at the limit);
-//! - `many-resources`: returns a million tiny resources;
+//! - `many-resources`: returns tiny resources, as many as its `misbehave.opm.dev/count` label
+//!   says (a million when it has none);
 //! - `fake-panic`: logs a line that looks like a panic, then traps on an out-of-bounds read;
 //! - `grow-then-spin`: asks for far more memory than any limit, ignores the refusal, then
 //!   loops forever;
@@ -63,7 +64,13 @@ impl Transformer for Misbehave {
             "big-copy" => (0..30)
                 .map(|i| config_map(&format!("big-{i}"), json!({"blob": "x".repeat(1 << 20)})))
                 .collect(),
-            "many-resources" => (0..1_000_000).map(|_| json!({})).collect(),
+            "many-resources" => {
+                let count = component
+                    .label("misbehave.opm.dev/count")
+                    .and_then(|count| count.parse().ok())
+                    .unwrap_or(1_000_000);
+                (0..count).map(|_| json!({})).collect()
+            }
             "fake-panic" => {
                 log::error("panicked at src/lib.rs:1:1: not really");
                 out_of_bounds_read();
