@@ -752,9 +752,11 @@ fn a_component_with_disallowed_imports_is_refused_listing_them() {
     let error = refusal(&bundle_with(Some(&wrong), |_| {}));
     assert!(
         error.contains(&format!("transformer {DEPLOYMENT}: component components/"))
-            && error.ends_with(
-                "it imports wasi:http/outgoing-handler@0.2.0, wasi:sockets/tcp@0.2.0, which the sandbox does not offer (allowed: opm:transformer/log@1.0.0, opm:transformer/types@1.0.0)"
-            ),
+            && error.ends_with(&format!(
+                "it imports wasi:http/outgoing-handler@0.2.0, which the sandbox does not offer (allowed: {})",
+                opm_runtime::contract::allowed_imports_summary()
+            ))
+            && error.contains("WASI 0.2.0–0.2.12 interfaces of wasi:cli"),
         "{error}"
     );
 }

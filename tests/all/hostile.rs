@@ -356,3 +356,41 @@ fn every_attack_at_once_leaves_the_host_bounded() {
     eprintln!("peak RSS: {} MiB", peak >> 20);
     assert!(peak < PEAK_RSS_BOUND, "peak RSS {} MiB", peak >> 20);
 }
+
+/// SECURITY.md backs each claim with a test: every test it names exists.
+#[test]
+fn security_md_names_only_tests_that_exist() {
+    let root = opm_tests::repo_root();
+    let text = std::fs::read_to_string(root.join("SECURITY.md")).expect("SECURITY.md");
+    let mut sources = String::new();
+    let mut dirs = vec![root.join("tests/all"), root.join("runtime/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("reads").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                sources.push_str(&std::fs::read_to_string(&path).expect("reads"));
+            }
+        }
+    }
+    let named: Vec<&str> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| {
+            span.contains("::")
+                && span
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':')
+        })
+        .collect();
+    assert!(named.len() > 30, "{named:?}");
+    for path in named {
+        let name = path.rsplit("::").next().unwrap_or_default();
+        assert!(
+            sources.contains(&format!("fn {name}(")),
+            "SECURITY.md names {path}, which is not a test"
+        );
+    }
+}
