@@ -144,64 +144,82 @@ fn a_component_needing_threads_is_refused_at_load_and_fails_alone_in_a_render() 
     assert_eq!(rendered.resources.len(), 1, "the healthy component renders");
 }
 
-/// Every attack of the suite, each as its own transformer, with the labels that choose its
+/// One attack: a guest, run as a transformer of its own, with the labels that choose its
 /// behaviour.
-fn attacks() -> Vec<(
-    &'static str,
-    &'static [u8],
-    &'static [(&'static str, &'static str)],
-)> {
+#[derive(Debug, Clone, Copy)]
+struct Attack {
+    name: &'static str,
+    guest: &'static [u8],
+    labels: &'static [(&'static str, &'static str)],
+}
+
+impl Attack {
+    const fn new(
+        name: &'static str,
+        guest: &'static [u8],
+        labels: &'static [(&'static str, &'static str)],
+    ) -> Self {
+        Self {
+            name,
+            guest,
+            labels,
+        }
+    }
+}
+
+/// Every attack of the suite.
+fn attacks() -> Vec<Attack> {
     vec![
-        ("spin", guests::TESTING_SPIN, &[]),
-        ("hog", guests::TESTING_HOG, &[]),
-        ("panic", guests::TESTING_PANIC, &[]),
-        (
+        Attack::new("spin", guests::TESTING_SPIN, &[]),
+        Attack::new("hog", guests::TESTING_HOG, &[]),
+        Attack::new("panic", guests::TESTING_PANIC, &[]),
+        Attack::new(
             "recurse",
             guests::TESTING_MISBEHAVE,
             &[("misbehave.opm.dev/mode", "recurse")],
         ),
-        (
+        Attack::new(
             "big-copy",
             guests::TESTING_MISBEHAVE,
             &[("misbehave.opm.dev/mode", "big-copy")],
         ),
-        (
+        Attack::new(
             "many-resources",
             guests::TESTING_MISBEHAVE,
             &[("misbehave.opm.dev/mode", "many-resources")],
         ),
-        (
+        Attack::new(
             "invalid-json",
             guests::TESTING_MISBEHAVE,
             &[("misbehave.opm.dev/mode", "not-an-object")],
         ),
-        ("many-memories", guests::MANY_MEMORIES, &[]),
-        ("aliased-output", guests::ALIASED_OUTPUT, &[]),
-        ("huge-error", guests::HUGE_ERROR, &[]),
-        ("grow-then-spin", guests::GROW_THEN_SPIN, &[]),
-        ("log-spam", guests::EMPTY_LOG_SPAM, &[]),
-        ("shared-memory", guests::SHARED_MEMORY, &[]),
-        (
+        Attack::new("many-memories", guests::MANY_MEMORIES, &[]),
+        Attack::new("aliased-output", guests::ALIASED_OUTPUT, &[]),
+        Attack::new("huge-error", guests::HUGE_ERROR, &[]),
+        Attack::new("grow-then-spin", guests::GROW_THEN_SPIN, &[]),
+        Attack::new("log-spam", guests::EMPTY_LOG_SPAM, &[]),
+        Attack::new("shared-memory", guests::SHARED_MEMORY, &[]),
+        Attack::new(
             "stdout-forever",
             guests::TESTING_WASI,
             &[("wasi.opm.dev/mode", "stdout-forever")],
         ),
-        (
+        Attack::new(
             "read-file",
             guests::TESTING_WASI,
             &[("wasi.opm.dev/mode", "read-file")],
         ),
-        (
+        Attack::new(
             "busy-poll",
             guests::TESTING_WASI,
             &[("wasi.opm.dev/mode", "busy-poll")],
         ),
-        (
+        Attack::new(
             "socket",
             guests::TESTING_WASI,
             &[("wasi.opm.dev/mode", "socket")],
         ),
-        (
+        Attack::new(
             "exit",
             guests::TESTING_WASI,
             &[("wasi.opm.dev/mode", "exit")],
@@ -211,7 +229,7 @@ fn attacks() -> Vec<(
 
 /// Renders `healthy` stateless components with the embedded Deployment transformer, and one
 /// component per attack, each run by a transformer of its own; default limits.
-fn render_with_attacks(healthy: usize, attacks: &[(&str, &[u8], &[(&str, &str)])]) -> Rendered {
+fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
     let limits = Limits::default();
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
     let sandbox = Sandbox::new(&limits).expect("engine");
@@ -246,13 +264,14 @@ fn render_with_attacks(healthy: usize, attacks: &[(&str, &[u8], &[(&str, &str)])
             }
         })
         .collect();
-    for (name, bytes, labels) in attacks {
-        let fqn = format!("test.opm.dev/hostile@v1#{name}");
-        transformers.insert(fqn.clone(), sandbox.compile(&fqn, bytes));
+    for attack in attacks {
+        let fqn = format!("test.opm.dev/hostile@v1#{}", attack.name);
+        transformers.insert(fqn.clone(), sandbox.compile(&fqn, attack.guest));
+        let component = format!("attack-{}", attack.name);
         jobs.push(Job {
-            component: format!("attack-{name}"),
+            input: input(&component, attack.labels),
+            component,
             transformer: fqn,
-            input: input(&format!("attack-{name}"), labels),
         });
     }
     // Two render threads, as on the project's machine, whatever this machine has: the bound
@@ -269,7 +288,7 @@ fn render_with_attacks(healthy: usize, attacks: &[(&str, &[u8], &[(&str, &str)])
 fn assert_healthy_rendered_and_attacks_reported(
     rendered: &Rendered,
     healthy: usize,
-    attacks: &[(&str, &[u8], &[(&str, &str)])],
+    attacks: &[Attack],
 ) {
     let deployments: Vec<&str> = rendered
         .resources
@@ -282,7 +301,7 @@ fn assert_healthy_rendered_and_attacks_reported(
         healthy,
         "every healthy component renders"
     );
-    for (name, _, _) in attacks {
+    for Attack { name, .. } in attacks {
         let component = format!("attack-{name}");
         let failure = rendered
             .failures
@@ -321,7 +340,7 @@ fn a_render_of_100_components_with_10_hostile_transformers_completes_the_90() {
     let all = attacks();
     let ten: Vec<_> = all
         .iter()
-        .filter(|(name, _, _)| {
+        .filter(|attack| {
             [
                 "spin",
                 "hog",
@@ -334,9 +353,9 @@ fn a_render_of_100_components_with_10_hostile_transformers_completes_the_90() {
                 "stdout-forever",
                 "exit",
             ]
-            .contains(name)
+            .contains(&attack.name)
         })
-        .cloned()
+        .copied()
         .collect();
     assert_eq!(ten.len(), 10);
     let rendered = render_with_attacks(90, &ten);
