@@ -25,6 +25,7 @@ pub(crate) mod markers {
     pub(crate) fn empty_log_spam() {}
     pub(crate) fn malformed() {}
     pub(crate) fn core_module() {}
+    pub(crate) fn invalid_json() {}
 }
 
 const CONTRACT: &str = "opm:transformer/transformer@1.0.0";

@@ -90,6 +90,22 @@ fn twenty_million_empty_log_lines_keep_the_log_bounded() {
     assert_eq!(call.logs.len() + call.logs_dropped, 20_000_000);
 }
 
+/// Documents that are not JSON fail the call, each reported with its index and the parser's
+/// complaint.
+#[test]
+fn documents_that_are_not_json_are_invalid_output() {
+    let rendered = render_beside_a_healthy_component(guests::INVALID_JSON, Limits::default());
+    assert_eq!(rendered.failures.len(), 2, "{:#?}", rendered.failures);
+    for (index, failure) in rendered.failures.iter().enumerate() {
+        let message = failure.to_string();
+        assert!(
+            message.contains(&format!("returned an invalid resource #{index}: not JSON")),
+            "{message}"
+        );
+    }
+    assert_eq!(rendered.resources.len(), 1, "the healthy component renders");
+}
+
 #[test]
 fn an_unknown_import_is_refused_at_load_with_the_offending_imports() {
     let error = component::check(guests::UNKNOWN_IMPORT).expect_err("refused");
@@ -193,6 +209,7 @@ fn attacks() -> Vec<Attack> {
             guests::TESTING_MISBEHAVE,
             &[("misbehave.opm.dev/mode", "not-an-object")],
         ),
+        Attack::new("invalid-json-text", guests::INVALID_JSON, &[]),
         Attack::new("many-memories", guests::MANY_MEMORIES, &[]),
         Attack::new("aliased-output", guests::ALIASED_OUTPUT, &[]),
         Attack::new("huge-error", guests::HUGE_ERROR, &[]),
