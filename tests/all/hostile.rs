@@ -10,7 +10,10 @@ use opm_runtime::sandbox::{CallError, Limits, Sandbox};
 use opm_tests::guests;
 use serde_json::json;
 
-use crate::sandbox::{DEPLOYMENT, context, render_beside_a_healthy_component, single_failure};
+use crate::sandbox::{
+    DEPLOYMENT, assert_empty_lines_charged, context, render_beside_a_healthy_component,
+    single_failure,
+};
 
 /// Issue 9, finding 3: eight memories of 62.5 MiB each ran under a 64 MiB limit, because the
 /// limit applied to each memory alone; it is the total of the call's memories.
@@ -77,17 +80,7 @@ fn twenty_million_empty_log_lines_keep_the_log_bounded() {
         ..Limits::default()
     };
     let rendered = render_beside_a_healthy_component(guests::EMPTY_LOG_SPAM, limits);
-    assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
-    let call = rendered
-        .calls
-        .iter()
-        .find(|call| call.component == "bad")
-        .expect("reported");
-    assert_eq!(
-        call.logs.len(),
-        limits.log / opm_runtime::sandbox::LOG_LINE_COST
-    );
-    assert_eq!(call.logs.len() + call.logs_dropped, 20_000_000);
+    assert_empty_lines_charged(&rendered, &limits, 20_000_000);
 }
 
 /// Documents that are not JSON fail the call, each reported with its index and the parser's

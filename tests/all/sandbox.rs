@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use opm_runtime::render::{self, FailureKind, Job, RenderContext, Rendered};
+use opm_runtime::render::{self, CallReport, FailureKind, Job, RenderContext, Rendered};
 use opm_runtime::sandbox::{CallError, Limits, Sandbox};
 use opm_tests::guests;
 use serde_json::json;
@@ -252,11 +252,7 @@ fn log_lines_past_the_log_limit_are_dropped_and_counted() {
         limits,
     );
     assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
-    let chatty = rendered
-        .calls
-        .iter()
-        .find(|call| call.component == "bad")
-        .expect("the chatty call is reported");
+    let chatty = call_of(&rendered, "bad");
     let kept: usize = chatty.logs.iter().map(|line| line.message.len()).sum();
     assert!(kept <= 8 << 10, "{kept} bytes of log kept");
     // Each 100-byte line costs its text plus the fixed cost of a line.
@@ -271,34 +267,14 @@ fn log_lines_past_the_log_limit_are_dropped_and_counted() {
 /// Matching spec ac13: a transformer's output is a list of resources, even of one.
 #[test]
 fn ac13_a_single_resource_output_is_a_list() {
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let service = "transformer.opm.dev/network@v1#ServiceTransformer";
     let sandbox = Sandbox::new(&Limits::default()).expect("engine");
-    let compiled = sandbox
-        .compile(service, &provider.components[service])
-        .expect("compiles");
-    let input = json!({
-        "metadata": {"name": "api", "labels": {}},
-        "resources": ["opm.dev/resources/workload@v1#Container"],
-        "traits": ["opm.dev/traits/network@v1#Expose"],
-        "policies": [],
-        "spec": {
-            "container": {"image": "nginx:1.27", "ports": {"http": {"containerPort": 8080}}},
-            "expose": {"type": "ClusterIP"},
-        },
-        "defaults": {},
-    })
-    .to_string();
-    let outcome = sandbox.call(
-        &compiled,
-        &input,
-        &context().for_component("api"),
-        &Limits::default(),
+    assert_eq!(
+        kinds_made_by(
+            &sandbox,
+            "transformer.opm.dev/network@v1#ServiceTransformer"
+        ),
+        ["Service"]
     );
-    let documents = outcome.result.expect("the call succeeds");
-    assert_eq!(documents.len(), 1, "{documents:?}");
-    let service: serde_json::Value = serde_json::from_str(&documents[0]).unwrap();
-    assert_eq!(service["kind"], "Service");
 }
 
 #[test]
@@ -382,6 +358,27 @@ fn a_tampered_compile_cache_entry_is_never_loaded() {
     );
 }
 
+/// The report of the call that rendered `component`.
+pub(crate) fn call_of<'a>(rendered: &'a Rendered, component: &str) -> &'a CallReport {
+    rendered
+        .calls
+        .iter()
+        .find(|call| call.component == component)
+        .unwrap_or_else(|| panic!("the call of {component} is reported"))
+}
+
+/// Asserts that the call of `bad` succeeded and kept exactly as many empty log lines as its log
+/// limit pays for, and counted the rest of the `total` it logged as dropped.
+pub(crate) fn assert_empty_lines_charged(rendered: &Rendered, limits: &Limits, total: usize) {
+    assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
+    let call = call_of(rendered, "bad");
+    assert_eq!(
+        call.logs.len(),
+        limits.log / opm_runtime::sandbox::LOG_LINE_COST
+    );
+    assert_eq!(call.logs.len() + call.logs_dropped, total);
+}
+
 /// Renders the misbehaving guest in `mode` beside a healthy component under `limits`.
 fn misbehave(mode: &str, limits: Limits) -> Rendered {
     render_beside_a_healthy_component_labelled(
@@ -400,17 +397,7 @@ fn empty_log_lines_are_charged_and_dropped_past_the_log_limit() {
         ..Limits::default()
     };
     let rendered = misbehave("empty-log-spam", limits);
-    assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
-    let spam = rendered
-        .calls
-        .iter()
-        .find(|call| call.component == "bad")
-        .expect("the spamming call is reported");
-    assert_eq!(
-        spam.logs.len(),
-        limits.log / opm_runtime::sandbox::LOG_LINE_COST
-    );
-    assert_eq!(spam.logs.len() + spam.logs_dropped, 2_000_000);
+    assert_empty_lines_charged(&rendered, &limits, 2_000_000);
 }
 
 /// Issue 9, finding 1: a render's logs are bounded as a whole, not only per call: each of N
@@ -422,11 +409,7 @@ fn a_render_keeps_at_most_its_share_of_the_render_log_per_call() {
         ..Limits::default()
     };
     let rendered = misbehave("chatty", limits);
-    let chatty = rendered
-        .calls
-        .iter()
-        .find(|call| call.component == "bad")
-        .expect("the chatty call is reported");
+    let chatty = call_of(&rendered, "bad");
     let kept: usize = chatty
         .logs
         .iter()

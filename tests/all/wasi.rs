@@ -9,7 +9,7 @@ use opm_runtime::sandbox::{CallError, Limits, LogLevel};
 use opm_tests::guests;
 use serde_json::Value;
 
-use crate::sandbox::{render_beside_a_healthy_component_labelled, single_failure};
+use crate::sandbox::{call_of, render_beside_a_healthy_component_labelled, single_failure};
 
 /// Renders the wasip2 guest in `mode` beside a healthy component.
 fn wasi(mode: &str, limits: Limits) -> Rendered {
@@ -36,11 +36,7 @@ fn rendered_data(rendered: &Rendered) -> &serde_json::Map<String, Value> {
 
 /// The log of the call of `bad`.
 fn logs(rendered: &Rendered) -> Vec<(LogLevel, String)> {
-    rendered
-        .calls
-        .iter()
-        .find(|call| call.component == "bad")
-        .expect("the call is reported")
+    call_of(rendered, "bad")
         .logs
         .iter()
         .map(|line| (line.level, line.message.clone()))
@@ -145,11 +141,7 @@ fn a_wasip2_guest_that_writes_stdout_forever_is_stopped_and_its_output_bounded()
         matches!(error, CallError::Fuel { .. } | CallError::Timeout { .. }),
         "{message}"
     );
-    let call = rendered
-        .calls
-        .iter()
-        .find(|call| call.component == "bad")
-        .expect("reported");
+    let call = call_of(&rendered, "bad");
     let kept: usize = call
         .logs
         .iter()
