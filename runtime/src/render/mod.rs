@@ -160,18 +160,20 @@ pub fn execute(
 
     let mut rendered = Rendered::default();
     for (job, outcome) in outcomes {
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                rendered.failures.push(load_failure(job, error));
-                continue;
-            }
-        };
         let fail = |error: FailureKind| Failure {
             component: job.component.clone(),
             transformer: job.transformer.clone(),
             digest: digest_of(transformers, &job.transformer),
             error,
+        };
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                rendered
+                    .failures
+                    .push(fail(FailureKind::Load(load_reason(error))));
+                continue;
+            }
         };
         let mut produced = 0;
         match outcome.result {
@@ -226,17 +228,12 @@ pub fn execute(
     rendered
 }
 
-/// The failure of a call whose transformer could not be compiled.
-fn load_failure(job: &Job, error: &CompileError) -> Failure {
-    let (digest, reason) = match error {
-        CompileError::Component { digest, reason, .. } => (digest.clone(), reason.clone()),
-        other => (String::new(), other.to_string()),
-    };
-    Failure {
-        component: job.component.clone(),
-        transformer: job.transformer.clone(),
-        digest,
-        error: FailureKind::Load(reason),
+/// Why a transformer could not be compiled, without the transformer and digest the failure
+/// already names.
+fn load_reason(error: &CompileError) -> String {
+    match error {
+        CompileError::Component { reason, .. } => reason.clone(),
+        other => other.to_string(),
     }
 }
 
