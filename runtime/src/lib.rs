@@ -14,6 +14,7 @@
 //! - [`redact`] keeps sensitive values out of everything but the rendered output;
 //! - [`cli`] is the `opm` command line over all of it.
 
+pub mod authoring;
 pub mod bundle;
 pub mod cli;
 pub mod contract;

@@ -19,7 +19,7 @@ use crate::contract::{self, TRANSFORMER_EXPORT};
 /// The signature `transform` must have, as [`describe`] writes it.
 pub const TRANSFORM_SIGNATURE: &str = "func(component: string, context: record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }) -> result<list<string>, variant { invalid-component(string), failed(string) }>";
 
-/// What a checked component imports and exports.
+/// What a checked component imports and exports, and what made it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ComponentInfo {
     /// Its size in bytes.
@@ -28,6 +28,112 @@ pub struct ComponentInfo {
     pub imports: Vec<String>,
     /// The names it exports.
     pub exports: Vec<String>,
+    /// What its producers sections say made it.
+    pub producers: Producers,
+}
+
+/// The `producers` custom sections of a component and every module and component inside it
+/// (the tool conventions' record of source languages and tools), each entry `NAME VERSION`,
+/// without repeats, in the order found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Producers {
+    /// Source languages (`Rust`, `C11`, …).
+    pub language: Vec<String>,
+    /// Tools that produced or transformed it (`rustc`, `clang`, `wit-component`, …).
+    pub processed_by: Vec<String>,
+    /// SDKs it was built with.
+    pub sdk: Vec<String>,
+    /// Shared libraries its modules import from (`libpython3.14.so`), as dynamically linked
+    /// components (componentize-py's) name them.
+    pub linked: Vec<String>,
+}
+
+impl Producers {
+    /// The language the component's transformer was written in, as a person names it. An
+    /// interpreter's component names the interpreter's own languages too (CPython is C,
+    /// SpiderMonkey is C++, their glue is Rust), so the interpreted language wins: Python when
+    /// it links `libpython3.N.so` (componentize-py), JavaScript when a producer says so
+    /// (componentize-js); then the language of the wit-bindgen generator that made the
+    /// bindings; then Rust, whose standard library links C; then the first named.
+    pub fn source_language(&self) -> Option<String> {
+        if let Some(python) = self.linked.iter().find_map(|lib| {
+            lib.strip_prefix("libpython")
+                .and_then(|rest| rest.strip_suffix(".so"))
+        }) {
+            return Some(format!("Python {python}"));
+        }
+        let named = |prefix: &str| self.language.iter().any(|l| l.starts_with(prefix));
+        if named("JavaScript") {
+            return Some("JavaScript".into());
+        }
+        // The bindings generator names the guest's language; the WASI adapter a C guest links
+        // is Rust, so `language` alone would say Rust.
+        let generator = self.processed_by.iter().find_map(|tool| {
+            let name = tool.split(' ').next()?;
+            name.strip_prefix("wit-bindgen-")
+        });
+        if let Some(generator) = generator {
+            return Some(
+                match generator {
+                    "c" => "C",
+                    "cpp" => "C++",
+                    "rust" => "Rust",
+                    "go" => "Go",
+                    "csharp" => "C#",
+                    "moonbit" => "MoonBit",
+                    other => other,
+                }
+                .to_owned(),
+            );
+        }
+        if named("Rust") {
+            return Some("Rust".into());
+        }
+        let first = self.language.first()?;
+        let first = first.split(' ').next().unwrap_or(first);
+        Some(if first.starts_with("C_plus_plus") {
+            "C++".into()
+        } else if first.starts_with('C') && first[1..].chars().all(|c| c.is_ascii_digit()) {
+            "C".into()
+        } else {
+            first.to_owned()
+        })
+    }
+
+    /// The tools, for a person: the processed-by and SDK entries, comma-separated, without the
+    /// parenthesized commit details some versions carry.
+    pub fn toolchain(&self) -> String {
+        let tools: Vec<&str> = self
+            .processed_by
+            .iter()
+            .chain(&self.sdk)
+            .map(|tool| tool.split(" (").next().unwrap_or(tool))
+            .collect();
+        tools.join(", ")
+    }
+
+    fn add(&mut self, reader: wasmparser::ProducersSectionReader<'_>) -> wasmparser::Result<()> {
+        for field in reader {
+            let field = field?;
+            let list = match field.name {
+                "language" => &mut self.language,
+                "processed-by" => &mut self.processed_by,
+                "sdk" => &mut self.sdk,
+                _ => continue,
+            };
+            for value in field.values {
+                let value = value?;
+                let entry = format!("{} {}", value.name, value.version)
+                    .trim()
+                    .to_owned();
+                if !list.contains(&entry) {
+                    list.push(entry);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why a component is not one opm runs.
@@ -95,6 +201,7 @@ pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
         types,
         imports,
         exports,
+        producers,
     } = scan(bytes)?;
     let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
     if !disallowed.is_empty() {
@@ -149,14 +256,49 @@ pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
         size: bytes.len(),
         imports,
         exports,
+        producers,
     })
 }
 
-/// The outermost component's types, imports and exports.
+/// The module WASI preview1 imports come from, which the adapter turns into WASI 0.2.
+const WASI_PREVIEW1: &str = "wasi_snapshot_preview1";
+
+/// Turns a core module built with wit-bindgen (which embeds its WIT world) into a component.
+/// A module that imports WASI preview1 — a C guest built against wasi-libc, say — gets the
+/// preview1 reactor adapter of the host's wasmtime line, which turns those imports into WASI
+/// 0.2 ones that the sandbox's deny-all WASI serves.
+pub fn componentize(core: &[u8]) -> anyhow::Result<Vec<u8>> {
+    use wasi_preview1_component_adapter_provider as adapter;
+    let mut encoder = wit_component::ComponentEncoder::default().module(core)?;
+    if imports_module(core, WASI_PREVIEW1)? {
+        encoder = encoder.adapter(
+            adapter::WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME,
+            adapter::WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
+        )?;
+    }
+    encoder.validate(true).encode()
+}
+
+/// Whether the core module `core` imports anything from `module`.
+fn imports_module(core: &[u8], module: &str) -> wasmparser::Result<bool> {
+    for payload in Parser::new(0).parse_all(core) {
+        if let Payload::ImportSection(section) = payload? {
+            for import in section.into_imports() {
+                if import?.module == module {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The outermost component's types, imports and exports, and every producers section.
 struct Scan {
     types: wasmparser::types::Types,
     imports: Vec<String>,
     exports: Vec<String>,
+    producers: Producers,
 }
 
 /// Validates the whole component — structure, types and every function body — with exactly the
@@ -169,6 +311,7 @@ fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
     let mut validator = Validator::new_with_features(contract::wasm_features());
     let mut allocations = FuncValidatorAllocations::default();
     let (mut imports, mut exports, mut types) = (Vec::new(), Vec::new(), None);
+    let mut producers = Producers::default();
     let mut depth = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(invalid)?;
@@ -183,6 +326,19 @@ fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
             Payload::ComponentExportSection(section) if depth == 0 => {
                 for export in section.clone() {
                     exports.push(export.map_err(invalid)?.name.name.to_owned());
+                }
+            }
+            Payload::ImportSection(section) if depth > 0 => {
+                for import in section.clone().into_imports() {
+                    let module = import.map_err(invalid)?.module;
+                    if module.ends_with(".so") && !producers.linked.iter().any(|m| m == module) {
+                        producers.linked.push(module.to_owned());
+                    }
+                }
+            }
+            Payload::CustomSection(section) => {
+                if let wasmparser::KnownCustom::Producers(reader) = section.as_known() {
+                    producers.add(reader).map_err(invalid)?;
                 }
             }
             _ => {}
@@ -202,6 +358,7 @@ fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
         types,
         imports,
         exports,
+        producers,
     })
 }
 

@@ -72,7 +72,7 @@ pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
             source,
         })?;
         if wasmparser::Parser::is_core_wasm(&bytes) {
-            bytes = componentize(&bytes).map_err(|e| {
+            bytes = component::componentize(&bytes).map_err(|e| {
                 fail(component::ComponentError::Invalid(format!(
                     "it is a core module that cannot be made a component: {e:#}"
                 )))
@@ -90,12 +90,4 @@ pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
         components: infos,
         componentized,
     })
-}
-
-/// Turns a core module built with wit-bindgen (which embeds its WIT world) into a component.
-fn componentize(core: &[u8]) -> anyhow::Result<Vec<u8>> {
-    wit_component::ComponentEncoder::default()
-        .module(core)?
-        .validate(true)
-        .encode()
 }

@@ -35,6 +35,19 @@ enum Command {
     /// Work with provider bundles: pack, inspect, sign, verify.
     #[command(subcommand)]
     Provider(ProviderCommand),
+    /// Write transformers in any language: scaffold, build, test.
+    #[command(subcommand)]
+    Transformer(TransformerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum TransformerCommand {
+    /// Create a transformer project in Rust, JavaScript, Python or C.
+    New(commands::transformer_new::NewArgs),
+    /// Run a project's build command and check the component it produces.
+    Build(commands::transformer_build::BuildArgs),
+    /// Run a transformer's test cases in the sandbox (building the project first).
+    Test(commands::transformer_test::TestArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -113,6 +126,15 @@ where
         Command::Provider(ProviderCommand::Sign(args)) => commands::provider_sign::run(args, out),
         Command::Provider(ProviderCommand::Verify(args)) => {
             commands::provider_verify::run(args, out)
+        }
+        Command::Transformer(TransformerCommand::New(args)) => {
+            commands::transformer_new::run(args, out)
+        }
+        Command::Transformer(TransformerCommand::Build(args)) => {
+            commands::transformer_build::run(args, out)
+        }
+        Command::Transformer(TransformerCommand::Test(args)) => {
+            commands::transformer_test::run(args, out)
         }
     };
     exit_status(result, out.stderr)

@@ -7,3 +7,6 @@ pub mod provider_inspect;
 pub mod provider_pack;
 pub mod provider_sign;
 pub mod provider_verify;
+pub mod transformer_build;
+pub mod transformer_new;
+pub mod transformer_test;

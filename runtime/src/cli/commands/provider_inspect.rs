@@ -1,6 +1,7 @@
 //! `opm provider inspect PROVIDER [-o text|json] [--key PUB]...`: what a provider holds, at a
 //! glance: metadata, bundle digest, signature status, limits, every transformer with its
-//! requirements and its component's digest, size and imports, and the declared resources,
+//! requirements and its component's digest, size, imports and source language and toolchain
+//! (from its producers sections), and the declared resources,
 //! traits and policies. Takes what `--provider` takes (a bundle file, a source directory, or
 //! `kubernetes`); loading checks everything, so inspecting a tampered bundle exits 2.
 //!
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::bundle::component::ComponentInfo;
+use crate::bundle::component::{ComponentInfo, Producers};
 use crate::bundle::signature::{self, SignatureError};
 use crate::cli::{EXIT_FAILED, Output};
 use crate::matching;
@@ -91,6 +92,10 @@ struct TransformerReport<'a> {
     digest: String,
     size: usize,
     imports: &'a [String],
+    /// The source language, as the component's producers sections tell it.
+    language: Option<String>,
+    /// Everything its producers sections say.
+    producers: Option<&'a Producers>,
 }
 
 /// Runs `opm provider inspect`.
@@ -168,6 +173,8 @@ fn report(provider: &Provider, signature: SignatureStatus) -> Report<'_> {
                     }),
                 size: info.map_or(0, |info: &ComponentInfo| info.size),
                 imports: info.map_or(&[], |info| &info.imports),
+                language: info.and_then(|info| info.producers.source_language()),
+                producers: info.map(|info| &info.producers),
             }
         })
         .collect();
@@ -255,6 +262,19 @@ fn write_text(report: &Report<'_>, out: &mut dyn std::io::Write) -> std::io::Res
             t.fqn,
             human_size(t.size)
         )?;
+        if let Some(producers) = t.producers {
+            let toolchain = producers.toolchain();
+            writeln!(
+                out,
+                "    built     {}{}",
+                t.language.as_deref().unwrap_or("unknown language"),
+                if toolchain.is_empty() {
+                    String::new()
+                } else {
+                    format!(", with {toolchain}")
+                }
+            )?;
+        }
         let r = &t.requirements;
         let mut required = Vec::new();
         required.extend(

@@ -29,7 +29,7 @@ pub fn run(args: PackArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let path = args
         .output
         .unwrap_or_else(|| PathBuf::from(packed.file_name()));
-    write_atomically(&path, &packed.packed.bytes)
+    crate::render::write::write_atomically(&path, &packed.packed.bytes)
         .with_context(|| format!("writing {}", path.display()))?;
     for fqn in &packed.componentized {
         writeln!(
@@ -48,17 +48,4 @@ pub fn run(args: PackArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     )?;
     writeln!(out.stdout, "digest {}", packed.packed.digest)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a failed
-/// pack never leaves half a bundle.
-pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => std::path::Path::new("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

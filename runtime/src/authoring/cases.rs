@@ -1,0 +1,223 @@
+//! Test cases of a transformer: folders of `component.json` (the component as the host
+//! flattens it), an optional `context.json` (fields of the render context, labels as a map) and
+//! `expected.json` — `{"resources": [...]}` or `{"error": {"invalid-component": "..."}}` (or
+//! `"failed"`). [`run`] runs one in the sandbox with the limits a render uses; [`compare`] says
+//! whether it passed and shows a diff when it did not.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+
+use crate::sandbox::{CallError, CompiledTransformer, Limits, Sandbox};
+use crate::wit;
+
+/// The file of a case's expected outcome.
+pub const EXPECTED: &str = "expected.json";
+
+/// One case folder, read.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The folder's name.
+    pub name: String,
+    /// The folder.
+    pub dir: PathBuf,
+    /// `component.json`, re-serialized compactly.
+    pub component: String,
+    /// The render context.
+    pub context: wit::Context,
+    /// `expected.json`, if there is one.
+    pub expected: Option<Value>,
+}
+
+/// Reads every case folder of `dir`, in name order.
+pub fn load_all(dir: &Path) -> anyhow::Result<Vec<Case>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the case directory {}", dir.display()))?;
+    let mut dirs = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            dirs.push(entry.path());
+        }
+    }
+    dirs.sort();
+    if dirs.is_empty() {
+        bail!(
+            "{} holds no case folders (each a folder with component.json and {EXPECTED})",
+            dir.display()
+        );
+    }
+    dirs.iter().map(|dir| load(dir)).collect()
+}
+
+/// Reads the case folder `dir`.
+pub fn load(dir: &Path) -> anyhow::Result<Case> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let component = read_json(&dir.join("component.json"))?
+        .with_context(|| format!("case {name}: no component.json in {}", dir.display()))?;
+    if !component.is_object() {
+        bail!(
+            "{}: the component must be a JSON object",
+            dir.join("component.json").display()
+        );
+    }
+    let context = match read_json(&dir.join("context.json"))? {
+        Some(value) => context_from(&value)
+            .with_context(|| format!("{}", dir.join("context.json").display()))?,
+        None => context_from(&json!({}))?,
+    };
+    Ok(Case {
+        name,
+        dir: dir.to_owned(),
+        component: component.to_string(),
+        context,
+        expected: read_json(&dir.join(EXPECTED))?,
+    })
+}
+
+/// The JSON in `path`, or `None` when there is no such file.
+fn read_json(path: &Path) -> anyhow::Result<Option<Value>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .with_context(|| format!("{} is not JSON", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// The render context of a case: `value`'s fields over the defaults (module `example` 0.1.0 in
+/// namespace `default`, provider `example`, the Unix epoch, not strict, no labels).
+pub fn context_from(value: &Value) -> anyhow::Result<wit::Context> {
+    const FIELDS: [&str; 7] = [
+        "name",
+        "namespace",
+        "version",
+        "provider",
+        "timestamp",
+        "strict",
+        "labels",
+    ];
+    let map = value
+        .as_object()
+        .context("the context must be a JSON object")?;
+    if let Some(unknown) = map.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+        bail!(
+            "unknown context field {unknown:?} (known: {})",
+            FIELDS.join(", ")
+        );
+    }
+    let text = |key: &str, default: &str| -> anyhow::Result<String> {
+        match map.get(key) {
+            None => Ok(default.to_owned()),
+            Some(Value::String(text)) => Ok(text.clone()),
+            Some(other) => bail!("context field {key} must be a string, not {other}"),
+        }
+    };
+    let strict = match map.get("strict") {
+        None => false,
+        Some(Value::Bool(strict)) => *strict,
+        Some(other) => bail!("context field strict must be true or false, not {other}"),
+    };
+    let mut labels = Vec::new();
+    if let Some(value) = map.get("labels") {
+        let object = value
+            .as_object()
+            .context("context field labels must be a map of strings")?;
+        for (key, value) in object {
+            let value = value
+                .as_str()
+                .with_context(|| format!("context label {key:?} must be a string"))?;
+            labels.push((key.clone(), value.to_owned()));
+        }
+        labels.sort();
+    }
+    Ok(wit::Context {
+        name: text("name", "example")?,
+        namespace: text("namespace", "default")?,
+        version: text("version", "0.1.0")?,
+        provider: text("provider", "example")?,
+        timestamp: text("timestamp", "1970-01-01T00:00:00Z")?,
+        strict,
+        labels,
+    })
+}
+
+/// What one case's call did.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    /// The outcome in the shape of `expected.json`, or the sandbox's error when the call did
+    /// not return (a limit, a trap), which no case can expect.
+    pub outcome: Result<Value, String>,
+    /// Fuel the call used.
+    pub fuel: u64,
+    /// Its wall-clock time.
+    pub elapsed: Duration,
+    /// What it logged, one line each, `LEVEL: text`.
+    pub logs: Vec<String>,
+}
+
+/// Runs `case` against `transformer` in a fresh instance of `sandbox`.
+pub fn run(
+    sandbox: &Sandbox,
+    transformer: &CompiledTransformer,
+    case: &Case,
+    limits: &Limits,
+) -> Ran {
+    let call = sandbox.call(transformer, &case.component, &case.context, limits);
+    let outcome = match call.result {
+        Ok(documents) => documents
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                serde_json::from_str::<Value>(text)
+                    .map_err(|e| format!("resource {index} it returned is not JSON: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(|resources| json!({"resources": resources})),
+        Err(CallError::InvalidComponent(message)) => {
+            Ok(json!({"error": {"invalid-component": message}}))
+        }
+        Err(CallError::Failed(message)) => Ok(json!({"error": {"failed": message}})),
+        Err(other) => Err(other.to_string()),
+    };
+    Ran {
+        outcome,
+        fuel: call.fuel_used,
+        elapsed: call.elapsed,
+        logs: call
+            .logs
+            .iter()
+            .map(|line| format!("{}: {}", line.level, line.message))
+            .collect(),
+    }
+}
+
+/// Whether `got` is what `expected` says — the same JSON, whatever the order of keys — and
+/// if not, a unified diff of the two, pretty-printed with keys in the order each was written.
+pub fn compare(expected: &Value, got: &Value) -> Option<String> {
+    if expected == got {
+        return None;
+    }
+    let expected = pretty(expected);
+    let got = pretty(got);
+    Some(
+        similar::TextDiff::from_lines(&expected, &got)
+            .unified_diff()
+            .context_radius(3)
+            .header("expected", "got")
+            .to_string(),
+    )
+}
+
+/// `value` as `expected.json` holds it: pretty JSON and a final newline.
+pub fn pretty(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,54 @@
+//! `opm transformer new NAME --lang rust|js|python|c [--dir DIR]`: a transformer project that
+//! builds and passes its own tests out of the box (see `authoring::templates`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::authoring::templates::{self, Language};
+use crate::cli::Output;
+
+/// Arguments of `opm transformer new`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm transformer new hello --lang rust
+  opm transformer new greeter --lang python --dir transformers/greeter")]
+pub struct NewArgs {
+    /// The transformer's name: lowercase letters, digits and hyphens.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// The language to write it in.
+    #[arg(short = 'l', long = "lang", value_enum)]
+    pub lang: Language,
+
+    /// Where to create the project (default: ./NAME); it must not exist or be empty.
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Runs `opm transformer new`.
+pub fn run(args: NewArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let dir = args.dir.unwrap_or_else(|| PathBuf::from(&args.name));
+    let files = templates::write(&args.name, args.lang, &dir)?;
+    writeln!(
+        out.stdout,
+        "created transformer {} ({}) in {}, {} files",
+        args.name,
+        args.lang.display_name(),
+        dir.display(),
+        files.len()
+    )?;
+    writeln!(out.stdout, "next:")?;
+    writeln!(out.stdout, "  cd {}", dir.display())?;
+    writeln!(
+        out.stdout,
+        "  opm transformer build   # runs transformer.yaml's build command"
+    )?;
+    writeln!(
+        out.stdout,
+        "  opm transformer test    # runs cases/ in the sandbox"
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
