@@ -7,6 +7,9 @@
 //!   cargo invocation per target, and componentized unless rustc already linked a component
 //!   (`wasm32-wasip2` does);
 //! - the C guest `transformers/testing/c-hello/` (`build/c_guest.rs`);
+//! - the example ServiceTransformer of `transformers/examples/service/` in its four languages
+//!   (`build/examples.rs`): the Rust crate `example-service` for `wasm32-wasip2`, with the testing
+//!   crates; JavaScript with componentize-js, Python with componentize-py, C like c-hello;
 //! - the hand-made fixtures `fixtures/wat/**.wat` (`build/wat_fixtures.rs`).
 
 use std::collections::BTreeMap;
@@ -20,6 +23,8 @@ use anyhow::{Context as _, bail};
 mod build_support;
 #[path = "build/c_guest.rs"]
 mod c_guest;
+#[path = "build/examples.rs"]
+mod examples;
 #[path = "build/wat_fixtures.rs"]
 mod wat_fixtures;
 
@@ -41,12 +46,12 @@ fn main() -> anyhow::Result<()> {
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
     let repo = manifest_dir.join("..");
-    build_support::rerun_if_guests_change(&["testing"]);
+    build_support::rerun_if_guests_change(&["testing", "examples"]);
     println!(
         "cargo:rerun-if-changed={}",
         manifest_dir.join("fixtures/wat").display()
     );
-    for var in ["CLANG", "WASI_SYSROOT"] {
+    for var in ["CLANG", "WASI_SYSROOT", "COMPONENTIZE_PY", "NODE"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
@@ -54,8 +59,24 @@ fn main() -> anyhow::Result<()> {
     guests.push(Guest {
         ident: "testing_c_hello".into(),
         doc: "The component built from `transformers/testing/c-hello`, in C.".into(),
-        bytes: c_guest::build(&repo, &out_dir)?,
+        bytes: c_guest::build(
+            &repo,
+            &out_dir,
+            "c-hello",
+            "transformers/testing/c-hello",
+            &["transformer.c"],
+        )?,
     });
+    for (language, bytes) in examples::build(&repo, &out_dir)? {
+        guests.push(Guest {
+            ident: format!("example_service_{language}"),
+            doc: format!(
+                "The example ServiceTransformer in {language}, built from \
+                 `transformers/examples/service/{language}`."
+            ),
+            bytes,
+        });
+    }
     for fixture in wat_fixtures::build(&manifest_dir.join("fixtures/wat"), &repo.join("wit"))? {
         guests.push(Guest {
             ident: fixture.name.replace('-', "_"),
@@ -75,7 +96,7 @@ fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
         for (file, bytes) in components {
             let ident = file.trim_end_matches(".wasm").to_owned();
             let doc = format!(
-                "The component built from `transformers/testing`, crate `{}`, for {target}.",
+                "The component built from the guest workspace crate `{}`, for {target}.",
                 ident.replace('_', "-")
             );
             guests.push(Guest { ident, doc, bytes });
@@ -84,7 +105,7 @@ fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
     Ok(guests)
 }
 
-/// The packages `testing-*` of the guest workspace, grouped by the target their
+/// The packages `testing-*` and `example-*` of the guest workspace, grouped by the target their
 /// `[package.metadata.opm] target` names.
 fn testing_packages_by_target() -> anyhow::Result<BTreeMap<String, Vec<String>>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -111,7 +132,7 @@ fn testing_packages_by_target() -> anyhow::Result<BTreeMap<String, Vec<String>>>
         let Some(name) = package["name"].as_str() else {
             continue;
         };
-        if !name.starts_with("testing-") {
+        if !name.starts_with("testing-") && !name.starts_with("example-") {
             continue;
         }
         let target = match &package["metadata"]["opm"]["target"] {

@@ -6,6 +6,7 @@ mod examples;
 mod fixtures;
 mod guest_sdk;
 mod hostile;
+mod polyglot;
 mod render;
 mod sandbox;
 mod wasi;

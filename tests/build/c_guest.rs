@@ -1,6 +1,7 @@
-//! The C guest `transformers/testing/c-hello/`: bindings generated from `wit/` with
-//! `wit-bindgen-c`, compiled with clang against wasi-libc as a WASI preview1 reactor, then made a
-//! component with the preview1 reactor adapter, which turns its preview1 imports into WASI 0.2.
+//! The C guests (`transformers/testing/c-hello/`, `transformers/examples/service/c/`): bindings
+//! generated from `wit/` with `wit-bindgen-c`, compiled with clang against wasi-libc as a WASI
+//! preview1 reactor, then made a component with the preview1 reactor adapter, which turns its
+//! preview1 imports into WASI 0.2.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,15 +12,22 @@ use wit_bindgen_core::wit_parser::Resolve;
 /// What a machine without the C toolchain for WASI should install (Debian 12).
 const INSTALL: &str = "apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32";
 
-/// Builds the C guest; returns its component.
-pub fn build(repo: &Path, out_dir: &Path) -> anyhow::Result<Vec<u8>> {
-    let source_dir = repo.join("transformers/testing/c-hello");
-    let work = out_dir.join("c-hello");
+/// Builds the C guest of the `sources` in `source_dir` (relative to the repository) into a
+/// work directory `name` of `out_dir`; returns its component.
+pub fn build(
+    repo: &Path,
+    out_dir: &Path,
+    name: &str,
+    source_dir: &str,
+    sources: &[&str],
+) -> anyhow::Result<Vec<u8>> {
+    let source_dir = repo.join(source_dir);
+    let work = out_dir.join(name);
     std::fs::create_dir_all(&work)?;
-    let mut sources = generate_bindings(&repo.join("wit"), &work)?;
-    sources.insert(0, source_dir.join("transformer.c"));
-    let core = work.join("c_hello.core.wasm");
-    compile(&sources, &work, &core)?;
+    let mut files: Vec<PathBuf> = sources.iter().map(|file| source_dir.join(file)).collect();
+    files.extend(generate_bindings(&repo.join("wit"), &work)?);
+    let core = work.join("core.wasm");
+    compile(&files, &work, &core)?;
     let core = std::fs::read(&core).with_context(|| format!("reading {}", core.display()))?;
     wit_component::ComponentEncoder::default()
         .module(&core)?
