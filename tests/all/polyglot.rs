@@ -12,7 +12,11 @@ use opm_tests::{guests, opm, repo_root};
 const LANGUAGES: [(&str, &str, &[u8]); 4] = [
     ("rust", "service-rust.wasm", guests::EXAMPLE_SERVICE_RUST),
     ("js", "service-js.wasm", guests::EXAMPLE_SERVICE_JS),
-    ("python", "service-python.wasm", guests::EXAMPLE_SERVICE_PYTHON),
+    (
+        "python",
+        "service-python.wasm",
+        guests::EXAMPLE_SERVICE_PYTHON,
+    ),
     ("c", "service-c.wasm", guests::EXAMPLE_SERVICE_C),
 ];
 
@@ -114,7 +118,11 @@ fn one_bundle_mixes_four_languages() {
 
     let text = opm(["provider", "inspect", &bundle]);
     assert!(text.exited(0), "{}", text.stderr);
-    for built in ["built     C, with", "built     JavaScript, with", "built     Rust, with"] {
+    for built in [
+        "built     C, with",
+        "built     JavaScript, with",
+        "built     Rust, with",
+    ] {
         assert!(text.stdout.contains(built), "{built}: {}", text.stdout);
     }
     assert!(text.stdout.contains("ComponentizeJS"), "{}", text.stdout);
@@ -141,7 +149,12 @@ fn every_language_renders_the_module_to_the_same_bytes() {
     };
     // As written: each component rendered by another language.
     let mixed = render(&module, "mixed.yaml");
-    assert_eq!(mixed.stdout.matches("\nkind: Service\n").count(), 4, "{}", mixed.stdout);
+    assert_eq!(
+        mixed.stdout.matches("\nkind: Service\n").count(),
+        4,
+        "{}",
+        mixed.stdout
+    );
     for (language, _, _) in LANGUAGES {
         let transformer = match language {
             "rust" => "RustServiceTransformer",
@@ -172,7 +185,19 @@ fn every_language_renders_the_module_to_the_same_bytes() {
         );
     }
     // The output is what the rules say, not merely the same four times.
-    assert!(mixed.stdout.contains("  clusterIP: None\n"), "{}", mixed.stdout);
-    assert!(mixed.stdout.contains("    nodePort: 30080\n"), "{}", mixed.stdout);
-    assert!(mixed.stdout.contains("note: café ü ☃ 😀"), "{}", mixed.stdout);
+    assert!(
+        mixed.stdout.contains("  clusterIP: None\n"),
+        "{}",
+        mixed.stdout
+    );
+    assert!(
+        mixed.stdout.contains("    nodePort: 30080\n"),
+        "{}",
+        mixed.stdout
+    );
+    assert!(
+        mixed.stdout.contains("note: café ü ☃ 😀"),
+        "{}",
+        mixed.stdout
+    );
 }

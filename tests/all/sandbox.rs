@@ -20,7 +20,9 @@ macro_rules! assert_guest_has_test {
     };
 }
 use crate::fixtures::markers::*;
-use crate::polyglot::{example_service_c, example_service_js, example_service_python, example_service_rust};
+use crate::polyglot::{
+    example_service_c, example_service_js, example_service_python, example_service_rust,
+};
 use crate::render::testing_leak;
 opm_tests::foreach_guest!(assert_guest_has_test);
 

@@ -25,7 +25,10 @@ pub fn build(repo: &Path, out_dir: &Path) -> anyhow::Result<Vec<(&'static str, V
     std::fs::create_dir_all(&work)?;
     Ok(vec![
         ("js", javascript(&dir.join("js"), &work)?),
-        ("python", python(&dir.join("python"), &repo.join("wit"), &work)?),
+        (
+            "python",
+            python(&dir.join("python"), &repo.join("wit"), &work)?,
+        ),
         (
             "c",
             c_guest::build(
@@ -41,7 +44,10 @@ pub fn build(repo: &Path, out_dir: &Path) -> anyhow::Result<Vec<(&'static str, V
 
 fn javascript(dir: &Path, work: &Path) -> anyhow::Result<Vec<u8>> {
     let install = format!("npm ci --prefix {}", dir.display());
-    if !dir.join("node_modules/@bytecodealliance/componentize-js").is_dir() {
+    if !dir
+        .join("node_modules/@bytecodealliance/componentize-js")
+        .is_dir()
+    {
         bail!(
             "building the JavaScript example needs componentize-js in {}; run `{install}`",
             dir.join("node_modules").display()
@@ -51,7 +57,11 @@ fn javascript(dir: &Path, work: &Path) -> anyhow::Result<Vec<u8>> {
     let node = std::env::var_os("NODE").unwrap_or_else(|| "node".into());
     let mut command = Command::new(&node);
     command.current_dir(dir).arg("build.mjs").arg(&output);
-    run(&mut command, "the JavaScript example", "install Node.js 20 or later")?;
+    run(
+        &mut command,
+        "the JavaScript example",
+        "install Node.js 20 or later",
+    )?;
     std::fs::read(&output).with_context(|| format!("reading {}", output.display()))
 }
 

@@ -1,14 +1,8 @@
 //! {{name}}: an opm transformer. It renders a component's `configMap.data` into a ConfigMap
 //! named after the component. `render` is the transform itself, plain Rust that `cargo test`
-//! runs natively; the `Guest` implementation below connects it to the WIT contract.
+//! runs natively; the `guest` module connects it to the WIT contract.
 
 use serde_json::{Value, json};
-
-wit_bindgen::generate!({ path: "wit", world: "transformer-world" });
-
-use exports::opm::transformer::transformer::Guest;
-use opm::transformer::types::{Context, TransformError};
-use opm::transformer::log::{Level, log};
 
 /// The render context a transform needs: the module name, namespace and labels.
 pub struct Render<'a> {
@@ -38,25 +32,42 @@ pub fn render(component: &Value, context: &Render<'_>) -> Result<Vec<Value>, Str
     })])
 }
 
-struct Component;
+/// The component's side: bindings of wit/transformer.wit and the `Guest` implementation. Only
+/// a wasm32 build has the host's imports to link against, so native `cargo test` leaves it out.
+#[cfg(target_arch = "wasm32")]
+mod guest {
+    use serde_json::Value;
 
-impl Guest for Component {
-    fn transform(component: String, context: Context) -> Result<Vec<String>, TransformError> {
-        let component: Value = serde_json::from_str(&component)
-            .map_err(|e| TransformError::InvalidComponent(format!("malformed component: {e}")))?;
-        let render_context = Render {
-            module: &context.name,
-            namespace: &context.namespace,
-            labels: &context.labels,
-        };
-        let resources =
-            render(&component, &render_context).map_err(TransformError::InvalidComponent)?;
-        log(Level::Info, &format!("rendered {} resource(s) for module {}", resources.len(), render_context.module));
-        Ok(resources.iter().map(Value::to_string).collect())
+    wit_bindgen::generate!({ path: "wit", world: "transformer-world" });
+
+    use exports::opm::transformer::transformer::Guest;
+    use opm::transformer::log::{Level, log};
+    use opm::transformer::types::{Context, TransformError};
+
+    struct Component;
+
+    impl Guest for Component {
+        fn transform(component: String, context: Context) -> Result<Vec<String>, TransformError> {
+            let component: Value = serde_json::from_str(&component).map_err(|e| {
+                TransformError::InvalidComponent(format!("malformed component: {e}"))
+            })?;
+            let render_context = super::Render {
+                module: &context.name,
+                namespace: &context.namespace,
+                labels: &context.labels,
+            };
+            let resources = super::render(&component, &render_context)
+                .map_err(TransformError::InvalidComponent)?;
+            log(
+                Level::Info,
+                &format!("rendered {} resource(s) for module {}", resources.len(), context.name),
+            );
+            Ok(resources.iter().map(Value::to_string).collect())
+        }
     }
-}
 
-export!(Component);
+    export!(Component);
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,242 @@
+//! The author's loop with the real `opm` binary and the real toolchains: `opm transformer new`
+//! for each language, then `build` and `test` in the new project, its native tests, and the
+//! walkthrough of the author guide (`transformers/README.md`), command by command.
+//!
+//! The toolchains are those `.ci/run` installs: Rust with wasm32-wasip2, Node.js with npm,
+//! componentize-py, clang with wasi-libc, make.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `opm` binary cargo built for these tests.
+fn opm() -> &'static str {
+    env!("CARGO_BIN_EXE_opm")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `PATH` with the directory of the `opm` under test first.
+fn path_with_opm() -> std::ffi::OsString {
+    let bin = Path::new(opm()).parent().expect("opm has a directory");
+    let mut dirs = vec![bin.to_owned()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).expect("PATH joins")
+}
+
+/// Runs `program args` in `dir` with the `opm` under test first on `PATH`; panics, showing
+/// everything it printed, unless it exits 0.
+fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path_with_opm())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        output.status.success(),
+        "`{program} {}` in {} failed ({}):\n{}\n{}",
+        args.join(" "),
+        dir.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `opm transformer new NAME --lang LANG`, then `build` and `test` in the project; then its
+/// native tests, and a render of its module with it packed. Returns the project directory.
+fn scaffold_build_and_test(lang: &str, native: &[&str]) -> tempfile::TempDir {
+    let work = tempfile::tempdir().expect("temp dir");
+    let name = format!("hello-{lang}");
+    let created = run(
+        work.path(),
+        opm(),
+        &["transformer", "new", &name, "--lang", lang],
+    );
+    assert!(stdout(&created).contains(&format!("created transformer {name}")));
+    let project = work.path().join(&name);
+
+    let built = run(&project, opm(), &["transformer", "build"]);
+    let report = stdout(&built);
+    assert!(report.contains(&format!("built ./{name}.wasm")), "{report}");
+    assert!(
+        report.contains("opm:transformer/transformer@1.0.0"),
+        "{report}"
+    );
+
+    let tested = run(&project, opm(), &["transformer", "test", "--no-build"]);
+    let report = stdout(&tested);
+    assert!(report.contains("2 cases: 2 passed, 0 failed"), "{report}");
+    assert!(report.contains("fuel"), "{report}");
+
+    run(&project, native[0], &native[1..]);
+
+    let bundle = format!("{name}.opmb");
+    run(&project, opm(), &["provider", "pack", ".", "-o", &bundle]);
+    let rendered = run(
+        &project,
+        opm(),
+        &["mod", "build", "module.yaml", "-p", &bundle],
+    );
+    let yaml = stdout(&rendered);
+    assert!(yaml.contains("kind: ConfigMap\n"), "{yaml}");
+    assert!(yaml.contains("  mode: fast\n"), "{yaml}");
+    work
+}
+
+#[test]
+fn a_new_rust_project_builds_and_passes_its_tests() {
+    scaffold_build_and_test("rust", &["cargo", "test", "--quiet"]);
+}
+
+#[test]
+fn a_new_javascript_project_builds_and_passes_its_tests() {
+    scaffold_build_and_test("js", &["npm", "test", "--silent"]);
+}
+
+#[test]
+fn a_new_python_project_builds_and_passes_its_tests() {
+    scaffold_build_and_test("python", &["python3", "-m", "unittest"]);
+}
+
+#[test]
+fn a_new_c_project_builds_and_passes_its_tests() {
+    scaffold_build_and_test("c", &["make", "--no-print-directory", "test"]);
+}
+
+#[test]
+fn a_changed_transformer_fails_its_case_with_a_diff_until_blessed() {
+    let work = scaffold_build_and_test("c", &["true"]);
+    let project = work.path().join("hello-c");
+    let source = project.join("render.c");
+    let text = std::fs::read_to_string(&source).expect("render.c");
+    std::fs::write(
+        &source,
+        text.replace("\"ConfigMap\", 9", "\"Configmap\", 9"),
+    )
+    .expect("edit");
+
+    let failed = Command::new(opm())
+        .args(["transformer", "test"])
+        .current_dir(&project)
+        .output()
+        .expect("opm runs");
+    assert_eq!(failed.status.code(), Some(1));
+    let report = stdout(&failed);
+    assert!(report.contains("FAIL    renders-a-config-map"), "{report}");
+    assert!(
+        report.contains("-      \"kind\": \"ConfigMap\","),
+        "{report}"
+    );
+    assert!(
+        report.contains("+      \"kind\": \"Configmap\","),
+        "{report}"
+    );
+    assert!(
+        report.contains("log info: rendered 1 resource(s)"),
+        "{report}"
+    );
+    assert!(report.contains("2 cases: 1 passed, 1 failed"), "{report}");
+
+    let blessed = run(&project, opm(), &["transformer", "test", "--bless"]);
+    assert!(
+        stdout(&blessed).contains("1 blessed"),
+        "{}",
+        stdout(&blessed)
+    );
+    let expected =
+        std::fs::read_to_string(project.join("cases/renders-a-config-map/expected.json"))
+            .expect("expected.json");
+    assert!(expected.contains("\"kind\": \"Configmap\""), "{expected}");
+    run(&project, opm(), &["transformer", "test", "--no-build"]);
+}
+
+#[test]
+fn a_missing_toolchain_is_named_with_how_to_install_it() {
+    let work = tempfile::tempdir().expect("temp dir");
+    run(
+        work.path(),
+        opm(),
+        &["transformer", "new", "lonely", "--lang", "python"],
+    );
+    let output = Command::new(opm())
+        .args(["transformer", "build"])
+        .current_dir(work.path().join("lonely"))
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("opm runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "error: building lonely needs `componentize-py`, which is not on PATH; pip install componentize-py==0.25.1"
+        ),
+        "{stderr}"
+    );
+}
+
+/// The ```sh blocks of the guide's walkthrough, in order.
+fn walkthrough_commands() -> String {
+    let guide = std::fs::read_to_string(repo().join("transformers/README.md")).expect("guide");
+    let start = guide
+        .find("## Walkthrough")
+        .expect("the guide has a walkthrough");
+    let section = &guide[start..];
+    let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
+    let mut script = String::new();
+    let mut in_block = false;
+    for line in section[..end].lines() {
+        match (in_block, line.trim_end()) {
+            (false, "```sh") => in_block = true,
+            (true, "```") => in_block = false,
+            (true, command) => {
+                let command = command.split("  #").next().unwrap_or(command);
+                script.push_str(command);
+                script.push('\n');
+            }
+            _ => {}
+        }
+    }
+    script
+}
+
+#[test]
+fn the_guide_walkthrough_runs_start_to_finish() {
+    let script = walkthrough_commands();
+    for step in [
+        "opm transformer new",
+        "opm transformer build",
+        "opm transformer test",
+        "opm provider pack",
+        "minisign -G",
+        "opm provider sign",
+        "opm provider verify",
+        "opm mod build",
+    ] {
+        assert!(
+            script.contains(step),
+            "the walkthrough lost `{step}`:\n{script}"
+        );
+    }
+    let work = tempfile::tempdir().expect("temp dir");
+    let output = run(
+        work.path(),
+        "bash",
+        &["-c", &format!("set -euxo pipefail\n{script}")],
+    );
+    let rendered = stdout(&output);
+    assert!(rendered.contains("kind: ConfigMap\n"), "{rendered}");
+    assert!(
+        rendered.contains("verified"),
+        "the walkthrough verifies the signature: {rendered}"
+    );
+}
