@@ -105,7 +105,57 @@ fn a_new_javascript_project_builds_and_passes_its_tests() {
 
 #[test]
 fn a_new_python_project_builds_and_passes_its_tests() {
-    scaffold_build_and_test("python", &["python3", "-m", "unittest"]);
+    let work = scaffold_build_and_test("python", &["python3", "-m", "unittest"]);
+    compiling_shows_progress_on_a_terminal_only(&work.path().join("hello-python"));
+}
+
+/// The first render with a large component shows a progress line while it compiles — on a
+/// terminal (`script` gives the command one), never into a pipe — and the second render, with
+/// the component in the cache, shows none.
+fn compiling_shows_progress_on_a_terminal_only(project: &Path) {
+    let render = |cache: &Path, terminal: bool| -> String {
+        let command = format!(
+            "{} mod build module.yaml -p hello-python.opmb > /dev/null",
+            opm()
+        );
+        let mut process = if terminal {
+            let mut script = Command::new("script");
+            script.args(["-qec", &command, "/dev/null"]);
+            script
+        } else {
+            let mut sh = Command::new("sh");
+            sh.args(["-c", &command]);
+            sh
+        };
+        let output = process
+            .current_dir(project)
+            .env("OPM_CACHE_DIR", cache)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("the render runs");
+        assert!(output.status.success(), "{output:?}");
+        // What a terminal shows: script copies the terminal's output to its stdout.
+        String::from_utf8_lossy(if terminal {
+            &output.stdout
+        } else {
+            &output.stderr
+        })
+        .into_owned()
+    };
+    let fresh = tempfile::tempdir().expect("temp dir");
+    let first = render(&fresh.path().join("cache"), true);
+    assert!(
+        first.contains("compiling 1 transformer (17.") && first.contains("on first use"),
+        "{first:?}"
+    );
+    assert!(
+        first.ends_with("\r\x1b[K"),
+        "the line is cleared: {first:?}"
+    );
+    let second = render(&fresh.path().join("cache"), true);
+    assert!(!second.contains("compiling"), "{second:?}");
+    let piped = render(&fresh.path().join("other-cache"), false);
+    assert_eq!(piped, "", "nothing but the render's own messages on a pipe");
 }
 
 #[test]

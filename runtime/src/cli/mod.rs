@@ -6,6 +6,7 @@
 //! or input that loading refuses, such as a tampered bundle (DESIGN §7).
 
 pub mod commands;
+pub mod progress;
 
 use std::ffi::OsString;
 use std::io::Write;

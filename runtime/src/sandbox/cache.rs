@@ -149,6 +149,13 @@ impl CompileCache {
         unsafe { Component::deserialize(engine, code) }.ok()
     }
 
+    /// Whether there is an entry for `bytes` compiled by `engine` — not whether it is sound,
+    /// which only [`load`](Self::load) checks; enough to tell a person a compile is coming.
+    pub fn has_entry(&self, engine: &Engine, bytes: &[u8]) -> bool {
+        self.path(&blake3::hash(bytes), &compatibility(engine))
+            .is_file()
+    }
+
     /// Stores the compilation of `bytes`; failures are ignored (the next run compiles again).
     pub fn store(&self, engine: &Engine, bytes: &[u8], component: &Component) {
         let Ok(code) = component.serialize() else {

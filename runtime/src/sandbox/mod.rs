@@ -181,6 +181,14 @@ impl Sandbox {
         })
     }
 
+    /// Whether compiling `bytes` will be quick: the cache has an entry for them. Without a
+    /// cache, never.
+    pub fn is_cached(&self, bytes: &[u8]) -> bool {
+        self.cache
+            .as_ref()
+            .is_some_and(|cache| cache.has_entry(&self.engine, bytes))
+    }
+
     /// The compiled component: from the cache when it holds a sound entry, else compiled now
     /// (and then cached).
     fn compile_component(&self, bytes: &[u8]) -> wasmtime::Result<Component> {

@@ -90,7 +90,11 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let sandbox = Sandbox::new(&limits)?.with_cache(CompileCache::from_env(out.env));
     let name = component_path.display().to_string();
+    let progress = (!sandbox.is_cached(&bytes))
+        .then(|| crate::cli::progress::compiling(&[bytes.len()]))
+        .flatten();
     let transformer = sandbox.compile(&name, &bytes)?;
+    drop(progress);
     writeln!(
         out.stdout,
         "testing {name} ({}) against {} case{} in {}",
