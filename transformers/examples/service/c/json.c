@@ -1,4 +1,4 @@
-// The JSON library of the example ServiceTransformer: see json.h.
+// A small JSON library for opm transformers in C: see json.h.
 
 #include "json.h"
 

@@ -1,4 +1,5 @@
-// A small JSON library for the example ServiceTransformer: a DOM parser and a writer.
+// A small JSON library for opm transformers in C: the example ServiceTransformer uses it, and
+// `opm transformer new --lang c` copies it into every C project. A DOM parser and a writer.
 //
 // The parser keeps what the Rust SDK's serde_json keeps, so that what the C transformer copies
 // from a component reads back the same once the host re-parses it:
@@ -12,8 +13,8 @@
 //
 // Running out of memory aborts, as Rust's allocator does; the host reports the trap.
 
-#ifndef OPM_EXAMPLE_SERVICE_JSON_H
-#define OPM_EXAMPLE_SERVICE_JSON_H
+#ifndef OPM_TRANSFORMER_JSON_H
+#define OPM_TRANSFORMER_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
