@@ -77,6 +77,17 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             component_path.display()
         )
     })?;
+    // A core module built with wit-bindgen is tested as `opm provider pack` would ship it.
+    let bytes = if wasmparser::Parser::is_core_wasm(&bytes) {
+        crate::bundle::component::componentize(&bytes).with_context(|| {
+            format!(
+                "{} is a core module that cannot be made a component",
+                component_path.display()
+            )
+        })?
+    } else {
+        bytes
+    };
     let cases = cases::load_all(&cases_dir)?;
 
     let defaults = Caps::default();
