@@ -20,7 +20,10 @@ impl Transformer for ServiceTransformer {
                 "component {name:?} has no expose trait"
             )));
         };
-        let kind = expose.get("type").and_then(Value::as_str).unwrap_or("ClusterIP");
+        let kind = expose
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("ClusterIP");
         if !TYPES.contains(&kind) {
             return Err(TransformError::invalid(format!(
                 "expose.type {kind:?} is not one of {}",
@@ -42,13 +45,14 @@ impl Transformer for ServiceTransformer {
                  container.ports"
             )));
         }
-        if kind != "NodePort" && kind != "LoadBalancer" {
-            if let Some(port) = ports.iter().find(|p| p.get("nodePort").is_some()) {
-                return Err(TransformError::invalid(format!(
-                    "expose.ports.{}.nodePort needs expose.type NodePort or LoadBalancer",
-                    port["name"].as_str().unwrap_or_default()
-                )));
-            }
+        if kind != "NodePort"
+            && kind != "LoadBalancer"
+            && let Some(port) = ports.iter().find(|p| p.get("nodePort").is_some())
+        {
+            return Err(TransformError::invalid(format!(
+                "expose.ports.{}.nodePort needs expose.type NodePort or LoadBalancer",
+                port["name"].as_str().unwrap_or_default()
+            )));
         }
         opm_guest::log::info(&format!(
             "rendering a {kind} Service for {name} with {} port(s)",
@@ -98,7 +102,9 @@ fn declared_ports(
     declared: &Map<String, Value>,
     container_ports: Option<&Map<String, Value>>,
 ) -> Result<Vec<Value>, TransformError> {
-    let mut names: Vec<&String> = container_ports.map(|p| p.keys().collect()).unwrap_or_default();
+    let mut names: Vec<&String> = container_ports
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
     names.sort();
     let mut entries: Vec<(&String, &Value)> = declared.iter().collect();
     entries.sort_by_key(|(name, _)| *name);
@@ -110,13 +116,17 @@ fn declared_ports(
             )));
         };
         let target = match port.get("targetPort").filter(|t| !t.is_null()) {
-            Some(Value::String(target)) if names.iter().any(|n| *n == target) => json!(target),
+            Some(Value::String(target)) if names.contains(&target) => json!(target),
             Some(Value::String(target)) => {
                 let known: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
                 return Err(TransformError::invalid(format!(
                     "expose.ports.{name}.targetPort {target:?} is not a port of the container; \
                      it has {}",
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
                 )));
             }
             Some(target) => target.clone(),
@@ -177,7 +187,11 @@ mod tests {
             .map(|text| serde_json::from_str(&text).unwrap())
             .unwrap_or_else(|_| json!({}));
         let text = |key: &str, default: &str| {
-            value.get(key).and_then(Value::as_str).unwrap_or(default).to_owned()
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or(default)
+                .to_owned()
         };
         Context {
             name: text("name", "example"),
@@ -185,7 +199,10 @@ mod tests {
             version: text("version", "0.1.0"),
             provider: text("provider", "example"),
             timestamp: text("timestamp", "1970-01-01T00:00:00Z"),
-            strict: value.get("strict").and_then(Value::as_bool).unwrap_or(false),
+            strict: value
+                .get("strict")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             labels: value
                 .get("labels")
                 .and_then(Value::as_object)
