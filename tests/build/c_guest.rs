@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context as _, bail};
-use wit_bindgen_core::wit_parser::Resolve;
 
 /// What a machine without the C toolchain for WASI should install (Debian 12).
 const INSTALL: &str = "apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32";
@@ -43,17 +42,9 @@ pub fn build(
 /// Writes the C bindings of `transformer-world` into `work`; returns the files to compile and
 /// link (the bindings' source and the object that carries the world's component type).
 fn generate_bindings(wit: &Path, work: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut resolve = Resolve::default();
-    let (package, _) = resolve.push_dir(wit)?;
-    let world = resolve.select_world(&[package], Some("transformer-world"))?;
-    let mut files = wit_bindgen_core::Files::default();
-    wit_bindgen_c::Opts::default()
-        .build()
-        .generate(&mut resolve, world, &mut files)
-        .context("generating C bindings of wit/")?;
     let mut link = Vec::new();
-    for (name, contents) in files.iter() {
-        let path = work.join(name);
+    for (name, contents) in crate::build_support::c_bindings(wit)? {
+        let path = work.join(&name);
         std::fs::write(&path, contents)?;
         if name.ends_with(".c") || name.ends_with(".o") {
             link.push(path);

@@ -13,15 +13,14 @@ use anyhow::Context as _;
 use clap::Args;
 use rayon::prelude::*;
 
-use super::module_args::ModuleArgs;
+use super::module_args::{LimitArgs, ModuleArgs};
 use crate::cli::{EXIT_FAILED, Output};
 use crate::matching::{self, Plan};
 use crate::provider::{self, Provider};
 use crate::redact::{RedactingWriter, Redactor};
 use crate::render::verbose::Verbose;
 use crate::render::{self, Job, RenderContext, Rendered, Transformers, write::Format};
-use crate::sandbox::limits::{parse_duration, parse_size};
-use crate::sandbox::{Caps, CompileCache, Limits, Sandbox};
+use crate::sandbox::{CompileCache, Limits, Sandbox};
 
 /// Arguments of `opm mod build`.
 #[derive(Debug, Args)]
@@ -84,23 +83,8 @@ pub struct BuildArgs {
     #[arg(short = 'j', long = "jobs", value_name = "JOBS")]
     pub jobs: Option<usize>,
 
-    /// Most fuel (WebAssembly instructions, roughly) any one transform call may use.
-    ///
-    /// Example: --fuel 50000000
-    #[arg(long, value_name = "N")]
-    pub fuel: Option<u64>,
-
-    /// Most linear memory any one transform call may use.
-    ///
-    /// Example: --memory 32Mi
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub memory: Option<u64>,
-
-    /// Longest wall-clock time any one transform call may take.
-    ///
-    /// Example: --timeout 500ms
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub timeout: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Runs `opm mod build`.
@@ -144,12 +128,7 @@ fn build(
     let provider = provider::load(&args.module.provider)?;
     let plan = matching::plan(module, &provider.manifest, args.module.strict);
 
-    let defaults = Caps::default();
-    let caps = Caps {
-        fuel: args.fuel.unwrap_or(defaults.fuel),
-        memory: args.memory.unwrap_or(defaults.memory),
-        timeout: args.timeout.unwrap_or(defaults.timeout),
-    };
+    let caps = args.limits.caps();
     let limits = provider
         .manifest
         .limits

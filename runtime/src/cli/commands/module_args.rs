@@ -1,10 +1,13 @@
-//! Arguments shared by the commands that load a module (`mod build`, `mod vet`).
+//! Arguments shared by several commands: which module to load (`mod build`, `mod vet`), and the
+//! per-call limits a caller may set (`mod build`, `transformer test`).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use crate::provider::DEFAULT_PROVIDER;
+use crate::sandbox::Caps;
+use crate::sandbox::limits::{parse_duration, parse_size};
 
 /// Which module to load, with which values, against which provider.
 #[derive(Debug, Clone, Args)]
@@ -49,4 +52,38 @@ pub struct ModuleArgs {
     /// Example: --strict
     #[arg(long)]
     pub strict: bool,
+}
+
+/// The per-call limits given on the command line; a provider may lower them for its own calls.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Most fuel (WebAssembly instructions, roughly) any one transform call may use.
+    ///
+    /// Example: --fuel 50000000
+    #[arg(long, value_name = "N")]
+    pub fuel: Option<u64>,
+
+    /// Most linear memory any one transform call may use.
+    ///
+    /// Example: --memory 32Mi
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+
+    /// Longest wall-clock time any one transform call may take.
+    ///
+    /// Example: --timeout 500ms
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl LimitArgs {
+    /// The caps these arguments set, the defaults where they set none.
+    pub fn caps(&self) -> Caps {
+        let defaults = Caps::default();
+        Caps {
+            fuel: self.fuel.unwrap_or(defaults.fuel),
+            memory: self.memory.unwrap_or(defaults.memory),
+            timeout: self.timeout.unwrap_or(defaults.timeout),
+        }
+    }
 }

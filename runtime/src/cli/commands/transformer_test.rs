@@ -11,12 +11,12 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
+use super::module_args::LimitArgs;
 use crate::authoring::cases::{self, Case};
 use crate::authoring::project;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::provider::LimitsSpec;
-use crate::sandbox::limits::{parse_duration, parse_size};
-use crate::sandbox::{Bytes, Caps, CompileCache, Sandbox};
+use crate::sandbox::{Bytes, CompileCache, Sandbox};
 
 /// Arguments of `opm transformer test`.
 #[derive(Debug, Args)]
@@ -42,17 +42,8 @@ pub struct TestArgs {
     #[arg(long)]
     pub no_build: bool,
 
-    /// Most fuel one case's call may use (default: a render's).
-    #[arg(long, value_name = "N")]
-    pub fuel: Option<u64>,
-
-    /// Most linear memory one case's call may use (default: a render's).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub memory: Option<u64>,
-
-    /// Longest one case's call may take (default: a render's).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub timeout: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Runs `opm transformer test`.
@@ -90,14 +81,8 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     };
     let cases = cases::load_all(&cases_dir)?;
 
-    let defaults = Caps::default();
-    let caps = Caps {
-        fuel: args.fuel.unwrap_or(defaults.fuel),
-        memory: args.memory.unwrap_or(defaults.memory),
-        timeout: args.timeout.unwrap_or(defaults.timeout),
-    };
     let limits = LimitsSpec::default()
-        .limits(&caps)
+        .limits(&args.limits.caps())
         .map_err(anyhow::Error::msg)?;
     let sandbox = Sandbox::new(&limits)?.with_cache(CompileCache::from_env(out.env));
     let name = component_path.display().to_string();
