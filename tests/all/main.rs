@@ -1,5 +1,6 @@
 //! opm's integration tests: one test binary, a module per area.
 
+mod authoring;
 mod bundles;
 mod cli;
 mod examples;
