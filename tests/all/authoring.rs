@@ -88,6 +88,9 @@ fn new_writes_the_contract_of_this_opm_and_for_c_its_bindings() {
             !readme.contains("{{"),
             "unfilled placeholder in the {lang} README"
         );
+        for line in readme.lines().filter(|line| line.starts_with('|')) {
+            assert_eq!(line.matches('|').count(), 3, "a two-column row: {line}");
+        }
     }
     let bindings = opm_tests::file_names(&dir.path().join("c/bindings"));
     assert_eq!(
