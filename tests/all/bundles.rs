@@ -387,7 +387,18 @@ fn minisign_signs_and_opm_verifies() {
     let (secret, public) = keypair(dir.path(), "tool");
     let file = bundle_file(dir.path());
     let file_arg = file.display().to_string();
-    let out = minisign(&["-S", "-W", "-s", secret.to_str().unwrap(), "-m", &file_arg]);
+    let version = provider::load_embedded().unwrap().manifest.metadata.version;
+    let comment = format!("provider:kubernetes\tversion:{version}");
+    let out = minisign(&[
+        "-S",
+        "-W",
+        "-s",
+        secret.to_str().unwrap(),
+        "-m",
+        &file_arg,
+        "-t",
+        &comment,
+    ]);
     assert!(out.status.success(), "{out:?}");
     let run = opm([
         "provider",
@@ -471,6 +482,102 @@ fn verify_fails_with_exit_1_for_a_modified_bundle_another_key_or_no_signature() 
         run.exited(1) && run.stdout.contains("signature   INVALID: "),
         "{}",
         run.stdout
+    );
+}
+
+/// Signs `file` with minisign's own tool and the trusted comment `comment`.
+fn minisign_sign(secret: &Path, file: &str, comment: &str) {
+    let out = minisign(&[
+        "-S",
+        "-W",
+        "-s",
+        secret.to_str().unwrap(),
+        "-m",
+        file,
+        "-t",
+        comment,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn a_signature_for_another_provider_or_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (secret, public) = keypair(dir.path(), "team");
+    let file = bundle_file(dir.path());
+    let file_arg = file.display().to_string();
+    let verify = || {
+        opm([
+            "provider",
+            "verify",
+            &file_arg,
+            "--key",
+            public.to_str().unwrap(),
+        ])
+    };
+    let version = provider::load_embedded().unwrap().manifest.metadata.version;
+
+    // The same key vouching for another version (a release the bundle is passed off as).
+    minisign_sign(&secret, &file_arg, "provider:kubernetes\tversion:9.9.9");
+    let run = verify();
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "holds provider kubernetes {version}, but its signature by key"
+        )) && run.stderr.contains("is for kubernetes 9.9.9"),
+        "{}",
+        run.stderr
+    );
+    // ... for another provider.
+    minisign_sign(
+        &secret,
+        &file_arg,
+        &format!("provider:other\tversion:{version}"),
+    );
+    let run = verify();
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(run.stderr.contains("is for other "), "{}", run.stderr);
+    let run = opm([
+        "provider",
+        "inspect",
+        &file_arg,
+        "--key",
+        public.to_str().unwrap(),
+    ]);
+    assert!(
+        run.exited(1) && run.stdout.contains("signature   INVALID: "),
+        "{}",
+        run.stdout
+    );
+
+    // A signature that names no provider at all.
+    minisign_sign(&secret, &file_arg, "signed by the release team");
+    let run = verify();
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("does not name the provider and version it vouches for"),
+        "{}",
+        run.stderr
+    );
+
+    // What opm signs names both, and minisign shows them.
+    assert!(
+        opm([
+            "provider",
+            "sign",
+            &file_arg,
+            "--key",
+            secret.to_str().unwrap()
+        ])
+        .exited(0)
+    );
+    assert!(verify().exited(0));
+    let out = minisign(&["-V", "-p", public.to_str().unwrap(), "-m", &file_arg]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && shown.contains(&format!("provider:kubernetes\tversion:{version}")),
+        "{shown}"
     );
 }
 

@@ -5,7 +5,9 @@
 //! minisign's own default. Since the file holds the canonical manifest, which holds every
 //! component digest, a signature pins the bundle digest and every byte; and `minisign -Sm
 //! BUNDLE` and `minisign -Vm BUNDLE` work on the same thing opm signs and verifies. opm writes
-//! the bundle digest into the signed (trusted) comment, where `minisign -V` shows it.
+//! the bundle digest and the provider's name and version into the signed (trusted) comment,
+//! where `minisign -V` shows them, and refuses a signature that vouches for another provider or
+//! version than the bundle holds ([`verify_provider`]).
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -71,6 +73,31 @@ pub enum SignatureError {
         /// The trusted keys' ids.
         trusted: String,
     },
+    /// The signature verifies but vouches for another provider or version than the bundle's
+    /// manifest names: an old release renamed, or another provider signed by the same key.
+    #[error(
+        "bundle {bundle} holds provider {actual}, but its signature by key {key_id} is for {signed}; a signature vouches for one provider version only"
+    )]
+    WrongProvider {
+        /// The bundle.
+        bundle: String,
+        /// The signing key's id.
+        key_id: String,
+        /// What the signature names.
+        signed: String,
+        /// What the bundle's manifest names.
+        actual: String,
+    },
+    /// The signature verifies but names no provider and version.
+    #[error(
+        "bundle {bundle}: the signature by key {key_id} does not name the provider and version it vouches for (its trusted comment lacks provider:NAME and version:VERSION); sign it again with `opm provider sign`"
+    )]
+    Unbound {
+        /// The bundle.
+        bundle: String,
+        /// The signing key's id.
+        key_id: String,
+    },
     /// The signature does not match the bundle's bytes.
     #[error(
         "bundle {bundle}: the signature by key {key_id} does not verify ({message}); the bundle or its signature was modified"
@@ -85,12 +112,54 @@ pub enum SignatureError {
     },
 }
 
+/// The provider a signature vouches for, as opm writes it into the signed (trusted) comment:
+/// `provider:NAME` and `version:VERSION` among its tab-separated fields. Someone signing with
+/// `minisign` itself writes the same: `minisign -Sm BUNDLE -t "provider:NAME\tversion:VERSION"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    /// The provider's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+impl Binding {
+    /// The binding a trusted comment states, if it states one.
+    pub fn from_comment(comment: &str) -> Option<Self> {
+        let field = |key: &str| {
+            comment
+                .split('\t')
+                .find_map(|field| field.strip_prefix(key))
+                .map(str::to_owned)
+        };
+        Some(Self {
+            name: field("provider:")?,
+            version: field("version:")?,
+        })
+    }
+
+    /// The comment fields that state this binding.
+    pub fn to_comment(&self) -> String {
+        format!("provider:{}\tversion:{}", self.name, self.version)
+    }
+}
+
+impl std::fmt::Display for Binding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.name, self.version)
+    }
+}
+
 impl SignatureError {
     /// Whether this is a verification that failed (as opposed to input that could not be read).
     pub fn is_check_failure(&self) -> bool {
         matches!(
             self,
-            Self::Unsigned { .. } | Self::UntrustedKey { .. } | Self::Invalid { .. }
+            Self::Unsigned { .. }
+                | Self::UntrustedKey { .. }
+                | Self::Invalid { .. }
+                | Self::WrongProvider { .. }
+                | Self::Unbound { .. }
         )
     }
 }
@@ -244,6 +313,41 @@ pub fn verify(
         key_id: signer,
         trusted_comment: signature.trusted_comment().unwrap_or_default(),
     })
+}
+
+/// Verifies `signature` as [`verify`] does, then that it vouches for `provider`: the name and
+/// version the bundle's own manifest states ([`check_binding`]).
+pub fn verify_provider(
+    bundle: &str,
+    bytes: &[u8],
+    signature: &SignatureBox,
+    keys: &[PublicKey],
+    provider: &Binding,
+) -> Result<Verified, SignatureError> {
+    let verified = verify(bundle, bytes, signature, keys)?;
+    check_binding(bundle, &verified, provider)?;
+    Ok(verified)
+}
+
+/// Checks that `verified`, a signature of the bundle `bundle`, vouches for `provider`.
+pub fn check_binding(
+    bundle: &str,
+    verified: &Verified,
+    provider: &Binding,
+) -> Result<(), SignatureError> {
+    match Binding::from_comment(&verified.trusted_comment) {
+        Some(signed) if &signed == provider => Ok(()),
+        Some(signed) => Err(SignatureError::WrongProvider {
+            bundle: bundle.to_owned(),
+            key_id: verified.key_id.clone(),
+            signed: signed.to_string(),
+            actual: provider.to_string(),
+        }),
+        None => Err(SignatureError::Unbound {
+            bundle: bundle.to_owned(),
+            key_id: verified.key_id.clone(),
+        }),
+    }
 }
 
 /// A key id as minisign prints it: the 8 bytes as a little-endian number in uppercase hex.

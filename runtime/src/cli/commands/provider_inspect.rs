@@ -14,7 +14,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::bundle::component::{ComponentInfo, Producers};
-use crate::bundle::signature::{self, SignatureError};
+use crate::bundle::signature;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::matching;
 use crate::provider::{self, LimitsSpec, Provider};
@@ -103,7 +103,11 @@ pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> 
     let provider = provider::load(&args.provider)?;
     let path = Path::new(&args.provider);
     let signature = if provider.digest.is_some() && path.is_file() {
-        signature_status(path, &args.keys)?
+        let binding = signature::Binding {
+            name: provider.manifest.metadata.name.clone(),
+            version: provider.manifest.metadata.version.clone(),
+        };
+        signature_status(path, &args.keys, &binding)?
     } else {
         SignatureStatus::NotABundleFile
     };
@@ -122,7 +126,11 @@ pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> 
     })
 }
 
-fn signature_status(bundle: &Path, keys: &[PathBuf]) -> anyhow::Result<SignatureStatus> {
+fn signature_status(
+    bundle: &Path,
+    keys: &[PathBuf],
+    provider: &signature::Binding,
+) -> anyhow::Result<SignatureStatus> {
     let Some((sig, info)) = signature::read_signature(bundle, None)? else {
         return Ok(SignatureStatus::Unsigned);
     };
@@ -138,19 +146,19 @@ fn signature_status(bundle: &Path, keys: &[PathBuf]) -> anyhow::Result<Signature
         .collect::<Result<Vec<_>, _>>()?;
     let bytes = crate::bundle::read_bytes(bundle)?;
     let name = bundle.display().to_string();
-    Ok(match signature::verify(&name, &bytes, &sig, &keys) {
-        Ok(verified) => SignatureStatus::Verified {
-            key_id: verified.key_id,
-            trusted_comment: verified.trusted_comment,
-        },
-        Err(e @ (SignatureError::UntrustedKey { .. } | SignatureError::Invalid { .. })) => {
-            SignatureStatus::Invalid {
+    Ok(
+        match signature::verify_provider(&name, &bytes, &sig, &keys, provider) {
+            Ok(verified) => SignatureStatus::Verified {
+                key_id: verified.key_id,
+                trusted_comment: verified.trusted_comment,
+            },
+            Err(e) if e.is_check_failure() => SignatureStatus::Invalid {
                 key_id: info.key_id,
                 error: e.to_string(),
-            }
-        }
-        Err(e) => return Err(e.into()),
-    })
+            },
+            Err(e) => return Err(e.into()),
+        },
+    )
 }
 
 fn report(provider: &Provider, signature: SignatureStatus) -> Report<'_> {

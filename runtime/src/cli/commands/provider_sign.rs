@@ -44,7 +44,14 @@ pub fn run(args: SignArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();
-    let comment = format!("timestamp:{timestamp}\tfile:{file_name}\tbundle:{digest}");
+    let binding = signature::Binding {
+        name: loaded.manifest.metadata.name.clone(),
+        version: loaded.manifest.metadata.version.clone(),
+    };
+    let comment = format!(
+        "{}\ttimestamp:{timestamp}\tfile:{file_name}\tbundle:{digest}",
+        binding.to_comment()
+    );
     let text = signature::sign(&name, &bytes, &args.key, &comment)?;
     let path = args
         .signature
