@@ -46,7 +46,17 @@ fn main() -> anyhow::Result<()> {
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
     let repo = manifest_dir.join("..");
-    build_support::rerun_if_guests_change(&["testing", "examples"]);
+    // The example's sources, not its folders: componentize-py writes __pycache__ beside
+    // app.py, and npm keeps node_modules in js/, which would rerun this script every build.
+    build_support::rerun_if_guests_change(&[
+        "testing",
+        "examples/service/rust",
+        "examples/service/c",
+        "examples/service/js/transformer.js",
+        "examples/service/js/build.mjs",
+        "examples/service/js/package-lock.json",
+        "examples/service/python/app.py",
+    ]);
     println!(
         "cargo:rerun-if-changed={}",
         manifest_dir.join("fixtures/wat").display()

@@ -19,7 +19,8 @@ pub fn workspace() -> PathBuf {
     manifest_dir.join("../transformers")
 }
 
-/// Asks cargo to rerun the build script when a guest source, the SDK or the WIT changes.
+/// Asks cargo to rerun the build script when a guest source (each of `packages_dirs`, a folder
+/// or a file of the workspace), the SDK or the WIT changes.
 pub fn rerun_if_guests_change(packages_dirs: &[&str]) {
     let workspace = workspace();
     for dir in packages_dirs {
