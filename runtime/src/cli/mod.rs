@@ -53,6 +53,8 @@ enum TransformerCommand {
 
 #[derive(Debug, Subcommand)]
 enum ProviderCommand {
+    /// Install and lock the providers of .opm/providers.yaml.
+    Init(commands::provider_init::InitArgs),
     /// Pack a provider source directory into one bundle file (NAME-VERSION.opmb).
     Pack(commands::provider_pack::PackArgs),
     /// Show what a provider holds: metadata, digests, signature, transformers, declared sets.
@@ -120,6 +122,7 @@ where
     let result = match cli.command {
         Command::Module(ModuleCommand::Build(args)) => commands::mod_build::run(args, out),
         Command::Module(ModuleCommand::Vet(args)) => commands::mod_vet::run(args, out),
+        Command::Provider(ProviderCommand::Init(args)) => commands::provider_init::run(args, out),
         Command::Provider(ProviderCommand::Pack(args)) => commands::provider_pack::run(args, out),
         Command::Provider(ProviderCommand::Inspect(args)) => {
             commands::provider_inspect::run(args, out)

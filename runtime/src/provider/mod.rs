@@ -11,6 +11,7 @@
 //! component is checked by [`component::check`] (a component, the right export, allowed
 //! imports). Only then may the sandbox compile anything.
 
+pub mod installed;
 pub mod manifest;
 
 use std::collections::BTreeMap;
@@ -124,6 +125,21 @@ pub fn load(reference: &str) -> Result<Provider, ProviderError> {
         return load_embedded();
     }
     Err(ProviderError::Unknown(reference.to_owned()))
+}
+
+/// Loads the provider `reference` as a command in `cwd` means it: a path as [`load`] takes it;
+/// else, when the project around `cwd` (`.opm/providers.yaml`, [`installed`]) uses a provider of
+/// that name, exactly its locked, installed bytes; else the embedded provider of that name.
+pub fn load_in(reference: &str, cwd: &Path) -> Result<Provider, installed::InstallError> {
+    if !Path::new(reference).exists()
+        && let Some(root) = installed::find(cwd)
+    {
+        let project = installed::Project::load(&root)?;
+        if project.requirement(reference).is_some() {
+            return installed::load_locked(&project, reference);
+        }
+    }
+    Ok(load(reference)?)
 }
 
 /// Loads the default provider built into this binary: a bundle like any other.

@@ -125,7 +125,7 @@ fn build(
     stderr: &mut dyn Write,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let provider = provider::load(&args.module.provider)?;
+    let provider = provider::load_in(&args.module.provider, &std::env::current_dir()?)?;
     let plan = matching::plan(module, &provider.manifest, args.module.strict);
 
     let caps = args.limits.caps();

@@ -65,7 +65,7 @@ fn vet(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let provider = provider::load(&args.module.provider)?;
+    let provider = provider::load_in(&args.module.provider, &std::env::current_dir()?)?;
     let plan = matching::plan(module, &provider.manifest, args.module.strict);
     match args.output {
         VetFormat::Text => plan.write_text(stdout)?,

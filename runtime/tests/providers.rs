@@ -1,0 +1,383 @@
+//! Installed providers with the real `opm` binary, run in a project directory: `.opm/
+//! providers.yaml` → `opm provider init` → `opm mod build` on exactly the locked bytes, and every
+//! refusal on the way (not locked, not installed, bytes that differ from the lock, a bundle that
+//! is not the version it is filed as, a signature missing or for another version, a lock that
+//! would move without `--upgrade`), with the real `minisign`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use opm_runtime::bundle::{self, format};
+use opm_runtime::provider;
+use serde_json::Value;
+
+fn opm(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_opm"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("OPM_REGISTRY")
+        .output()
+        .expect("opm runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts `output` exited with `code`, and returns its stdout and stderr.
+fn exited(output: &Output, code: i32) -> (String, String) {
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(code), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+fn hello() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/hello/module.yaml")
+        .display()
+        .to_string()
+}
+
+/// The embedded provider packed again as `version`, with `label` set so each version's bytes
+/// differ.
+fn kubernetes(version: &str) -> Vec<u8> {
+    let bundle = bundle::read("embedded", provider::embedded_bundle()).expect("embedded bundle");
+    let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
+    manifest["metadata"]["version"] = Value::from(version);
+    manifest["metadata"]["labels"]["build"] = Value::from(format!("v{version}"));
+    let components = bundle
+        .components
+        .iter()
+        .map(|(path, bytes)| (path.clone(), bytes.to_vec()))
+        .collect();
+    format::pack(manifest, &components).expect("packs").bytes
+}
+
+/// A project directory `app` with `.opm/providers.yaml` as given, beside a directory registry
+/// `registry` holding the kubernetes provider at `versions`.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(config: &str, versions: &[&str]) -> Self {
+        let fixture = Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        std::fs::create_dir_all(fixture.app().join(".opm")).expect("mkdir");
+        std::fs::write(fixture.app().join(".opm/providers.yaml"), config).expect("write");
+        for version in versions {
+            fixture.publish(version, &kubernetes(version));
+        }
+        fixture
+    }
+
+    fn app(&self) -> PathBuf {
+        self.dir.path().join("app")
+    }
+
+    /// Where the registry keeps `version`'s bundle.
+    fn registry_bundle(&self, version: &str) -> PathBuf {
+        self.dir.path().join(format!(
+            "registry/kubernetes/{version}/kubernetes-{version}.opmb"
+        ))
+    }
+
+    fn publish(&self, version: &str, bytes: &[u8]) {
+        let path = self.registry_bundle(version);
+        std::fs::create_dir_all(path.parent().unwrap()).expect("mkdir");
+        std::fs::write(path, bytes).expect("write");
+    }
+
+    fn opm(&self, args: &[&str]) -> Output {
+        opm(&self.app(), args)
+    }
+
+    fn lock(&self) -> Value {
+        let text = std::fs::read_to_string(self.app().join(".opm/providers.lock.json"))
+            .expect("lock file");
+        serde_json::from_str(&text).expect("lock is JSON")
+    }
+}
+
+const CONFIG: &str =
+    "providers:\n  - name: kubernetes\n    version: ^0.2\n    source: ../registry\n";
+
+#[test]
+fn init_installs_and_locks_and_mod_build_uses_exactly_the_locked_bytes() {
+    let fixture = Fixture::new(CONFIG, &["0.2.0", "0.2.1", "0.3.0"]);
+    // Configured but not initialized: refused, saying what to do.
+    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
+    assert!(
+        stderr.contains("provider kubernetes:")
+            && stderr.contains("it is not locked; run `opm provider init`"),
+        "{stderr}"
+    );
+
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init", "--dry-run"]), 0);
+    assert!(
+        stdout.contains("would install kubernetes 0.2.1 from"),
+        "{stdout}"
+    );
+    assert!(
+        !fixture.app().join(".opm/providers.lock.json").exists(),
+        "a dry run writes nothing"
+    );
+
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init"]), 0);
+    assert!(
+        stdout.contains("installed kubernetes 0.2.1 from"),
+        "{stdout}"
+    );
+    let lock = fixture.lock();
+    let locked = &lock["providers"][0];
+    assert_eq!(locked["name"], "kubernetes");
+    assert_eq!(locked["version"], "0.2.1");
+    let digest = format!("blake3:{}", blake3_of_manifest(&kubernetes("0.2.1")));
+    assert_eq!(locked["digest"], digest.as_str());
+    assert!(
+        fixture
+            .app()
+            .join(".opm/providers/kubernetes/0.2.1/kubernetes-0.2.1.opmb")
+            .is_file()
+    );
+
+    let (stdout, _) = exited(&fixture.opm(&["provider", "inspect", "kubernetes"]), 0);
+    assert!(stdout.contains("kubernetes 0.2.1"), "{stdout}");
+    assert!(stdout.contains(&digest), "{stdout}");
+    let (yaml, _) = exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+    assert!(yaml.contains("kind: Deployment"), "{yaml}");
+
+    // A newer version in the registry does not move the lock; --upgrade does.
+    fixture.publish("0.2.5", &kubernetes("0.2.5"));
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init"]), 0);
+    assert!(
+        stdout.contains("kept kubernetes 0.2.1 (locked, installed)"),
+        "{stdout}"
+    );
+    assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.1");
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init", "--upgrade"]), 0);
+    assert!(
+        stdout.contains("installed kubernetes 0.2.5 from"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(upgraded from 0.2.1)"), "{stdout}");
+    assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.5");
+}
+
+/// The bundle digest of `bytes`, as the lock holds it (without `blake3:`).
+fn blake3_of_manifest(bytes: &[u8]) -> String {
+    let bundle = bundle::read("test", bytes).expect("bundle");
+    blake3::hash(&bundle.manifest).to_hex().to_string()
+}
+
+#[test]
+fn installed_bytes_that_differ_from_the_lock_or_are_missing_are_refused() {
+    let fixture = Fixture::new(CONFIG, &["0.2.0"]);
+    exited(&fixture.opm(&["provider", "init"]), 0);
+    let installed = fixture
+        .app()
+        .join(".opm/providers/kubernetes/0.2.0/kubernetes-0.2.0.opmb");
+
+    // Another valid bundle of the same name and version in its place.
+    let mut other = kubernetes("0.2.0");
+    other = {
+        let bundle = bundle::read("x", &other).expect("bundle");
+        let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
+        manifest["metadata"]["labels"]["swapped"] = Value::from("yes");
+        let components = bundle
+            .components
+            .iter()
+            .map(|(p, b)| (p.clone(), b.to_vec()))
+            .collect();
+        format::pack(manifest, &components).expect("packs").bytes
+    };
+    std::fs::write(&installed, &other).expect("swap");
+    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
+    assert!(
+        stderr.contains("not the locked blake3:")
+            && stderr.contains("run `opm provider init` --force"),
+        "{stderr}"
+    );
+    // init notices too, and --force puts the locked bytes back.
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init", "--force"]), 0);
+    assert!(stdout.contains("installed kubernetes 0.2.0"), "{stdout}");
+    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+
+    std::fs::remove_file(&installed).expect("remove");
+    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
+    assert!(
+        stderr.contains("kubernetes 0.2.0 is locked but not installed"),
+        "{stderr}"
+    );
+    exited(&fixture.opm(&["provider", "init"]), 0);
+    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+}
+
+#[test]
+fn a_bundle_filed_under_another_version_or_changed_since_it_was_locked_is_refused() {
+    let fixture = Fixture::new(CONFIG, &["0.2.0"]);
+    // An old release renamed to look like a newer one.
+    fixture.publish("0.2.9", &kubernetes("0.2.0"));
+    let (_, stderr) = exited(&fixture.opm(&["provider", "init"]), 2);
+    assert!(
+        stderr.contains("holds kubernetes 0.2.0, not kubernetes 0.2.9"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(fixture.registry_bundle("0.2.9").parent().unwrap()).expect("rm");
+    exited(&fixture.opm(&["provider", "init"]), 0);
+
+    // The registry's 0.2.0 replaced by other bytes, then a reinstall: refused.
+    let mut changed = kubernetes("0.2.0");
+    changed = {
+        let bundle = bundle::read("x", &changed).expect("bundle");
+        let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
+        manifest["metadata"]["description"] = Value::from("not what was locked");
+        let components = bundle
+            .components
+            .iter()
+            .map(|(p, b)| (p.clone(), b.to_vec()))
+            .collect();
+        format::pack(manifest, &components).expect("packs").bytes
+    };
+    fixture.publish("0.2.0", &changed);
+    let (_, stderr) = exited(&fixture.opm(&["provider", "init", "--force"]), 2);
+    assert!(
+        stderr.contains("the bundle changed since it was locked"),
+        "{stderr}"
+    );
+
+    // A requirement the lock no longer satisfies is not moved silently.
+    std::fs::write(
+        fixture.app().join(".opm/providers.yaml"),
+        CONFIG.replace("^0.2", "^0.3"),
+    )
+    .expect("write");
+    let (_, stderr) = exited(&fixture.opm(&["provider", "init"]), 2);
+    assert!(
+        stderr.contains("the locked 0.2.0 does not satisfy \"^0.3\" any more"),
+        "{stderr}"
+    );
+}
+
+fn minisign(args: &[&str]) {
+    let output = Command::new("minisign")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("minisign is installed");
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn where_keys_are_configured_only_a_bundle_signed_for_its_version_installs_and_renders() {
+    let config = format!("keys: [../team.pub]\n{CONFIG}");
+    let fixture = Fixture::new(&config, &["0.2.0"]);
+    let root = fixture.dir.path();
+    let (secret, public) = (root.join("team.key"), root.join("team.pub"));
+    minisign(&[
+        "-G",
+        "-W",
+        "-s",
+        secret.to_str().unwrap(),
+        "-p",
+        public.to_str().unwrap(),
+    ]);
+    let bundle = fixture.registry_bundle("0.2.0").display().to_string();
+
+    let (_, stderr) = exited(&fixture.opm(&["provider", "init"]), 2);
+    assert!(stderr.contains("is not signed"), "{stderr}");
+
+    // Signed, but for another version: a signature of one release never vouches for another.
+    let comment = "provider:kubernetes\tversion:0.1.0";
+    minisign(&[
+        "-S",
+        "-W",
+        "-s",
+        secret.to_str().unwrap(),
+        "-m",
+        &bundle,
+        "-t",
+        comment,
+    ]);
+    let (_, stderr) = exited(&fixture.opm(&["provider", "init"]), 2);
+    assert!(
+        stderr.contains("holds provider kubernetes 0.2.0, but its signature by key")
+            && stderr.contains("is for kubernetes 0.1.0"),
+        "{stderr}"
+    );
+
+    let signed = opm(
+        root,
+        &[
+            "provider",
+            "sign",
+            &bundle,
+            "--key",
+            secret.to_str().unwrap(),
+        ],
+    );
+    exited(&signed, 0);
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init"]), 0);
+    assert!(stdout.contains("signature by key"), "{stdout}");
+    assert!(fixture.lock()["providers"][0]["keyId"].is_string());
+    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+
+    // The installed signature removed: every render checks it.
+    let installed = fixture
+        .app()
+        .join(".opm/providers/kubernetes/0.2.0/kubernetes-0.2.0.opmb.minisig");
+    std::fs::remove_file(installed).expect("rm");
+    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
+    assert!(stderr.contains("is not signed"), "{stderr}");
+}
+
+#[test]
+fn the_embedded_provider_serves_only_where_no_project_configures_its_name() {
+    let fixture = Fixture::new(CONFIG, &["0.2.0"]);
+    let elsewhere = fixture.dir.path();
+    let (stdout, _) = exited(&opm(elsewhere, &["provider", "inspect", "kubernetes"]), 0);
+    assert!(stdout.contains("embedded:kubernetes"), "{stdout}");
+    exited(&fixture.opm(&["provider", "init"]), 0);
+    let (stdout, _) = exited(&fixture.opm(&["provider", "inspect", "kubernetes"]), 0);
+    assert!(
+        stdout.contains(".opm/providers/kubernetes/0.2.0/"),
+        "{stdout}"
+    );
+    // A subdirectory of the project is in the project.
+    std::fs::create_dir_all(fixture.app().join("deploy/prod")).expect("mkdir");
+    let (stdout, _) = exited(
+        &opm(
+            &fixture.app().join("deploy/prod"),
+            &["provider", "inspect", "kubernetes"],
+        ),
+        0,
+    );
+    assert!(
+        stdout.contains(".opm/providers/kubernetes/0.2.0/"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn concurrent_inits_leave_one_whole_lock_and_install() {
+    let fixture = Fixture::new(CONFIG, &["0.2.0", "0.2.1"]);
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_opm"))
+                .args(["provider", "init", "--force"])
+                .current_dir(fixture.app())
+                .env_remove("OPM_REGISTRY")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("opm starts")
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().expect("opm ends");
+        assert!(output.status.success(), "{}", text(&output.stderr));
+    }
+    assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.1");
+    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+}
