@@ -150,6 +150,18 @@ fn init_installs_and_locks_and_mod_build_uses_exactly_the_locked_bytes() {
 
     // A newer version in the registry does not move the lock; --upgrade does.
     fixture.publish("0.2.5", &kubernetes("0.2.5"));
+    let (listed, _) = exited(&fixture.opm(&["provider", "list"]), 0);
+    let row = listed.lines().nth(1).unwrap_or_default();
+    for cell in [
+        "kubernetes",
+        "^0.2",
+        "0.2.1",
+        "yes",
+        &digest[..19],
+        "0.2.5 (0.3.0 beyond ^0.2)",
+    ] {
+        assert!(row.contains(cell), "{cell}: {listed}");
+    }
     let (stdout, _) = exited(&fixture.opm(&["provider", "init"]), 0);
     assert!(
         stdout.contains("kept kubernetes 0.2.1 (locked, installed)"),

@@ -55,6 +55,8 @@ enum TransformerCommand {
 enum ProviderCommand {
     /// Install and lock the providers of .opm/providers.yaml.
     Init(commands::provider_init::InitArgs),
+    /// List the project's providers: required, locked, installed, newest in their source.
+    List(commands::provider_list::ListArgs),
     /// Pack a provider source directory into one bundle file (NAME-VERSION.opmb).
     Pack(commands::provider_pack::PackArgs),
     /// Show what a provider holds: metadata, digests, signature, transformers, declared sets.
@@ -123,6 +125,7 @@ where
         Command::Module(ModuleCommand::Build(args)) => commands::mod_build::run(args, out),
         Command::Module(ModuleCommand::Vet(args)) => commands::mod_vet::run(args, out),
         Command::Provider(ProviderCommand::Init(args)) => commands::provider_init::run(args, out),
+        Command::Provider(ProviderCommand::List(args)) => commands::provider_list::run(args, out),
         Command::Provider(ProviderCommand::Pack(args)) => commands::provider_pack::run(args, out),
         Command::Provider(ProviderCommand::Inspect(args)) => {
             commands::provider_inspect::run(args, out)

@@ -5,6 +5,7 @@ pub mod mod_vet;
 pub mod module_args;
 pub mod provider_init;
 pub mod provider_inspect;
+pub mod provider_list;
 pub mod provider_pack;
 pub mod provider_sign;
 pub mod provider_verify;

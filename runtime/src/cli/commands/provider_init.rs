@@ -225,7 +225,7 @@ fn resolve(
 
 /// Where `requirement` is looked for: its `source`, relative to the project directory, or
 /// `$OPM_REGISTRY`.
-fn source_of(
+pub(crate) fn source_of(
     project: &Project,
     requirement: &Requirement,
     env: &dyn Fn(&str) -> Option<String>,
