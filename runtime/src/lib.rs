@@ -21,6 +21,7 @@ pub mod contract;
 pub mod definitions;
 pub mod matching;
 pub mod module;
+pub mod oci;
 pub mod provider;
 pub mod redact;
 pub mod render;

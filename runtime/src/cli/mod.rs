@@ -59,6 +59,10 @@ enum ProviderCommand {
     List(commands::provider_list::ListArgs),
     /// Pack a provider source directory into one bundle file (NAME-VERSION.opmb).
     Pack(commands::provider_pack::PackArgs),
+    /// Store a bundle (and its signature) in an OCI registry as a provider artifact.
+    Push(commands::provider_push::PushArgs),
+    /// Fetch a provider artifact from an OCI registry into a bundle file, every byte checked.
+    Pull(commands::provider_pull::PullArgs),
     /// Show what a provider holds: metadata, digests, signature, transformers, declared sets.
     Inspect(commands::provider_inspect::InspectArgs),
     /// Sign a bundle file with a minisign secret key (writes BUNDLE.minisig).
@@ -127,6 +131,8 @@ where
         Command::Provider(ProviderCommand::Init(args)) => commands::provider_init::run(args, out),
         Command::Provider(ProviderCommand::List(args)) => commands::provider_list::run(args, out),
         Command::Provider(ProviderCommand::Pack(args)) => commands::provider_pack::run(args, out),
+        Command::Provider(ProviderCommand::Push(args)) => commands::provider_push::run(args, out),
+        Command::Provider(ProviderCommand::Pull(args)) => commands::provider_pull::run(args, out),
         Command::Provider(ProviderCommand::Inspect(args)) => {
             commands::provider_inspect::run(args, out)
         }

@@ -7,6 +7,8 @@ pub mod provider_init;
 pub mod provider_inspect;
 pub mod provider_list;
 pub mod provider_pack;
+pub mod provider_pull;
+pub mod provider_push;
 pub mod provider_sign;
 pub mod provider_verify;
 pub mod transformer_build;

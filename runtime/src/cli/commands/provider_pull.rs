@@ -1,0 +1,92 @@
+//! `opm provider pull oci://host[:port]/repository[:tag|@digest] [-o FILE]`: fetches a provider
+//! artifact (see `oci`) — the tag resolved to a digest once, every byte checked against its
+//! digest —, checks the bundle as loading does, and writes it (default `NAME-VERSION.opmb`) with
+//! its signature beside it. What it writes is what `init` takes from a file: the air-gapped
+//! workflow.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::bundle::{self, signature};
+use crate::cli::Output;
+use crate::oci::{self, OciRef};
+
+/// Arguments of `opm provider pull`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm provider pull oci://registry.example.com/opm/kubernetes:0.2.0
+  opm provider pull oci://127.0.0.1:5000/opm/kubernetes@sha256:… -o kubernetes.opmb")]
+pub struct PullArgs {
+    /// What to fetch: oci://host[:port]/repository[:tag|@digest].
+    #[arg(value_name = "REFERENCE")]
+    pub source: String,
+
+    /// Where to write the bundle (default: NAME-VERSION.opmb in the current directory).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Allow plain HTTP to a registry that is not on loopback.
+    #[arg(long)]
+    pub insecure_http: bool,
+}
+
+/// Runs `opm provider pull`.
+pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let source = OciRef::parse(&args.source)?;
+    let options = oci::Options {
+        insecure_http: args.insecure_http,
+        ..oci::Options::default()
+    };
+    let progress = crate::cli::progress::Progress::start(format!("pulling {source}"));
+    let pulled = oci::pull(&source, &options, bundle::format::MAX_BUNDLE_BYTES);
+    drop(progress);
+    let pulled = pulled?;
+    let origin = source.to_string();
+    let provider =
+        crate::provider::from_bundle(origin.clone(), bundle::read(&origin, &pulled.bundle)?)?;
+    let metadata = &provider.manifest.metadata;
+    let digest = provider.digest.clone().unwrap_or_default();
+    if let Some(annotated) = pulled.annotations.get(oci::DIGEST_ANNOTATION)
+        && *annotated != digest
+    {
+        anyhow::bail!(
+            "{source}: the artifact's annotation says bundle {annotated}, but the bundle is \
+             {digest}: refused"
+        );
+    }
+    let path = args.output.unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "{}-{}.{}",
+            metadata.name,
+            metadata.version,
+            bundle::format::EXTENSION
+        ))
+    });
+    let signature_path = signature::signature_path(&path);
+    match &pulled.signature {
+        Some(text) => crate::render::write::write_atomically(&signature_path, text)
+            .with_context(|| format!("cannot write {}", signature_path.display()))?,
+        None => {
+            let _ = std::fs::remove_file(&signature_path);
+        }
+    }
+    crate::render::write::write_atomically(&path, &pulled.bundle)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(
+        out.stdout,
+        "pulled {} {} ({digest}) from {source}@{} into {}{}",
+        metadata.name,
+        metadata.version,
+        pulled.manifest_digest,
+        path.display(),
+        if pulled.signature.is_some() {
+            ", with its signature"
+        } else {
+            ""
+        }
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
