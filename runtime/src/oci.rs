@@ -256,23 +256,34 @@ pub fn tags(repository: &OciRef, options: &Options) -> anyhow::Result<Vec<String
     Ok(response.tags)
 }
 
-/// Pulls the provider artifact `source`: its tag resolved to a digest once, then everything by
-/// digest and checked. `max_bundle` bounds the bundle layer.
-pub fn pull(source: &OciRef, options: &Options, max_bundle: u64) -> anyhow::Result<Pulled> {
-    let reference = &source.reference;
-    let client = client(reference, options)?;
-    let auth = auth(reference.resolve_registry(), options);
+/// The annotations of the provider artifact `source`, from its manifest alone.
+pub fn annotations(source: &OciRef, options: &Options) -> anyhow::Result<BTreeMap<String, String>> {
+    let client = client(&source.reference, options)?;
+    let auth = auth(source.reference.resolve_registry(), options);
     let runtime = runtime()?;
+    let (_, manifest) = manifest(&runtime, &client, &auth, source)?;
+    Ok(manifest.annotations.unwrap_or_default())
+}
+
+/// The manifest of the provider artifact `source`: its tag resolved to a digest once, the
+/// manifest fetched by that digest, its bytes checked against it, its type checked.
+fn manifest(
+    runtime: &tokio::runtime::Runtime,
+    client: &Client,
+    auth: &RegistryAuth,
+    source: &OciRef,
+) -> anyhow::Result<(String, OciImageManifest)> {
+    let reference = &source.reference;
     let accepted = [oci_client::manifest::OCI_IMAGE_MEDIA_TYPE];
     let manifest_digest = match reference.digest() {
         Some(digest) => digest.to_owned(),
         None => runtime
-            .block_on(client.fetch_manifest_digest(reference, &auth))
+            .block_on(client.fetch_manifest_digest(reference, auth))
             .with_context(|| format!("resolving {source}"))?,
     };
     let by_digest = reference.clone_with_digest(manifest_digest.clone());
     let (raw, _) = runtime
-        .block_on(client.pull_manifest_raw(&by_digest, &auth, &accepted))
+        .block_on(client.pull_manifest_raw(&by_digest, auth, &accepted))
         .with_context(|| format!("fetching the manifest {manifest_digest} of {source}"))?;
     if raw.len() > MAX_MANIFEST {
         bail!(
@@ -299,6 +310,17 @@ pub fn pull(source: &OciRef, options: &Options, max_bundle: u64) -> anyhow::Resu
             manifest.artifact_type.as_deref().unwrap_or("missing")
         );
     }
+    Ok((manifest_digest, manifest))
+}
+
+/// Pulls the provider artifact `source`: its tag resolved to a digest once, then everything by
+/// digest and checked. `max_bundle` bounds the bundle layer.
+pub fn pull(source: &OciRef, options: &Options, max_bundle: u64) -> anyhow::Result<Pulled> {
+    let client = client(&source.reference, options)?;
+    let auth = auth(source.reference.resolve_registry(), options);
+    let runtime = runtime()?;
+    let (manifest_digest, manifest) = manifest(&runtime, &client, &auth, source)?;
+    let by_digest = source.reference.clone_with_digest(manifest_digest.clone());
     let layer = |media_type: &str| manifest.layers.iter().find(|l| l.media_type == media_type);
     let bundle_layer = layer(BUNDLE_MEDIA_TYPE)
         .with_context(|| format!("{source}: the artifact has no {BUNDLE_MEDIA_TYPE} layer"))?;

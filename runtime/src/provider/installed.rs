@@ -85,6 +85,9 @@ pub struct Locked {
     /// Where it came from, as resolved (a path, relative to the project directory when inside
     /// it).
     pub source: String,
+    /// The OCI manifest digest it was fetched by, for an OCI source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_digest: Option<String>,
     /// The bundle digest: `blake3:` of its canonical manifest, which pins every byte.
     pub digest: String,
     /// The id of the key whose signature was verified, when keys are configured.
@@ -286,11 +289,13 @@ pub fn version_req(requirement: &Requirement) -> Result<semver::VersionReq, Stri
     })
 }
 
-/// Checks the signature of the bundle at `path` (`bytes`) against `keys`, as vouching for the
-/// provider `name` at `version`; returns the signing key's id. No keys, no check.
+/// Checks `signature` (the text of a `.minisig`, if there is one) of the bundle `origin`
+/// (`bytes`) against `keys`, as vouching for the provider `name` at `version`; returns the
+/// signing key's id. No keys, no check.
 pub fn check_signature(
-    path: &Path,
+    origin: &str,
     bytes: &[u8],
+    signature: Option<&[u8]>,
     keys: &[minisign::PublicKey],
     name: &str,
     version: &str,
@@ -298,19 +303,24 @@ pub fn check_signature(
     if keys.is_empty() {
         return Ok(None);
     }
-    let origin = path.display().to_string();
-    let Some((sig, _)) = signature::read_signature(path, None)? else {
+    let Some(text) = signature else {
         return Err(signature::SignatureError::Unsigned {
-            bundle: origin,
-            signature: signature::signature_path(path),
+            bundle: origin.to_owned(),
+            signature: PathBuf::from(format!("{origin}.minisig")),
         }
         .into());
     };
+    let sig = minisign::SignatureBox::from_string(&String::from_utf8_lossy(text)).map_err(|e| {
+        signature::SignatureError::BadSignatureFile {
+            path: PathBuf::from(format!("{origin}.minisig")),
+            message: e.to_string(),
+        }
+    })?;
     let binding = signature::Binding {
         name: name.to_owned(),
         version: version.to_owned(),
     };
-    let verified = signature::verify_provider(&origin, bytes, &sig, keys, &binding)?;
+    let verified = signature::verify_provider(origin, bytes, &sig, keys, &binding)?;
     Ok(Some(verified.key_id))
 }
 
@@ -370,49 +380,216 @@ pub fn load_locked(project: &Project, name: &str) -> Result<Provider, InstallErr
         }
     };
     let keys = project.keys(requirement)?;
-    check_signature(&path, &bytes, &keys, name, &locked.version)?;
+    let signature = std::fs::read(signature::signature_path(&path)).ok();
+    check_signature(
+        &origin,
+        &bytes,
+        signature.as_deref(),
+        &keys,
+        name,
+        &locked.version,
+    )?;
     Ok(provider)
 }
 
-/// The versions a source offers of the provider `name`: each version and its bundle file.
-pub fn offered(
-    source: &Path,
-    name: &str,
-) -> Result<BTreeMap<semver::Version, PathBuf>, InstallError> {
-    let mut versions = BTreeMap::new();
-    if source.is_file() {
-        let provider = super::load_bundle_file(source)?;
-        let version = semver::Version::parse(&provider.manifest.metadata.version)
-            .map_err(|e| provider_error(name, format!("{}: {e}", source.display())))?;
-        versions.insert(version, source.to_owned());
-        return Ok(versions);
-    }
-    let dir = source.join(name);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(versions),
-        Err(source) => {
-            return Err(InstallError::Io {
-                what: "cannot read",
-                path: dir,
-                source,
-            });
+/// Where a provider is looked for.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A bundle file, or a directory registry `DIR/NAME/VERSION/NAME-VERSION.opmb`.
+    Path(PathBuf),
+    /// An OCI repository, or one tag or digest of it.
+    Oci(crate::oci::OciRef, bool),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Path(path) => write!(f, "{}", path.display()),
+            Self::Oci(reference, _) => write!(f, "{reference}"),
         }
+    }
+}
+
+/// Where one version of a provider is.
+#[derive(Debug, Clone)]
+pub enum Offer {
+    /// A bundle file (its `.minisig` beside it).
+    File(PathBuf),
+    /// An OCI artifact.
+    Oci(crate::oci::OciRef),
+}
+
+/// A fetched bundle.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// Where it came from, for messages and the lock.
+    pub origin: String,
+    /// The bundle file's bytes.
+    pub bytes: Vec<u8>,
+    /// Its signature file's text, if it has one.
+    pub signature: Option<Vec<u8>>,
+    /// The OCI manifest digest it was fetched by, for an OCI artifact.
+    pub oci_digest: Option<String>,
+}
+
+/// The source of `requirement`: its `source` (a path relative to the project directory, or
+/// `oci://…`), or `$OPM_REGISTRY` (a directory registry, or an `oci://` base under which the
+/// provider is the repository `NAME`).
+pub fn source_of(
+    project: &Project,
+    requirement: &Requirement,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Source, InstallError> {
+    let name = &requirement.name;
+    let (text, from, base) = match &requirement.source {
+        Some(source) => (source.clone(), "its source", false),
+        None => (
+            env("OPM_REGISTRY")
+                .filter(|r| !r.is_empty())
+                .ok_or_else(|| {
+                    provider_error(
+                        name,
+                        "no source, and OPM_REGISTRY is not set; give it a `source` (a bundle \
+                     file, a directory registry or an oci:// reference) or set OPM_REGISTRY",
+                    )
+                })?,
+            "OPM_REGISTRY",
+            true,
+        ),
     };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(text) = file_name.to_str() else {
-            continue;
+    if text.starts_with("oci://") {
+        let text = if base {
+            format!("{}/{name}", text.trim_end_matches('/'))
+        } else {
+            text
         };
-        let Ok(version) = semver::Version::parse(text) else {
-            continue;
-        };
-        let bundle = entry
-            .path()
-            .join(format!("{name}-{text}.{}", bundle::format::EXTENSION));
-        if bundle.is_file() {
-            versions.insert(version, bundle);
+        let reference = crate::oci::OciRef::parse(&text)
+            .map_err(|e| provider_error(name, format!("{from}: {e:#}")))?;
+        return Ok(Source::Oci(
+            reference,
+            crate::oci::OciRef::names_version(&text),
+        ));
+    }
+    let path = project.root.join(&text);
+    if !path.exists() {
+        return Err(provider_error(
+            name,
+            format!("{from} {} does not exist", path.display()),
+        ));
+    }
+    Ok(Source::Path(path))
+}
+
+/// The versions `source` offers of the provider `name`. An OCI repository offers its tags that
+/// are versions; an OCI tag or digest offers the version its manifest's annotation names.
+pub fn offered(
+    source: &Source,
+    name: &str,
+    options: &crate::oci::Options,
+) -> Result<BTreeMap<semver::Version, Offer>, InstallError> {
+    let mut versions = BTreeMap::new();
+    let oci_error = |e: anyhow::Error| provider_error(name, format!("{e:#}"));
+    match source {
+        Source::Oci(reference, true) => {
+            let annotations = crate::oci::annotations(reference, options).map_err(oci_error)?;
+            let version = annotations
+                .get(crate::oci::VERSION_ANNOTATION)
+                .and_then(|v| semver::Version::parse(v).ok())
+                .or_else(|| {
+                    reference
+                        .reference
+                        .tag()
+                        .and_then(|t| semver::Version::parse(t).ok())
+                })
+                .ok_or_else(|| {
+                    provider_error(
+                        name,
+                        format!(
+                            "{reference} names no version (no {} annotation, no version tag)",
+                            crate::oci::VERSION_ANNOTATION
+                        ),
+                    )
+                })?;
+            versions.insert(version, Offer::Oci(reference.clone()));
+        }
+        Source::Oci(repository, false) => {
+            for tag in crate::oci::tags(repository, options).map_err(oci_error)? {
+                if let Ok(version) = semver::Version::parse(&tag) {
+                    versions.insert(version, Offer::Oci(repository.with_tag(&tag)));
+                }
+            }
+        }
+        Source::Path(path) if path.is_file() => {
+            let provider = super::load_bundle_file(path)?;
+            let version = semver::Version::parse(&provider.manifest.metadata.version)
+                .map_err(|e| provider_error(name, format!("{}: {e}", path.display())))?;
+            versions.insert(version, Offer::File(path.clone()));
+        }
+        Source::Path(dir) => {
+            let dir = dir.join(name);
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(versions),
+                Err(source) => {
+                    return Err(InstallError::Io {
+                        what: "cannot read",
+                        path: dir,
+                        source,
+                    });
+                }
+            };
+            for entry in entries.flatten() {
+                let file_name = entry.file_name();
+                let Some(text) = file_name.to_str() else {
+                    continue;
+                };
+                let Ok(version) = semver::Version::parse(text) else {
+                    continue;
+                };
+                let bundle = entry
+                    .path()
+                    .join(format!("{name}-{text}.{}", bundle::format::EXTENSION));
+                if bundle.is_file() {
+                    versions.insert(version, Offer::File(bundle));
+                }
+            }
         }
     }
     Ok(versions)
+}
+
+/// Fetches the bundle `offer` points at, with its signature. `oci_digest`, when given, is the
+/// manifest digest an OCI artifact must have (the lock's).
+pub fn fetch(
+    offer: &Offer,
+    name: &str,
+    oci_digest: Option<&str>,
+    options: &crate::oci::Options,
+) -> Result<Fetched, InstallError> {
+    match offer {
+        Offer::File(path) => Ok(Fetched {
+            origin: path.display().to_string(),
+            bytes: bundle::read_bytes(path).map_err(ProviderError::from)?,
+            signature: std::fs::read(signature::signature_path(path)).ok(),
+            oci_digest: None,
+        }),
+        Offer::Oci(reference) => {
+            let reference = match oci_digest {
+                Some(digest) => crate::oci::OciRef {
+                    reference: reference.reference.clone_with_digest(digest.to_owned()),
+                },
+                None => reference.clone(),
+            };
+            let progress = crate::cli::progress::Progress::start(format!("pulling {reference}"));
+            let pulled = crate::oci::pull(&reference, options, bundle::format::MAX_BUNDLE_BYTES);
+            drop(progress);
+            let pulled = pulled.map_err(|e| provider_error(name, format!("{e:#}")))?;
+            Ok(Fetched {
+                origin: reference.to_string(),
+                bytes: pulled.bundle,
+                signature: pulled.signature,
+                oci_digest: Some(pulled.manifest_digest),
+            })
+        }
+    }
 }

@@ -10,7 +10,7 @@
 //! already installed. Two `init`s of one project never interleave: each holds an exclusive lock
 //! on `.opm/.init.lock`, and every file is written to a temporary name and renamed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
@@ -39,6 +39,10 @@ pub struct InitArgs {
     /// Install again what is already installed.
     #[arg(long)]
     pub force: bool,
+
+    /// Allow plain HTTP to OCI registries that are not on loopback.
+    #[arg(long)]
+    pub insecure_http: bool,
 }
 
 /// Runs `opm provider init`.
@@ -121,31 +125,30 @@ fn resolve(
             return Ok(locked.clone());
         }
     }
-    let source = source_of(project, requirement, &(out.env))?;
-    let offered = installed::offered(&source, name)?;
+    let source = installed::source_of(project, requirement, &(out.env))?;
+    let options = oci_options(args);
+    let offered = installed::offered(&source, name, &options)?;
     let chosen = match locked.filter(|_| !args.upgrade) {
         Some(locked) => {
             let version = semver::Version::parse(&locked.version)?;
-            let bundle = offered.get(&version).with_context(|| {
+            let offer = offered.get(&version).with_context(|| {
                 format!(
-                    "provider {name}: the locked {} is not in {} any more; run `opm provider \
-                     init --upgrade` to choose another",
-                    locked.version,
-                    source.display()
+                    "provider {name}: the locked {} is not in {source} any more; run `opm \
+                     provider init --upgrade` to choose another",
+                    locked.version
                 )
             })?;
-            (version, bundle.clone())
+            (version, offer.clone())
         }
         None => {
             let newest = offered
                 .iter()
                 .rev()
                 .find(|(version, _)| wanted.matches(version));
-            let Some((version, bundle)) = newest else {
+            let Some((version, offer)) = newest else {
                 let all: Vec<String> = offered.keys().map(ToString::to_string).collect();
                 bail!(
-                    "provider {name}: no version in {} satisfies {:?} (it has {})",
-                    source.display(),
+                    "provider {name}: no version in {source} satisfies {:?} (it has {})",
                     requirement.version,
                     if all.is_empty() {
                         "none".to_owned()
@@ -154,19 +157,23 @@ fn resolve(
                     }
                 );
             };
-            (version.clone(), bundle.clone())
+            (version.clone(), offer.clone())
         }
     };
-    let (version, path) = chosen;
+    let (version, offer) = chosen;
     let version_text = version.to_string();
-    let bytes = bundle::read_bytes(&path)?;
-    let origin = path.display().to_string();
-    let provider = crate::provider::from_bundle(origin.clone(), bundle::read(&origin, &bytes)?)?;
+    // A locked OCI artifact is fetched by the manifest digest the lock pins.
+    let pinned = locked
+        .filter(|l| l.version == version_text && !args.upgrade)
+        .and_then(|l| l.oci_digest.as_deref());
+    let fetched = installed::fetch(&offer, name, pinned, &options)?;
+    let origin = fetched.origin.clone();
+    let provider =
+        crate::provider::from_bundle(origin.clone(), bundle::read(&origin, &fetched.bytes)?)?;
     let metadata = &provider.manifest.metadata;
     if metadata.name != *name || metadata.version != version_text {
         bail!(
-            "provider {name}: {} holds {} {}, not {name} {version_text}",
-            path.display(),
+            "provider {name}: {origin} holds {} {}, not {name} {version_text}",
             metadata.name,
             metadata.version
         );
@@ -176,16 +183,21 @@ fn resolve(
         && locked.digest != digest
     {
         bail!(
-            "provider {name}: {} {version_text} in {} is {digest}, but the lock says {}: the \
-             bundle changed since it was locked; check it, then run `opm provider init \
+            "provider {name}: {name} {version_text} in {source} is {digest}, but the lock says \
+             {}: the bundle changed since it was locked; check it, then run `opm provider init \
              --upgrade` to lock what is there now",
-            name,
-            source.display(),
             locked.digest
         );
     }
     let keys = project.keys(requirement)?;
-    let key_id = installed::check_signature(&path, &bytes, &keys, name, &version_text)?;
+    let key_id = installed::check_signature(
+        &origin,
+        &fetched.bytes,
+        fetched.signature.as_deref(),
+        &keys,
+        name,
+        &version_text,
+    )?;
     let verb = if args.dry_run {
         "would install"
     } else {
@@ -208,86 +220,53 @@ fn resolve(
     };
     writeln!(
         out.stdout,
-        "{verb} {name} {version_text} from {} ({digest}{signed}){moved}",
-        path.display()
+        "{verb} {name} {version_text} from {origin} ({digest}{signed}){moved}"
     )?;
     if !args.dry_run {
-        install(project, name, &version_text, &path, &bytes)?;
+        install(project, name, &version_text, &fetched)?;
     }
+    let source = match &offer {
+        installed::Offer::File(path) => relative_to(path, &project.root),
+        installed::Offer::Oci(reference) => reference.to_string(),
+    };
     Ok(Locked {
         name: name.clone(),
         version: version_text,
-        source: relative_to(&path, &project.root),
+        source,
+        oci_digest: fetched.oci_digest,
         digest,
         key_id,
     })
 }
 
-/// Where `requirement` is looked for: its `source`, relative to the project directory, or
-/// `$OPM_REGISTRY`.
-pub(crate) fn source_of(
-    project: &Project,
-    requirement: &Requirement,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> anyhow::Result<PathBuf> {
-    let (text, from) = match &requirement.source {
-        Some(source) => (source.clone(), "its source"),
-        None => (
-            env("OPM_REGISTRY")
-                .filter(|r| !r.is_empty())
-                .with_context(|| {
-                    format!(
-                        "provider {}: no source, and OPM_REGISTRY is not set; give it a `source` \
-                     (a bundle file or a directory registry) or set OPM_REGISTRY",
-                        requirement.name
-                    )
-                })?,
-            "OPM_REGISTRY",
-        ),
-    };
-    if text.starts_with("oci://") {
-        bail!(
-            "provider {}: {from} {text} is an OCI reference, which this opm cannot fetch yet; \
-             use a bundle file or a directory registry",
-            requirement.name
-        );
+/// The registry options `init` uses.
+fn oci_options(args: &InitArgs) -> crate::oci::Options {
+    crate::oci::Options {
+        insecure_http: args.insecure_http,
+        ..crate::oci::Options::default()
     }
-    let path = project.root.join(&text);
-    if !path.exists() {
-        bail!(
-            "provider {}: {from} {} does not exist",
-            requirement.name,
-            path.display()
-        );
-    }
-    Ok(path)
 }
 
-/// Copies the bundle at `from` (`bytes`) and its signature, if any, into the install folder of
+/// Writes `fetched` (the bundle, and its signature if it has one) into the install folder of
 /// `name` `version`, each through a temporary file and a rename.
 fn install(
     project: &Project,
     name: &str,
     version: &str,
-    from: &Path,
-    bytes: &[u8],
+    fetched: &installed::Fetched,
 ) -> anyhow::Result<()> {
     let target = project.bundle_path(name, version);
     let dir = target.parent().context("an install path has a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let signature_from = signature::signature_path(from);
     let signature_to = signature::signature_path(&target);
-    match std::fs::read(&signature_from) {
-        Ok(text) => crate::render::write::write_atomically(&signature_to, &text)
+    match &fetched.signature {
+        Some(text) => crate::render::write::write_atomically(&signature_to, text)
             .with_context(|| format!("cannot write {}", signature_to.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        None => {
             let _ = std::fs::remove_file(&signature_to);
         }
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot read {}", signature_from.display()));
-        }
     }
-    crate::render::write::write_atomically(&target, bytes)
+    crate::render::write::write_atomically(&target, &fetched.bytes)
         .with_context(|| format!("cannot write {}", target.display()))
 }
 

@@ -47,8 +47,8 @@ pub fn run(_args: ListArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             },
         };
         let wanted = installed::version_req(requirement).map_err(anyhow::Error::msg)?;
-        let newest = match super::provider_init::source_of(&project, requirement, &(out.env))
-            .and_then(|source| Ok(installed::offered(&source, name)?))
+        let newest = match installed::source_of(&project, requirement, &(out.env))
+            .and_then(|source| installed::offered(&source, name, &crate::oci::Options::default()))
         {
             Ok(offered) => {
                 let allowed = offered.keys().rev().find(|v| wanted.matches(v));
