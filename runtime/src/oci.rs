@@ -221,7 +221,13 @@ pub fn push(
         layers.push(ImageLayer::new(
             signature.to_vec(),
             SIGNATURE_MEDIA_TYPE.to_owned(),
-            None,
+            Some(BTreeMap::from([(
+                "org.opencontainers.image.title".to_owned(),
+                format!(
+                    "{name}-{version}.{}.minisig",
+                    crate::bundle::format::EXTENSION
+                ),
+            )])),
         ));
     }
     let config_json = serde_json::to_vec(

@@ -1,0 +1,418 @@
+//! Providers through a real OCI registry: Debian's `docker-registry` (the CNCF distribution
+//! server), started per test on a free port. `opm provider push` and `pull` round-trip a signed
+//! bundle; a project inits from an `oci://` source and renders with two commands; the ORAS
+//! project's Python client reads what opm pushes and pushes what opm pulls; a registry that
+//! serves other bytes than a digest names is refused; plain HTTP is used only for loopback
+//! unless allowed.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+fn opm(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_opm"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("OPM_REGISTRY")
+        .output()
+        .expect("opm runs")
+}
+
+fn exited(output: &Output, code: i32) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(code), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// A `docker-registry` serving `dir` on `address`, stopped when dropped.
+struct Registry {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// `host:port`.
+    address: String,
+}
+
+impl Registry {
+    fn start(host: &str) -> Self {
+        let port = TcpListener::bind((host, 0))
+            .expect("a free port")
+            .local_addr()
+            .expect("address")
+            .port();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let address = format!("{host}:{port}");
+        let config = dir.path().join("registry.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nstorage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: \
+                 {address}}}\nlog: {{level: error}}\n",
+                dir.path().join("data").display()
+            ),
+        )
+        .expect("write config");
+        let child = Command::new("docker-registry")
+            .args(["serve", config.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("docker-registry is installed (../shared/tools/get-peers.sh)");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&address).is_err() {
+            assert!(Instant::now() < deadline, "the registry did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self {
+            child,
+            dir,
+            address,
+        }
+    }
+
+    fn oci(&self, path: &str) -> String {
+        format!("oci://{}/{path}", self.address)
+    }
+
+    /// The file in the registry's storage that holds the blob `digest` (`sha256:…`).
+    fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.dir.path().join(format!(
+            "data/docker/registry/v2/blobs/sha256/{}/{hex}/data",
+            &hex[..2]
+        ))
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The embedded provider as a bundle file in `dir`, signed with a fresh minisign key; returns
+/// the bundle's and the public key's paths.
+fn signed_bundle(dir: &Path) -> (PathBuf, PathBuf) {
+    let bundle = dir.join("kubernetes.opmb");
+    std::fs::write(&bundle, opm_runtime::provider::embedded_bundle()).expect("write");
+    let (secret, public) = (dir.join("team.key"), dir.join("team.pub"));
+    let status = Command::new("minisign")
+        .args([
+            "-G",
+            "-W",
+            "-s",
+            secret.to_str().unwrap(),
+            "-p",
+            public.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("minisign is installed")
+        .status;
+    assert!(status.success());
+    let signed = opm(
+        dir,
+        &[
+            "provider",
+            "sign",
+            bundle.to_str().unwrap(),
+            "--key",
+            secret.to_str().unwrap(),
+        ],
+    );
+    exited(&signed, 0);
+    (bundle, public)
+}
+
+fn version() -> String {
+    opm_runtime::provider::load_embedded()
+        .expect("embedded")
+        .manifest
+        .metadata
+        .version
+}
+
+fn hello() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/hello/module.yaml")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn push_then_pull_round_trips_a_signed_bundle_and_a_project_inits_from_the_registry() {
+    let registry = Registry::start("127.0.0.1");
+    let work = tempfile::tempdir().expect("temp dir");
+    let (bundle, public) = signed_bundle(work.path());
+    let repository = registry.oci("opm/kubernetes");
+
+    let (stdout, _) = exited(
+        &opm(
+            work.path(),
+            &["provider", "push", bundle.to_str().unwrap(), &repository],
+        ),
+        0,
+    );
+    let version = version();
+    assert!(
+        stdout.contains(&format!("to {repository}:{version}"))
+            && stdout.contains("with its signature"),
+        "{stdout}"
+    );
+
+    let pulled = work.path().join("pulled.opmb");
+    let (stdout, _) = exited(
+        &opm(
+            work.path(),
+            &[
+                "provider",
+                "pull",
+                &format!("{repository}:{version}"),
+                "-o",
+                pulled.to_str().unwrap(),
+            ],
+        ),
+        0,
+    );
+    assert!(stdout.contains("@sha256:"), "{stdout}");
+    assert_eq!(
+        std::fs::read(&pulled).unwrap(),
+        std::fs::read(&bundle).unwrap()
+    );
+    let verified = opm(
+        work.path(),
+        &[
+            "provider",
+            "verify",
+            pulled.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+        ],
+    );
+    exited(&verified, 0);
+
+    // A project: .opm/providers.yaml naming the OCI-hosted provider, then two commands.
+    let app = work.path().join("app");
+    std::fs::create_dir_all(app.join(".opm")).expect("mkdir");
+    std::fs::copy(&public, app.join("team.pub")).expect("copy key");
+    std::fs::write(
+        app.join(".opm/providers.yaml"),
+        format!("keys: [team.pub]\nproviders:\n  - name: kubernetes\n    version: \"^{version}\"\n    source: {repository}\n"),
+    )
+    .expect("write");
+    let (stdout, _) = exited(&opm(&app, &["provider", "init"]), 0);
+    assert!(stdout.contains("signature by key"), "{stdout}");
+    let (yaml, _) = exited(&opm(&app, &["mod", "build", &hello()]), 0);
+    assert!(yaml.contains("kind: Deployment"), "{yaml}");
+    let lock: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(app.join(".opm/providers.lock.json")).expect("lock"),
+    )
+    .expect("JSON");
+    let locked = &lock["providers"][0];
+    assert!(
+        locked["ociDigest"].as_str().unwrap().starts_with("sha256:"),
+        "{lock}"
+    );
+    assert_eq!(locked["source"], format!("{repository}:{version}"));
+}
+
+#[test]
+fn a_registry_serving_other_bytes_than_the_digest_names_is_refused() {
+    let registry = Registry::start("127.0.0.1");
+    let work = tempfile::tempdir().expect("temp dir");
+    let (bundle, _) = signed_bundle(work.path());
+    let repository = registry.oci("opm/kubernetes");
+    exited(
+        &opm(
+            work.path(),
+            &["provider", "push", bundle.to_str().unwrap(), &repository],
+        ),
+        0,
+    );
+
+    // The bundle layer's blob, changed on the registry's disk.
+    let layer = opm_runtime::bundle::read_bytes(&bundle).unwrap();
+    let digest = {
+        use sha2::Digest as _;
+        let hash = sha2::Sha256::digest(&layer);
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    };
+    let blob = registry.blob_file(&digest);
+    let mut bytes = std::fs::read(&blob).expect("the registry stores the blob");
+    bytes[1000] ^= 1;
+    std::fs::write(&blob, bytes).expect("tamper");
+
+    let out = work.path().join("out.opmb");
+    let (_, stderr) = exited(
+        &opm(
+            work.path(),
+            &[
+                "provider",
+                "pull",
+                &format!("{repository}:{}", version()),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ),
+        2,
+    );
+    assert!(
+        stderr.contains("a registry that serves other bytes than the digest names is refused")
+            && stderr.contains(&format!("Expected {digest}")),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}
+
+/// Python with the `oras` package (the ORAS project's client), as `.ci/run` installs it.
+fn oras(script: &str, dir: &Path) {
+    let output = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "oras-py (pip install oras==0.2.43): {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn oras_reads_what_opm_pushes_and_opm_pulls_what_oras_pushes() {
+    let registry = Registry::start("127.0.0.1");
+    let work = tempfile::tempdir().expect("temp dir");
+    let (bundle, _) = signed_bundle(work.path());
+    let version = version();
+    let repository = registry.oci("opm/kubernetes");
+    exited(
+        &opm(
+            work.path(),
+            &["provider", "push", bundle.to_str().unwrap(), &repository],
+        ),
+        0,
+    );
+
+    let address = &registry.address;
+    oras(
+        &format!(
+            r#"
+import json, oras.client
+c = oras.client.OrasClient(hostname="{address}", insecure=True)
+m = c.get_manifest("{address}/opm/kubernetes:{version}")
+assert m["artifactType"] == "application/vnd.opmodel.provider.v1", m
+assert m["config"]["mediaType"] == "application/vnd.opmodel.provider.config.v1+json", m
+assert m["annotations"]["dev.opmodel.provider.name"] == "kubernetes", m
+assert m["annotations"]["dev.opmodel.provider.version"] == "{version}", m
+assert m["annotations"]["dev.opmodel.provider.digest"].startswith("blake3:"), m
+files = c.pull(target="{address}/opm/kubernetes:{version}", outdir="by-oras")
+names = sorted(f.split("/")[-1] for f in files)
+assert names == ["kubernetes-{version}.opmb", "kubernetes-{version}.opmb.minisig"], files
+"#
+        ),
+        work.path(),
+    );
+    assert_eq!(
+        std::fs::read(
+            work.path()
+                .join(format!("by-oras/kubernetes-{version}.opmb"))
+        )
+        .unwrap(),
+        std::fs::read(&bundle).unwrap()
+    );
+
+    std::fs::write(
+        work.path().join("config.json"),
+        format!(r#"{{"name": "kubernetes", "version": "{version}"}}"#),
+    )
+    .unwrap();
+    oras(
+        &format!(
+            r#"
+import oras.client
+c = oras.client.OrasClient(hostname="{address}", insecure=True)
+r = c.push(target="{address}/theirs/kubernetes:{version}",
+           files=["kubernetes.opmb:application/vnd.opmodel.provider.bundle.v1.tar"],
+           manifest_config="config.json:application/vnd.opmodel.provider.config.v1+json",
+           quiet=True)
+assert r.status_code == 201, r.status_code
+"#
+        ),
+        work.path(),
+    );
+    let out = work.path().join("theirs.opmb");
+    let pull = opm(
+        work.path(),
+        &[
+            "provider",
+            "pull",
+            &registry.oci(&format!("theirs/kubernetes:{version}")),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    exited(&pull, 0);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&bundle).unwrap()
+    );
+}
+
+/// This machine's IPv4 address on its network (not loopback), as `hostname -I` lists it.
+fn network_address() -> String {
+    let output = Command::new("hostname")
+        .arg("-I")
+        .output()
+        .expect("hostname runs");
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .filter_map(|text| text.parse::<std::net::Ipv4Addr>().ok())
+        .find(|ip| !ip.is_loopback())
+        .expect("this machine has an IPv4 address besides loopback")
+        .to_string()
+}
+
+#[test]
+fn plain_http_only_for_loopback_unless_allowed() {
+    let registry = Registry::start(&network_address());
+    let work = tempfile::tempdir().expect("temp dir");
+    let (bundle, _) = signed_bundle(work.path());
+    let repository = registry.oci("opm/kubernetes");
+    let (_, stderr) = exited(
+        &opm(
+            work.path(),
+            &["provider", "push", bundle.to_str().unwrap(), &repository],
+        ),
+        2,
+    );
+    assert!(
+        stderr.contains(&format!("pushing to {repository}")),
+        "{stderr}"
+    );
+    let (stdout, _) = exited(
+        &opm(
+            work.path(),
+            &[
+                "provider",
+                "push",
+                bundle.to_str().unwrap(),
+                &repository,
+                "--insecure-http",
+            ],
+        ),
+        0,
+    );
+    assert!(stdout.contains("pushed kubernetes"), "{stdout}");
+    let reference = format!("{repository}:{}", version());
+    exited(&opm(work.path(), &["provider", "pull", &reference]), 2);
+    exited(
+        &opm(
+            work.path(),
+            &["provider", "pull", &reference, "--insecure-http"],
+        ),
+        0,
+    );
+}
