@@ -36,6 +36,11 @@ struct Registry {
 
 impl Registry {
     fn start(host: &str) -> Self {
+        Self::start_with(host, None)
+    }
+
+    /// A registry on `host`; with `htpasswd`, one that wants those credentials.
+    fn start_with(host: &str, htpasswd: Option<&str>) -> Self {
         let port = TcpListener::bind((host, 0))
             .expect("a free port")
             .local_addr()
@@ -44,15 +49,20 @@ impl Registry {
         let dir = tempfile::tempdir().expect("temp dir");
         let address = format!("{host}:{port}");
         let config = dir.path().join("registry.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nstorage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: \
-                 {address}}}\nlog: {{level: error}}\n",
-                dir.path().join("data").display()
-            ),
-        )
-        .expect("write config");
+        let mut text = format!(
+            "version: 0.1\nstorage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: \
+             {address}}}\nlog: {{level: error}}\n",
+            dir.path().join("data").display()
+        );
+        if let Some(htpasswd) = htpasswd {
+            let path = dir.path().join("htpasswd");
+            std::fs::write(&path, htpasswd).expect("write htpasswd");
+            text += &format!(
+                "auth: {{htpasswd: {{realm: opm-test, path: {}}}}}\n",
+                path.display()
+            );
+        }
+        std::fs::write(&config, text).expect("write config");
         let child = Command::new("docker-registry")
             .args(["serve", config.to_str().unwrap()])
             .stdout(std::process::Stdio::null())
@@ -216,6 +226,23 @@ fn push_then_pull_round_trips_a_signed_bundle_and_a_project_inits_from_the_regis
         "{lock}"
     );
     assert_eq!(locked["source"], format!("{repository}:{version}"));
+
+    // The air-gapped way: what `pull` wrote (bundle and signature) is a source of its own.
+    let offline = work.path().join("offline");
+    std::fs::create_dir_all(offline.join(".opm")).expect("mkdir");
+    std::fs::copy(&public, offline.join("team.pub")).expect("copy key");
+    std::fs::write(
+        offline.join(".opm/providers.yaml"),
+        format!(
+            "keys: [team.pub]\nproviders:\n  - name: kubernetes\n    version: {version}\n    source: {}\n",
+            pulled.display()
+        ),
+    )
+    .expect("write");
+    drop(registry);
+    let (stdout, _) = exited(&opm(&offline, &["provider", "init"]), 0);
+    assert!(stdout.contains("signature by key"), "{stdout}");
+    exited(&opm(&offline, &["mod", "build", &hello()]), 0);
 }
 
 #[test]
@@ -415,4 +442,64 @@ fn plain_http_only_for_loopback_unless_allowed() {
         ),
         0,
     );
+}
+
+#[test]
+fn credentials_come_from_the_docker_config_and_are_never_printed() {
+    const PASSWORD: &str = "s3cret-Pa55word";
+    let hash = Command::new("python3")
+        .args([
+            "-W",
+            "ignore",
+            "-c",
+            &format!("import crypt; print(crypt.crypt('{PASSWORD}', crypt.mksalt(crypt.METHOD_BLOWFISH)))"),
+        ])
+        .output()
+        .expect("python3 runs");
+    let hash = String::from_utf8_lossy(&hash.stdout).trim().to_owned();
+    assert!(hash.starts_with("$2"), "a bcrypt hash: {hash}");
+    let registry = Registry::start_with("127.0.0.1", Some(&format!("ci:{hash}\n")));
+    let work = tempfile::tempdir().expect("temp dir");
+    let (bundle, _) = signed_bundle(work.path());
+    let repository = registry.oci("private/kubernetes");
+    let push = |docker_config: Option<&Path>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_opm"));
+        command
+            .args(["provider", "push", bundle.to_str().unwrap(), &repository])
+            .current_dir(work.path())
+            .env("HOME", work.path());
+        match docker_config {
+            Some(dir) => command.env("DOCKER_CONFIG", dir),
+            None => command.env_remove("DOCKER_CONFIG"),
+        };
+        command.output().expect("opm runs")
+    };
+    let (_, stderr) = exited(&push(None), 2);
+    assert!(
+        stderr.contains(&format!("pushing to {repository}")),
+        "{stderr}"
+    );
+
+    let docker = work.path().join("docker");
+    std::fs::create_dir_all(&docker).expect("mkdir");
+    use base64::Engine as _;
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("ci:{PASSWORD}"));
+    std::fs::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"auths": {{"{}": {{"auth": "{auth}"}}}}}}"#,
+            registry.address
+        ),
+    )
+    .expect("write docker config");
+    let pushed = push(Some(&docker));
+    let (stdout, stderr) = exited(&pushed, 0);
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains(PASSWORD) && !text.contains(&auth), "{text}");
+    }
+    let failed = push(None);
+    let (stdout, stderr) = exited(&failed, 2);
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains(PASSWORD) && !text.contains(&auth), "{text}");
+    }
 }

@@ -175,6 +175,19 @@ fn init_installs_and_locks_and_mod_build_uses_exactly_the_locked_bytes() {
     );
     assert!(stdout.contains("(upgraded from 0.2.1)"), "{stdout}");
     assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.5");
+
+    // 0.2.5 withdrawn from the registry: the lock does not move back on its own...
+    std::fs::remove_dir_all(fixture.registry_bundle("0.2.5").parent().unwrap()).expect("rm");
+    let (_, stderr) = exited(&fixture.opm(&["provider", "init", "--force"]), 2);
+    assert!(
+        stderr.contains("the locked 0.2.5 is not in") && stderr.contains("--upgrade"),
+        "{stderr}"
+    );
+    assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.5");
+    // ... and --upgrade says it moves to an older version.
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init", "--upgrade"]), 0);
+    assert!(stdout.contains("(DOWNGRADED from 0.2.5)"), "{stdout}");
+    assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.1");
 }
 
 /// The bundle digest of `bytes`, as the lock holds it (without `blake3:`).
