@@ -7,24 +7,12 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-fn opm(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_opm"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("OPM_REGISTRY")
-        .output()
-        .expect("opm runs")
-}
+mod common;
 
-fn exited(output: &Output, code: i32) -> (String, String) {
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(code), "{stdout}\n{stderr}");
-    (stdout, stderr)
-}
+use common::{exited, hello, keypair, opm};
 
 /// A `docker-registry` serving `dir` on `address`, stopped when dropped.
 struct Registry {
@@ -107,21 +95,7 @@ impl Drop for Registry {
 fn signed_bundle(dir: &Path) -> (PathBuf, PathBuf) {
     let bundle = dir.join("kubernetes.opmb");
     std::fs::write(&bundle, opm_runtime::provider::embedded_bundle()).expect("write");
-    let (secret, public) = (dir.join("team.key"), dir.join("team.pub"));
-    let status = Command::new("minisign")
-        .args([
-            "-G",
-            "-W",
-            "-s",
-            secret.to_str().unwrap(),
-            "-p",
-            public.to_str().unwrap(),
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("minisign is installed")
-        .status;
-    assert!(status.success());
+    let (secret, public) = keypair(dir, "team");
     let signed = opm(
         dir,
         &[
@@ -142,13 +116,6 @@ fn version() -> String {
         .manifest
         .metadata
         .version
-}
-
-fn hello() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/hello/module.yaml")
-        .display()
-        .to_string()
 }
 
 #[test]

@@ -4,53 +4,24 @@
 //! is not the version it is filed as, a signature missing or for another version, a lock that
 //! would move without `--upgrade`), with the real `minisign`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use opm_runtime::bundle::{self, format};
+use opm_runtime::bundle;
 use opm_runtime::provider;
 use serde_json::Value;
 
-fn opm(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_opm"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("OPM_REGISTRY")
-        .output()
-        .expect("opm runs")
-}
+mod common;
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Asserts `output` exited with `code`, and returns its stdout and stderr.
-fn exited(output: &Output, code: i32) -> (String, String) {
-    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
-    assert_eq!(output.status.code(), Some(code), "{stdout}\n{stderr}");
-    (stdout, stderr)
-}
-
-fn hello() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/hello/module.yaml")
-        .display()
-        .to_string()
-}
+use common::{exited, hello, minisign, opm, repacked};
 
 /// The embedded provider packed again as `version`, with `label` set so each version's bytes
 /// differ.
 fn kubernetes(version: &str) -> Vec<u8> {
-    let bundle = bundle::read("embedded", provider::embedded_bundle()).expect("embedded bundle");
-    let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
-    manifest["metadata"]["version"] = Value::from(version);
-    manifest["metadata"]["labels"]["build"] = Value::from(format!("v{version}"));
-    let components = bundle
-        .components
-        .iter()
-        .map(|(path, bytes)| (path.clone(), bytes.to_vec()))
-        .collect();
-    format::pack(manifest, &components).expect("packs").bytes
+    repacked(provider::embedded_bundle(), |manifest| {
+        manifest["metadata"]["version"] = Value::from(version);
+        manifest["metadata"]["labels"]["build"] = Value::from(format!("v{version}"));
+    })
 }
 
 /// A project directory `app` with `.opm/providers.yaml` as given, beside a directory registry
@@ -205,18 +176,9 @@ fn installed_bytes_that_differ_from_the_lock_or_are_missing_are_refused() {
         .join(".opm/providers/kubernetes/0.2.0/kubernetes-0.2.0.opmb");
 
     // Another valid bundle of the same name and version in its place.
-    let mut other = kubernetes("0.2.0");
-    other = {
-        let bundle = bundle::read("x", &other).expect("bundle");
-        let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
+    let other = repacked(&kubernetes("0.2.0"), |manifest| {
         manifest["metadata"]["labels"]["swapped"] = Value::from("yes");
-        let components = bundle
-            .components
-            .iter()
-            .map(|(p, b)| (p.clone(), b.to_vec()))
-            .collect();
-        format::pack(manifest, &components).expect("packs").bytes
-    };
+    });
     std::fs::write(&installed, &other).expect("swap");
     let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
     assert!(
@@ -253,18 +215,9 @@ fn a_bundle_filed_under_another_version_or_changed_since_it_was_locked_is_refuse
     exited(&fixture.opm(&["provider", "init"]), 0);
 
     // The registry's 0.2.0 replaced by other bytes, then a reinstall: refused.
-    let mut changed = kubernetes("0.2.0");
-    changed = {
-        let bundle = bundle::read("x", &changed).expect("bundle");
-        let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
+    let changed = repacked(&kubernetes("0.2.0"), |manifest| {
         manifest["metadata"]["description"] = Value::from("not what was locked");
-        let components = bundle
-            .components
-            .iter()
-            .map(|(p, b)| (p.clone(), b.to_vec()))
-            .collect();
-        format::pack(manifest, &components).expect("packs").bytes
-    };
+    });
     fixture.publish("0.2.0", &changed);
     let (_, stderr) = exited(&fixture.opm(&["provider", "init", "--force"]), 2);
     assert!(
@@ -283,15 +236,6 @@ fn a_bundle_filed_under_another_version_or_changed_since_it_was_locked_is_refuse
         stderr.contains("the locked 0.2.0 does not satisfy \"^0.3\" any more"),
         "{stderr}"
     );
-}
-
-fn minisign(args: &[&str]) {
-    let output = Command::new("minisign")
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("minisign is installed");
-    assert!(output.status.success(), "{output:?}");
 }
 
 #[test]
@@ -401,7 +345,11 @@ fn concurrent_inits_leave_one_whole_lock_and_install() {
         .collect();
     for child in children {
         let output = child.wait_with_output().expect("opm ends");
-        assert!(output.status.success(), "{}", text(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
     assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.1");
     exited(&fixture.opm(&["mod", "build", &hello()]), 0);

@@ -593,3 +593,31 @@ pub fn fetch(
         }
     }
 }
+
+/// Writes the bundle `bytes` to `path` and its `signature` to `path.minisig` (removing a stale
+/// one when there is none), each through a temporary file and a rename, the signature first: a
+/// reader never finds a new bundle beside an old signature.
+pub fn write_with_signature(
+    path: &Path,
+    bytes: &[u8],
+    signature: Option<&[u8]>,
+) -> Result<(), InstallError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| InstallError::Io {
+            what: "cannot write",
+            path,
+            source,
+        }
+    };
+    let signature_path = signature::signature_path(path);
+    match signature {
+        Some(text) => crate::render::write::write_atomically(&signature_path, text)
+            .map_err(io(&signature_path))?,
+        None => match std::fs::remove_file(&signature_path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&signature_path)(e))?,
+            _ => {}
+        },
+    }
+    crate::render::write::write_atomically(path, bytes).map_err(io(path))
+}

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use clap::Args;
 
-use crate::bundle::{self, signature};
+use crate::bundle;
 use crate::cli::Output;
 use crate::provider::installed::{self, Lock, Locked, Project, Requirement};
 
@@ -258,16 +258,8 @@ fn install(
     let target = project.bundle_path(name, version);
     let dir = target.parent().context("an install path has a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let signature_to = signature::signature_path(&target);
-    match &fetched.signature {
-        Some(text) => crate::render::write::write_atomically(&signature_to, text)
-            .with_context(|| format!("cannot write {}", signature_to.display()))?,
-        None => {
-            let _ = std::fs::remove_file(&signature_to);
-        }
-    }
-    crate::render::write::write_atomically(&target, &fetched.bytes)
-        .with_context(|| format!("cannot write {}", target.display()))
+    installed::write_with_signature(&target, &fetched.bytes, fetched.signature.as_deref())?;
+    Ok(())
 }
 
 /// `path` relative to `root` when it is inside it, else as it is.

@@ -7,10 +7,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Args;
 
-use crate::bundle::{self, signature};
+use crate::bundle;
 use crate::cli::Output;
 use crate::oci::{self, OciRef};
 
@@ -65,16 +64,11 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             bundle::format::EXTENSION
         ))
     });
-    let signature_path = signature::signature_path(&path);
-    match &pulled.signature {
-        Some(text) => crate::render::write::write_atomically(&signature_path, text)
-            .with_context(|| format!("cannot write {}", signature_path.display()))?,
-        None => {
-            let _ = std::fs::remove_file(&signature_path);
-        }
-    }
-    crate::render::write::write_atomically(&path, &pulled.bundle)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::provider::installed::write_with_signature(
+        &path,
+        &pulled.bundle,
+        pulled.signature.as_deref(),
+    )?;
     writeln!(
         out.stdout,
         "pulled {} {} ({digest}) from {source}@{} into {}{}",

@@ -1,0 +1,75 @@
+//! What the tests that run the real `opm` binary share.
+
+#![allow(dead_code, reason = "each test binary uses what it needs")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use opm_runtime::bundle::{self, format};
+use serde_json::Value;
+
+/// Runs the `opm` under test in `dir`, with no `OPM_REGISTRY` from the caller's environment.
+pub fn opm(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_opm"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("OPM_REGISTRY")
+        .output()
+        .expect("opm runs")
+}
+
+/// Asserts `output` exited with `code`, and returns its stdout and stderr.
+pub fn exited(output: &Output, code: i32) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(code), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The path of `examples/hello/module.yaml`.
+pub fn hello() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/hello/module.yaml")
+        .display()
+        .to_string()
+}
+
+/// The bundle `bytes` packed again with its manifest changed by `edit`.
+pub fn repacked(bytes: &[u8], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let bundle = bundle::read("test", bytes).expect("bundle");
+    let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
+    edit(&mut manifest);
+    let components = bundle
+        .components
+        .iter()
+        .map(|(path, bytes)| (path.clone(), bytes.to_vec()))
+        .collect();
+    format::pack(manifest, &components).expect("packs").bytes
+}
+
+/// A minisign key pair made by `minisign -G -W` (no password) in `dir`: (secret, public).
+pub fn keypair(dir: &Path, name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (secret, public) = (
+        dir.join(format!("{name}.key")),
+        dir.join(format!("{name}.pub")),
+    );
+    minisign(&[
+        "-G",
+        "-W",
+        "-s",
+        secret.to_str().unwrap(),
+        "-p",
+        public.to_str().unwrap(),
+    ]);
+    (secret, public)
+}
+
+/// Runs the real `minisign`, which must succeed.
+pub fn minisign(args: &[&str]) {
+    let output = Command::new("minisign")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("minisign is installed (../shared/tools/get-peers.sh)");
+    assert!(output.status.success(), "{output:?}");
+}
