@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{exited, hello, minisign, opm, repacked};
+use common::{exited, hello, keypair, minisign, opm, repacked};
 
 /// The embedded provider packed again as `version`, with `label` set so each version's bytes
 /// differ.
@@ -243,15 +243,7 @@ fn where_keys_are_configured_only_a_bundle_signed_for_its_version_installs_and_r
     let config = format!("keys: [../team.pub]\n{CONFIG}");
     let fixture = Fixture::new(&config, &["0.2.0"]);
     let root = fixture.dir.path();
-    let (secret, public) = (root.join("team.key"), root.join("team.pub"));
-    minisign(&[
-        "-G",
-        "-W",
-        "-s",
-        secret.to_str().unwrap(),
-        "-p",
-        public.to_str().unwrap(),
-    ]);
+    let (secret, _) = keypair(root, "team");
     let bundle = fixture.registry_bundle("0.2.0").display().to_string();
 
     let (_, stderr) = exited(&fixture.opm(&["provider", "init"]), 2);
