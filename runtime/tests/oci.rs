@@ -194,6 +194,28 @@ fn push_then_pull_round_trips_a_signed_bundle_and_a_project_inits_from_the_regis
     );
     assert_eq!(locked["source"], format!("{repository}:{version}"));
 
+    // OPM_REGISTRY as an oci:// base: the provider is the repository NAME under it.
+    let based = work.path().join("based");
+    std::fs::create_dir_all(based.join(".opm")).expect("mkdir");
+    std::fs::write(
+        based.join(".opm/providers.yaml"),
+        format!("providers:\n  - name: kubernetes\n    version: {version}\n"),
+    )
+    .expect("write");
+    let init = Command::new(env!("CARGO_BIN_EXE_opm"))
+        .args(["provider", "init"])
+        .current_dir(&based)
+        .env("OPM_REGISTRY", registry.oci("opm"))
+        .output()
+        .expect("opm runs");
+    let (stdout, _) = exited(&init, 0);
+    assert!(
+        stdout.contains(&format!(
+            "installed kubernetes {version} from {repository}:{version}"
+        )),
+        "{stdout}"
+    );
+
     // The air-gapped way: what `pull` wrote (bundle and signature) is a source of its own.
     let offline = work.path().join("offline");
     std::fs::create_dir_all(offline.join(".opm")).expect("mkdir");
