@@ -272,18 +272,21 @@ pub fn read_signature(
     if signature.is_none() && !path.exists() {
         return Ok(None);
     }
-    let text = read_text(&path)?;
-    let signature =
-        SignatureBox::from_string(&text).map_err(|e| SignatureError::BadSignatureFile {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+    let signature = parse_signature(&path, &read_text(&path)?)?;
     let info = SignatureInfo {
         key_id: key_id(signature.keynum()),
         trusted_comment: signature.trusted_comment().unwrap_or_default(),
         path,
     };
     Ok(Some((signature, info)))
+}
+
+/// Parses `text`, the signature file at `path` (named in errors).
+pub fn parse_signature(path: &Path, text: &str) -> Result<SignatureBox, SignatureError> {
+    SignatureBox::from_string(text).map_err(|e| SignatureError::BadSignatureFile {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 /// Verifies `signature` of `bytes`, the bundle file `bundle`, against the trusted `keys`.

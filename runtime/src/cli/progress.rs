@@ -27,8 +27,7 @@ impl Progress {
     /// Shows `message` with a spinner and the elapsed time on the process's stderr, if it is a
     /// terminal; `None` otherwise.
     pub fn start(message: String) -> Option<Self> {
-        if !std::io::stderr().is_terminal() || std::env::var_os("TERM").is_some_and(|t| t == "dumb")
-        {
+        if !on_terminal() {
             return None;
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -80,9 +79,14 @@ impl Drop for Progress {
     }
 }
 
-/// The progress of compiling `sizes` (the bytes of each component not yet in the cache), if
-/// there are any.
-pub fn compiling(sizes: &[usize]) -> Option<Progress> {
+/// The progress of compiling the components `uncached` lists (the size of each not yet in the
+/// cache), if there are any. `uncached` runs only on a terminal: finding out hashes every
+/// component, work a render into a pipe has no use for.
+pub fn compiling(uncached: impl FnOnce() -> Vec<usize>) -> Option<Progress> {
+    if !on_terminal() {
+        return None;
+    }
+    let sizes = uncached();
     if sizes.is_empty() {
         return None;
     }
@@ -93,4 +97,9 @@ pub fn compiling(sizes: &[usize]) -> Option<Progress> {
         if sizes.len() == 1 { "" } else { "s" },
         crate::sandbox::Bytes(total as u64)
     ))
+}
+
+/// Whether a progress line can be shown: stderr is a terminal, and not a `dumb` one.
+fn on_terminal() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
 }

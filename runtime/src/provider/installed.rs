@@ -303,19 +303,15 @@ pub fn check_signature(
     if keys.is_empty() {
         return Ok(None);
     }
+    let path = PathBuf::from(format!("{origin}.minisig"));
     let Some(text) = signature else {
         return Err(signature::SignatureError::Unsigned {
             bundle: origin.to_owned(),
-            signature: PathBuf::from(format!("{origin}.minisig")),
+            signature: path,
         }
         .into());
     };
-    let sig = minisign::SignatureBox::from_string(&String::from_utf8_lossy(text)).map_err(|e| {
-        signature::SignatureError::BadSignatureFile {
-            path: PathBuf::from(format!("{origin}.minisig")),
-            message: e.to_string(),
-        }
-    })?;
+    let sig = signature::parse_signature(&path, &String::from_utf8_lossy(text))?;
     let binding = signature::Binding {
         name: name.to_owned(),
         version: version.to_owned(),
@@ -324,15 +320,14 @@ pub fn check_signature(
     Ok(Some(verified.key_id))
 }
 
-/// Loads the provider `name` as the project at `root` locked and installed it: exactly the
-/// locked bytes, their signature checked where keys are configured. Every way this can fail
-/// says to run `opm provider init`.
-pub fn load_locked(project: &Project, name: &str) -> Result<Provider, InstallError> {
+/// Loads the provider `name` as `project` locked (in `lock`, its lock file's contents) and
+/// installed it: exactly the locked bytes, their signature checked where keys are configured.
+/// Every way this can fail says to run `opm provider init`.
+pub fn load_locked(project: &Project, lock: &Lock, name: &str) -> Result<Provider, InstallError> {
     let requirement = project
         .requirement(name)
         .ok_or_else(|| provider_error(name, "the project does not use it"))?;
     let init = "run `opm provider init`";
-    let lock = project.lock()?;
     let locked = lock.get(name).ok_or_else(|| {
         provider_error(
             name,
@@ -520,9 +515,16 @@ pub fn offered(
             }
         }
         Source::Path(path) if path.is_file() => {
-            let provider = super::load_bundle_file(path)?;
-            let version = semver::Version::parse(&provider.manifest.metadata.version)
+            // The version its manifest states; the whole provider is checked once, when fetched.
+            let bundle = bundle::read_file(path).map_err(ProviderError::from)?;
+            let manifest: serde_json::Value = serde_json::from_slice(&bundle.manifest)
                 .map_err(|e| provider_error(name, format!("{}: {e}", path.display())))?;
+            let version = manifest["metadata"]["version"]
+                .as_str()
+                .and_then(|v| semver::Version::parse(v).ok())
+                .ok_or_else(|| {
+                    provider_error(name, format!("{} states no semver version", path.display()))
+                })?;
             versions.insert(version, Offer::File(path.clone()));
         }
         Source::Path(dir) => {

@@ -47,6 +47,16 @@ pub struct ProviderMetadata {
     pub labels: BTreeMap<String, String>,
 }
 
+impl ProviderMetadata {
+    /// The name and version a signature of this provider's bundle must vouch for.
+    pub fn binding(&self) -> crate::bundle::signature::Binding {
+        crate::bundle::signature::Binding {
+            name: self.name.clone(),
+            version: self.version.clone(),
+        }
+    }
+}
+
 /// `limits` of a provider manifest, as written (`64Mi`, `2s`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

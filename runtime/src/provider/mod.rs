@@ -136,7 +136,7 @@ pub fn load_in(reference: &str, cwd: &Path) -> Result<Provider, installed::Insta
     {
         let project = installed::Project::load(&root)?;
         if project.requirement(reference).is_some() {
-            return installed::load_locked(&project, reference);
+            return installed::load_locked(&project, &project.lock()?, reference);
         }
     }
     Ok(load(reference)?)

@@ -204,13 +204,13 @@ fn render_plan(
     let mut used: Vec<&str> = plan.calls().map(|call| call.transformer.as_str()).collect();
     used.sort_unstable();
     used.dedup();
-    let uncached: Vec<usize> = used
-        .iter()
-        .filter_map(|fqn| provider.components.get(*fqn))
-        .filter(|bytes| !sandbox.is_cached(bytes))
-        .map(|bytes| bytes.len())
-        .collect();
-    let progress = crate::cli::progress::compiling(&uncached);
+    let progress = crate::cli::progress::compiling(|| {
+        used.iter()
+            .filter_map(|fqn| provider.components.get(*fqn))
+            .filter(|bytes| !sandbox.is_cached(bytes))
+            .map(|bytes| bytes.len())
+            .collect()
+    });
     // A transformer that does not compile fails its own calls, reported with the others.
     let compiled: Transformers = used
         .par_iter()

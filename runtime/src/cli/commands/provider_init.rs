@@ -67,13 +67,7 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         providers: Vec::new(),
     };
     for requirement in providers {
-        let entry = resolve(
-            &project,
-            requirement,
-            old.get(&requirement.name),
-            &args,
-            out,
-        )?;
+        let entry = resolve(&project, requirement, &old, &args, out)?;
         lock.providers.push(entry);
     }
     if args.dry_run {
@@ -98,11 +92,12 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 fn resolve(
     project: &Project,
     requirement: &Requirement,
-    locked: Option<&Locked>,
+    old_lock: &Lock,
     args: &InitArgs,
     out: &mut Output<'_>,
 ) -> anyhow::Result<Locked> {
     let name = &requirement.name;
+    let locked = old_lock.get(name);
     let wanted = installed::version_req(requirement).map_err(anyhow::Error::msg)?;
     // A locked provider stays as it is unless asked otherwise.
     if let Some(locked) = locked.filter(|_| !args.upgrade) {
@@ -116,7 +111,7 @@ fn resolve(
                 requirement.version
             );
         }
-        if !args.force && installed::load_locked(project, name).is_ok() {
+        if !args.force && installed::load_locked(project, old_lock, name).is_ok() {
             writeln!(
                 out.stdout,
                 "kept {name} {} (locked, installed)",

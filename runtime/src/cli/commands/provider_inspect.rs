@@ -103,11 +103,7 @@ pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> 
     let provider = provider::load_in(&args.provider, &std::env::current_dir()?)?;
     let path = Path::new(&args.provider);
     let signature = if provider.digest.is_some() && path.is_file() {
-        let binding = signature::Binding {
-            name: provider.manifest.metadata.name.clone(),
-            version: provider.manifest.metadata.version.clone(),
-        };
-        signature_status(path, &args.keys, &binding)?
+        signature_status(path, &args.keys, &provider.manifest.metadata.binding())?
     } else {
         SignatureStatus::NotABundleFile
     };

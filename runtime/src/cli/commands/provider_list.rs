@@ -41,7 +41,7 @@ pub fn run(_args: ListArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         let locked = lock.get(name);
         let installed = match locked {
             None => "-".to_owned(),
-            Some(_) => match installed::load_locked(&project, name) {
+            Some(_) => match installed::load_locked(&project, &lock, name) {
                 Ok(_) => "yes".into(),
                 Err(e) => format!("NO ({})", short_reason(&e.to_string())),
             },

@@ -44,10 +44,7 @@ pub fn run(args: SignArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();
-    let binding = signature::Binding {
-        name: loaded.manifest.metadata.name.clone(),
-        version: loaded.manifest.metadata.version.clone(),
-    };
+    let binding = loaded.manifest.metadata.binding();
     let comment = format!(
         "{}\ttimestamp:{timestamp}\tfile:{file_name}\tbundle:{digest}",
         binding.to_comment()

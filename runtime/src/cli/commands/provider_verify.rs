@@ -61,10 +61,7 @@ pub fn run(args: VerifyArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let loaded = provider::from_bundle(name.clone(), bundle::read(&name, &bytes)?)?;
-    let binding = signature::Binding {
-        name: loaded.manifest.metadata.name.clone(),
-        version: loaded.manifest.metadata.version.clone(),
-    };
+    let binding = loaded.manifest.metadata.binding();
     if let Err(e) = signature::check_binding(&name, &verified, &binding) {
         writeln!(out.stderr, "error: {e}")?;
         return Ok(ExitCode::from(EXIT_FAILED));

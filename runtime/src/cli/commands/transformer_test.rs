@@ -86,9 +86,13 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let sandbox = Sandbox::new(&limits)?.with_cache(CompileCache::from_env(out.env));
     let name = component_path.display().to_string();
-    let progress = (!sandbox.is_cached(&bytes))
-        .then(|| crate::cli::progress::compiling(&[bytes.len()]))
-        .flatten();
+    let progress = crate::cli::progress::compiling(|| {
+        if sandbox.is_cached(&bytes) {
+            Vec::new()
+        } else {
+            vec![bytes.len()]
+        }
+    });
     let transformer = sandbox.compile(&name, &bytes)?;
     drop(progress);
     writeln!(
