@@ -116,70 +116,54 @@ fn project(command: &str, bytes: &[u8]) -> tempfile::TempDir {
     dir
 }
 
+/// Runs `opm transformer build` on `dir`, which must exit 2 with each of `needles` in its
+/// error.
+fn build_refuses(dir: &Path, needles: &[&str]) {
+    let run = opm(["transformer", "build", &path(dir)]);
+    assert!(run.exited(2), "{}", run.stderr);
+    for needle in needles {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+}
+
 #[test]
 fn build_refuses_what_is_not_a_transformer_naming_the_file_and_why() {
     let dir = project("true", guests::UNKNOWN_IMPORT);
-    let run = opm(["transformer", "build", &path(dir.path())]);
-    assert!(run.exited(2), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("x.wasm is not a transformer: it imports"),
-        "{}",
-        run.stderr
+    build_refuses(
+        dir.path(),
+        &[
+            "x.wasm is not a transformer: it imports",
+            "which the sandbox does not offer",
+        ],
     );
-    assert!(
-        run.stderr.contains("which the sandbox does not offer"),
-        "{}",
-        run.stderr
-    );
-
     let dir = project("true", guests::WRONG_VERSION);
-    let run = opm(["transformer", "build", &path(dir.path())]);
-    assert!(run.exited(2), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("it imports opm:transformer/log@2.0.0, opm:transformer/types@2.0.0"),
-        "{}",
-        run.stderr
+    build_refuses(
+        dir.path(),
+        &["it imports opm:transformer/log@2.0.0, opm:transformer/types@2.0.0"],
     );
 }
 
 #[test]
 fn build_names_a_failed_command_and_a_missing_one() {
     let dir = project("exit 3", guests::TESTING_C_HELLO);
-    let run = opm(["transformer", "build", &path(dir.path())]);
-    assert!(run.exited(2), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("the build command of x failed (exit status: 3): exit 3"),
-        "{}",
-        run.stderr
+    build_refuses(
+        dir.path(),
+        &["the build command of x failed (exit status: 3): exit 3"],
     );
-
     let dir = project("no-such-compiler --release", guests::TESTING_C_HELLO);
-    let run = opm(["transformer", "build", &path(dir.path())]);
-    assert!(run.exited(2), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("a command of it was not found: is its toolchain installed and on PATH?"),
-        "{}",
-        run.stderr
+    build_refuses(
+        dir.path(),
+        &["a command of it was not found: is its toolchain installed and on PATH?"],
     );
-
     let dir = project("true", guests::TESTING_C_HELLO);
     std::fs::write(
         dir.path().join("transformer.yaml"),
         "name: x\nbuild: true\ncomponent: x.wasm\ntools: [{name: no-such-compiler, install: get it from example.com}]\n",
     )
     .expect("write manifest");
-    let run = opm(["transformer", "build", &path(dir.path())]);
-    assert!(run.exited(2), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "building x needs `no-such-compiler`, which is not on PATH; get it from example.com"
-        ),
-        "{}",
-        run.stderr
+    build_refuses(
+        dir.path(),
+        &["building x needs `no-such-compiler`, which is not on PATH; get it from example.com"],
     );
 }
 
@@ -188,14 +172,11 @@ fn build_names_a_failed_command_and_a_missing_one() {
 #[test]
 fn a_core_module_without_the_contract_is_refused_once_made_a_component() {
     let dir = project("true", guests::CORE_MODULE);
-    let run = opm(["transformer", "build", &path(dir.path())]);
-    assert!(run.exited(2), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "x.wasm is not a transformer: it does not export opm:transformer/transformer@1.0.0 (it exports: nothing)"
-        ),
-        "{}",
-        run.stderr
+    build_refuses(
+        dir.path(),
+        &[
+            "x.wasm is not a transformer: it does not export opm:transformer/transformer@1.0.0 (it exports: nothing)",
+        ],
     );
 }
 
