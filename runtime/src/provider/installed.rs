@@ -393,14 +393,20 @@ pub enum Source {
     /// A bundle file, or a directory registry `DIR/NAME/VERSION/NAME-VERSION.opmb`.
     Path(PathBuf),
     /// An OCI repository, or one tag or digest of it.
-    Oci(crate::oci::OciRef, bool),
+    Oci {
+        /// The reference (oci-client gives one without a tag the tag `latest`).
+        reference: crate::oci::OciRef,
+        /// Whether the reference as written names a tag or digest: then it is the one version
+        /// on offer; else every version tag of the repository is.
+        pinned: bool,
+    },
 }
 
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Path(path) => write!(f, "{}", path.display()),
-            Self::Oci(reference, _) => write!(f, "{reference}"),
+            Self::Oci { reference, .. } => write!(f, "{reference}"),
         }
     }
 }
@@ -460,10 +466,10 @@ pub fn source_of(
         };
         let reference = crate::oci::OciRef::parse(&text)
             .map_err(|e| provider_error(name, format!("{from}: {e:#}")))?;
-        return Ok(Source::Oci(
+        return Ok(Source::Oci {
             reference,
-            crate::oci::OciRef::names_version(&text),
-        ));
+            pinned: crate::oci::OciRef::names_version(&text),
+        });
     }
     let path = project.root.join(&text);
     if !path.exists() {
@@ -485,7 +491,10 @@ pub fn offered(
     let mut versions = BTreeMap::new();
     let oci_error = |e: anyhow::Error| provider_error(name, format!("{e:#}"));
     match source {
-        Source::Oci(reference, true) => {
+        Source::Oci {
+            reference,
+            pinned: true,
+        } => {
             let annotations = crate::oci::annotations(reference, options).map_err(oci_error)?;
             let version = annotations
                 .get(crate::oci::VERSION_ANNOTATION)
@@ -507,7 +516,10 @@ pub fn offered(
                 })?;
             versions.insert(version, Offer::Oci(reference.clone()));
         }
-        Source::Oci(repository, false) => {
+        Source::Oci {
+            reference: repository,
+            pinned: false,
+        } => {
             for tag in crate::oci::tags(repository, options).map_err(oci_error)? {
                 if let Ok(version) = semver::Version::parse(&tag) {
                     versions.insert(version, Offer::Oci(repository.with_tag(&tag)));
