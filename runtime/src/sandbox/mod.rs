@@ -25,6 +25,7 @@ pub mod cache;
 mod call;
 mod error;
 pub mod limits;
+mod pool;
 mod wasi;
 
 use std::sync::Arc;
@@ -58,6 +59,10 @@ pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
     ticker: Ticker,
+    /// One permit per slot of the instance pool: a call waits for a slot rather than fail.
+    slots: pool::Slots,
+    /// The most memory a call may have: the size of one memory slot of the pool.
+    memory_ceiling: u64,
     cache: Option<CompileCache>,
     redactor: Arc<Redactor>,
 }
@@ -92,10 +97,15 @@ impl std::fmt::Debug for CompiledTransformer {
 }
 
 impl Sandbox {
-    /// Creates the engine. `limits.wasm_stack` is fixed here, for every call of this sandbox.
+    /// Creates the engine, with a pool of instance slots for as many calls at once as the
+    /// current rayon pool has threads. `limits.wasm_stack` is fixed here for every call of this
+    /// sandbox, and `limits.memory` is the most any call of it may use (see [`pool`]).
     pub fn new(limits: &Limits) -> Result<Self, CompileError> {
+        let slots = rayon::current_num_threads().max(1);
         let mut config = contract::engine_config();
-        config.max_wasm_stack(limits.wasm_stack);
+        config
+            .max_wasm_stack(limits.wasm_stack)
+            .allocation_strategy(pool::config(limits, slots));
         let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
@@ -109,6 +119,8 @@ impl Sandbox {
             engine,
             linker,
             ticker,
+            slots: pool::Slots::new(slots),
+            memory_ceiling: pool::memory_ceiling(limits),
             cache: None,
             redactor: Arc::default(),
         })
@@ -204,7 +216,8 @@ impl Sandbox {
         Ok(component)
     }
 
-    /// Runs one transform of `input` (the flattened component JSON) in a fresh instance.
+    /// Runs one transform of `input` (the flattened component JSON) in a fresh instance. Its
+    /// memory limit is at most the one this sandbox was made with.
     pub fn call(
         &self,
         transformer: &CompiledTransformer,
@@ -212,6 +225,11 @@ impl Sandbox {
         context: &crate::wit::Context,
         limits: &Limits,
     ) -> CallOutcome {
+        let limits = &Limits {
+            memory: limits.memory.min(self.memory_ceiling),
+            ..*limits
+        };
+        let _slot = self.slots.acquire();
         call::call(
             &self.engine,
             transformer,
