@@ -132,6 +132,9 @@ pub struct Rendered {
 /// and orders the results. `transformers` holds, for every job's FQN, the compiled transformer
 /// or why it could not be compiled. Each call may log at most `limits.log` bytes and at most
 /// its share of `limits.render_log`, so the logs a render keeps are bounded whatever its size.
+///
+/// Each call's output is checked and labelled on the thread that ran it; only the merge (in job
+/// order), the sort into install order and the search for duplicates run on one thread.
 pub fn execute(
     sandbox: &Sandbox,
     transformers: &Transformers,
@@ -143,80 +146,19 @@ pub fn execute(
         log: limits.log.min(limits.render_log / jobs.len().max(1)),
         ..*limits
     };
-    let outcomes: Vec<_> = jobs
+    let outputs: Vec<JobOutput> = jobs
         .par_iter()
-        .map(|job| {
-            let outcome = transformers[&job.transformer].as_ref().map(|compiled| {
-                sandbox.call(
-                    compiled,
-                    &job.input,
-                    &context.for_component(&job.component),
-                    &call_limits,
-                )
-            });
-            (job, outcome)
-        })
+        .map(|job| run_job(sandbox, transformers, job, context, &call_limits))
         .collect();
 
-    let mut rendered = Rendered::default();
-    for (job, outcome) in outcomes {
-        let fail = |error: FailureKind| Failure {
-            component: job.component.clone(),
-            transformer: job.transformer.clone(),
-            digest: digest_of(transformers, &job.transformer),
-            error,
-        };
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                rendered
-                    .failures
-                    .push(fail(FailureKind::Load(load_reason(error))));
-                continue;
-            }
-        };
-        let mut produced = 0;
-        match outcome.result {
-            Ok(documents) => {
-                let mut invalid = 0;
-                for (index, document) in documents.iter().enumerate() {
-                    match check_resource(document) {
-                        Ok(mut value) => {
-                            apply_labels(&mut value, &context.tracking_labels(&job.component));
-                            produced += 1;
-                            rendered.resources.push(Resource {
-                                component: job.component.clone(),
-                                transformer: job.transformer.clone(),
-                                value,
-                            });
-                        }
-                        Err(reason) => {
-                            invalid += 1;
-                            if invalid <= MAX_INVALID_REPORTED {
-                                rendered
-                                    .failures
-                                    .push(fail(FailureKind::InvalidOutput { index, reason }));
-                            }
-                        }
-                    }
-                }
-                if invalid > MAX_INVALID_REPORTED {
-                    rendered.failures.push(fail(FailureKind::MoreInvalid(
-                        invalid - MAX_INVALID_REPORTED,
-                    )));
-                }
-            }
-            Err(error) => rendered.failures.push(fail(FailureKind::Call(error))),
-        }
-        rendered.calls.push(CallReport {
-            component: job.component.clone(),
-            transformer: job.transformer.clone(),
-            fuel_used: outcome.fuel_used,
-            elapsed: outcome.elapsed,
-            resources: produced,
-            logs: outcome.logs,
-            logs_dropped: outcome.logs_dropped,
-        });
+    let mut rendered = Rendered {
+        resources: Vec::with_capacity(outputs.iter().map(|o| o.resources.len()).sum()),
+        ..Rendered::default()
+    };
+    for output in outputs {
+        rendered.resources.extend(output.resources);
+        rendered.failures.extend(output.failures);
+        rendered.calls.extend(output.report);
     }
     order::sort(&mut rendered.resources);
     rendered
@@ -226,6 +168,90 @@ pub fn execute(
         .failures
         .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
     rendered
+}
+
+/// What one job contributes to a render.
+struct JobOutput {
+    resources: Vec<Resource>,
+    failures: Vec<Failure>,
+    /// None when the transformer could not be loaded, so nothing ran.
+    report: Option<CallReport>,
+}
+
+/// Runs one job and checks and labels what it returned.
+fn run_job(
+    sandbox: &Sandbox,
+    transformers: &Transformers,
+    job: &Job,
+    context: &RenderContext,
+    limits: &Limits,
+) -> JobOutput {
+    let fail = |error: FailureKind| Failure {
+        component: job.component.clone(),
+        transformer: job.transformer.clone(),
+        digest: digest_of(transformers, &job.transformer),
+        error,
+    };
+    let mut output = JobOutput {
+        resources: Vec::new(),
+        failures: Vec::new(),
+        report: None,
+    };
+    let compiled = match &transformers[&job.transformer] {
+        Ok(compiled) => compiled,
+        Err(error) => {
+            output.failures.push(fail(FailureKind::Load(load_reason(error))));
+            return output;
+        }
+    };
+    let outcome = sandbox.call(
+        compiled,
+        &job.input,
+        &context.for_component(&job.component),
+        limits,
+    );
+    match outcome.result {
+        Ok(documents) => {
+            let labels = context.tracking_labels(&job.component);
+            let mut invalid = 0;
+            for (index, document) in documents.iter().enumerate() {
+                match check_resource(document) {
+                    Ok(mut value) => {
+                        apply_labels(&mut value, &labels);
+                        output.resources.push(Resource {
+                            component: job.component.clone(),
+                            transformer: job.transformer.clone(),
+                            value,
+                        });
+                    }
+                    Err(reason) => {
+                        invalid += 1;
+                        if invalid <= MAX_INVALID_REPORTED {
+                            output
+                                .failures
+                                .push(fail(FailureKind::InvalidOutput { index, reason }));
+                        }
+                    }
+                }
+            }
+            if invalid > MAX_INVALID_REPORTED {
+                output.failures.push(fail(FailureKind::MoreInvalid(
+                    invalid - MAX_INVALID_REPORTED,
+                )));
+            }
+        }
+        Err(error) => output.failures.push(fail(FailureKind::Call(error))),
+    }
+    output.report = Some(CallReport {
+        component: job.component.clone(),
+        transformer: job.transformer.clone(),
+        fuel_used: outcome.fuel_used,
+        elapsed: outcome.elapsed,
+        resources: output.resources.len(),
+        logs: outcome.logs,
+        logs_dropped: outcome.logs_dropped,
+    });
+    output
 }
 
 /// Why a transformer could not be compiled, without the transformer and digest the failure
@@ -325,26 +351,31 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
 }
 
 /// A failure for every resource whose identity (group, kind, namespace, name) an earlier
-/// resource already has, naming both producers.
+/// resource already has, naming both producers. `resources` are in install order, where equal
+/// identities are neighbours, so the first of each run is the one the others collide with.
 fn duplicates(resources: &[Resource], transformers: &Transformers) -> Vec<Failure> {
-    let mut seen: BTreeMap<order::Identity, &Resource> = BTreeMap::new();
+    let identities: Vec<order::Identity> = resources
+        .par_iter()
+        .map(|resource| order::Identity::of(&resource.value))
+        .collect();
     let mut failures = Vec::new();
-    for resource in resources {
-        let identity = order::Identity::of(&resource.value);
-        if let Some(first) = seen.get(&identity) {
-            failures.push(Failure {
-                component: resource.component.clone(),
-                transformer: resource.transformer.clone(),
-                digest: digest_of(transformers, &resource.transformer),
-                error: FailureKind::Duplicate {
-                    identity: identity.to_string(),
-                    other_component: first.component.clone(),
-                    other_transformer: first.transformer.clone(),
-                },
-            });
-        } else {
-            seen.insert(identity, resource);
+    let mut first = 0;
+    for (index, resource) in resources.iter().enumerate().skip(1) {
+        if identities[index] != identities[first] {
+            first = index;
+            continue;
         }
+        let original = &resources[first];
+        failures.push(Failure {
+            component: resource.component.clone(),
+            transformer: resource.transformer.clone(),
+            digest: digest_of(transformers, &resource.transformer),
+            error: FailureKind::Duplicate {
+                identity: identities[index].to_string(),
+                other_component: original.component.clone(),
+                other_transformer: original.transformer.clone(),
+            },
+        });
     }
     failures
 }

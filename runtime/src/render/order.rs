@@ -105,22 +105,51 @@ fn rank(kind: &str) -> usize {
         .unwrap_or(INSTALL_ORDER.len())
 }
 
+/// Where a resource goes in install order: kind rank, kind, namespace, name, then group.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Position {
+    rank: usize,
+    kind: String,
+    namespace: String,
+    name: String,
+    group: String,
+}
+
+impl Position {
+    fn of(resource: &Value) -> Self {
+        let Identity {
+            group,
+            kind,
+            namespace,
+            name,
+        } = Identity::of(resource);
+        Self {
+            rank: rank(&kind),
+            kind,
+            namespace,
+            name,
+            group,
+        }
+    }
+}
+
 /// Compares two resources by install order: kind rank, kind, namespace, name, then group, then
 /// producer, so the order is total.
 pub fn compare(a: &Resource, b: &Resource) -> Ordering {
-    let (ia, ib) = (Identity::of(&a.value), Identity::of(&b.value));
-    rank(&ia.kind)
-        .cmp(&rank(&ib.kind))
-        .then_with(|| ia.kind.cmp(&ib.kind))
-        .then_with(|| ia.namespace.cmp(&ib.namespace))
-        .then_with(|| ia.name.cmp(&ib.name))
-        .then_with(|| ia.group.cmp(&ib.group))
+    Position::of(&a.value)
+        .cmp(&Position::of(&b.value))
         .then_with(|| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)))
 }
 
-/// Sorts resources into install order.
+/// Sorts resources into install order ([`compare`]), working out each one's position once.
 pub fn sort(resources: &mut [Resource]) {
-    resources.sort_by(compare);
+    resources.sort_by_cached_key(|resource| {
+        (
+            Position::of(&resource.value),
+            resource.component.clone(),
+            resource.transformer.clone(),
+        )
+    });
 }
 
 #[cfg(test)]

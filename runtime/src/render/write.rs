@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use rayon::prelude::*;
 use serde_json::{Value, json};
 
 use super::Resource;
@@ -20,9 +21,14 @@ pub fn to_bytes(resources: &[Resource], format: Format) -> anyhow::Result<Vec<u8
     let mut out = Vec::new();
     match format {
         Format::Yaml => {
-            for resource in resources {
+            let documents = resources
+                .par_iter()
+                .map(|resource| yaml(&resource.value))
+                .collect::<anyhow::Result<Vec<String>>>()?;
+            out.reserve(documents.iter().map(|d| d.len() + 4).sum());
+            for document in documents {
                 out.extend_from_slice(b"---\n");
-                out.extend_from_slice(yaml(&resource.value)?.as_bytes());
+                out.extend_from_slice(document.as_bytes());
             }
         }
         Format::Json => {

@@ -172,17 +172,21 @@ fn build(
     match &args.out_dir {
         Some(dir) => {
             let names = render::write::split_names(&rendered.resources);
-            let files = names
-                .into_iter()
-                .zip(&rendered.resources)
-                .map(|(name, resource)| {
-                    Ok((name, render::write::yaml(&resource.value)?.into_bytes()))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            // Serialised on the render threads, as many as -j allows.
+            let files = pool.install(|| {
+                names
+                    .into_par_iter()
+                    .zip(&rendered.resources)
+                    .map(|(name, resource)| {
+                        Ok((name, render::write::yaml(&resource.value)?.into_bytes()))
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()
+            })?;
             render::write::replace_dir(dir, &files)?;
         }
         None => {
-            let bytes = render::write::to_bytes(&rendered.resources, args.output)?;
+            let bytes =
+                pool.install(|| render::write::to_bytes(&rendered.resources, args.output))?;
             render::write::write_all(stdout, &bytes)?;
         }
     }
@@ -222,8 +226,9 @@ fn render_plan(
         })
         .collect::<anyhow::Result<_>>()?;
     drop(progress);
-    let jobs: Vec<Job> = plan
-        .calls()
+    let calls: Vec<_> = plan.calls().collect();
+    let jobs: Vec<Job> = calls
+        .par_iter()
         .map(|call| Job {
             component: call.component.clone(),
             transformer: call.transformer.clone(),
