@@ -106,6 +106,7 @@ impl Sandbox {
         config
             .max_wasm_stack(limits.wasm_stack)
             .allocation_strategy(pool::config(limits, slots));
+        pool::tune(&mut config);
         let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
