@@ -39,6 +39,8 @@
 // Lets the generated bindings name this crate by the same path from inside and outside it.
 extern crate self as opm_guest;
 
+#[cfg(all(target_arch = "wasm32", feature = "bump-allocator"))]
+mod bump;
 mod component;
 mod context;
 mod error;
@@ -92,3 +94,9 @@ macro_rules! export {
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub mod __private;
+
+/// Every instance serves one call and is then thrown away, so the guest never needs to reuse
+/// freed memory (see `bump.rs`).
+#[cfg(all(target_arch = "wasm32", feature = "bump-allocator"))]
+#[global_allocator]
+static ALLOCATOR: bump::Bump = bump::Bump::new();
