@@ -12,3 +12,8 @@ fn main() -> ExitCode {
     };
     opm_runtime::cli::run(std::env::args_os(), &mut out)
 }
+
+/// glibc's allocator spent a fifth to a quarter of a 10,000-component render consolidating
+/// free chunks (benches/RESULTS.md); mimalloc's per-thread free lists do not.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
