@@ -73,8 +73,11 @@ unsafe impl GlobalAlloc for Bump {
                 .and_then(|start| Some((start, start.checked_add(size)?)))
                 .filter(|(_, end)| *end <= self.end.get())
         };
-        let found = fits(self.next.get())
-            .or_else(|| self.grow(size, align).then(|| fits(self.next.get())).flatten());
+        let found = fits(self.next.get()).or_else(|| {
+            self.grow(size, align)
+                .then(|| fits(self.next.get()))
+                .flatten()
+        });
         match found {
             Some((start, end)) => {
                 self.next.set(end);
@@ -95,7 +98,9 @@ unsafe impl GlobalAlloc for Bump {
         let start = ptr as usize;
         // The latest allocation grows or shrinks in place when the heap has room.
         if start + layout.size() == self.next.get()
-            && start.checked_add(new_size).is_some_and(|end| end <= self.end.get())
+            && start
+                .checked_add(new_size)
+                .is_some_and(|end| end <= self.end.get())
         {
             self.next.set(start + new_size);
             return ptr;

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use super::Requirements;
@@ -25,6 +26,29 @@ use crate::provider::ProviderManifest;
 /// module's own definitions). Under `strict`, unhandled resources, traits and policies are
 /// errors rather than warnings. Never fails: every problem is in the plan.
 pub fn plan(module: &Module, manifest: &ProviderManifest, strict: bool) -> Plan {
+    plan_with(module, manifest, strict, Explain::Everything)
+}
+
+/// How much of why each transformer matched or not a plan keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Explain {
+    /// Every reason of every match and every missing requirement of every transformer that
+    /// did not match: what `opm mod vet` and `--verbose` print.
+    Everything,
+    /// Only what problems need: a component that matches no transformer still lists every
+    /// candidate with what it lacks, but matched transformers carry no reasons and
+    /// [`ComponentPlan::unmatched`](super::ComponentPlan::unmatched) stays empty. What a build
+    /// that prints no plan uses: it saves most of planning's time and memory on large modules.
+    ProblemsOnly,
+}
+
+/// [`plan`], keeping as much explanation as `explain` says.
+pub fn plan_with(
+    module: &Module,
+    manifest: &ProviderManifest,
+    strict: bool,
+    explain: Explain,
+) -> Plan {
     let provider_source = DefinitionSource::Provider(manifest.metadata.name.clone());
     let declared_definitions = manifest
         .definitions
@@ -63,8 +87,13 @@ pub fn plan(module: &Module, manifest: &ProviderManifest, strict: bool) -> Plan 
 
     let mut components = Vec::with_capacity(module.components().len());
     let mut calls = Vec::new();
-    for component in module.components() {
-        let outcome = plan_component(component, &catalog, &transformers, strict);
+    // Components are planned independently, on the current rayon pool, and merged in order.
+    let components_in_order: Vec<&Component> = module.components().collect();
+    let outcomes: Vec<Outcome> = components_in_order
+        .par_iter()
+        .map(|component| plan_component(component, &catalog, &transformers, strict, explain))
+        .collect();
+    for outcome in outcomes {
         errors.extend(outcome.errors);
         warnings.extend(outcome.warnings);
         calls.extend(outcome.calls);
@@ -186,6 +215,7 @@ fn plan_component(
     catalog: &Catalog,
     transformers: &[Transformer],
     strict: bool,
+    explain: Explain,
 ) -> Outcome {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -208,6 +238,18 @@ fn plan_component(
     let mut matched: Vec<(&Transformer, Matched)> = Vec::new();
     let mut unmatched = Vec::new();
     for transformer in transformers {
+        if explain == Explain::ProblemsOnly {
+            if matches(transformer, &labels, &has) {
+                matched.push((
+                    transformer,
+                    Matched {
+                        transformer: transformer.fqn.clone(),
+                        reasons: Vec::new(),
+                    },
+                ));
+            }
+            continue;
+        }
         let (reasons, missing) = check(transformer, &labels, &has);
         if missing.is_empty() {
             matched.push((
@@ -251,13 +293,13 @@ fn plan_component(
                 traits: traits.clone(),
                 policies: policies.clone(),
             },
+            // Every transformer is a candidate that did not match: say what each lacks.
             candidates: transformers
                 .iter()
-                .zip(&unmatched)
-                .map(|(transformer, unmatched)| Candidate {
+                .map(|transformer| Candidate {
                     transformer: transformer.fqn.clone(),
                     requirements: transformer.requirements.clone(),
-                    missing: unmatched.missing.clone(),
+                    missing: check(transformer, &labels, &has).1,
                 })
                 .collect(),
             at: at.clone(),
@@ -308,7 +350,7 @@ fn plan_component(
             .map(|(transformer, _)| Call {
                 component: name.clone(),
                 transformer: transformer.fqn.clone(),
-                input: with_defaults(&base, transformer, &attached, catalog),
+                input: with_defaults(&base, transformer, &attached, catalog).to_string(),
             })
             .collect()
     } else {
@@ -503,6 +545,28 @@ fn effective_labels(
 }
 
 /// Tests one transformer: what satisfied each requirement, and what is missing.
+/// Whether `transformer`'s requirements are all met, as [`check`] would find, without building
+/// the explanation.
+fn matches(
+    transformer: &Transformer,
+    labels: &BTreeMap<String, EffectiveLabel>,
+    has: &dyn Fn(DefinitionKind, &str) -> bool,
+) -> bool {
+    let key = &transformer.key;
+    key.labels
+        .iter()
+        .all(|(key, wanted)| labels.get(key).is_some_and(|label| label.value == *wanted))
+        && key
+            .resources
+            .iter()
+            .all(|fqn| has(DefinitionKind::Resource, fqn))
+        && key.traits.iter().all(|fqn| has(DefinitionKind::Trait, fqn))
+        && key
+            .policies
+            .iter()
+            .all(|fqn| has(DefinitionKind::Policy, fqn))
+}
+
 fn check(
     transformer: &Transformer,
     labels: &BTreeMap<String, EffectiveLabel>,

@@ -39,8 +39,8 @@
 //! assert!(plan.is_ok());
 //! let call = plan.calls().next().unwrap();
 //! assert_eq!(call.transformer, "transformer.opm.dev/workload@v1#DeploymentTransformer");
-//! assert_eq!(call.input["spec"]["container"]["image"], "nginx");
-//! assert_eq!(call.input["metadata"]["labels"]["core.opm.dev/workload-type"], "stateless");
+//! assert_eq!(call.input_value()["spec"]["container"]["image"], "nginx");
+//! assert_eq!(call.input_value()["metadata"]["labels"]["core.opm.dev/workload-type"], "stateless");
 //! ```
 
 pub mod engine;
@@ -51,7 +51,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use engine::{declared, plan};
+pub use engine::{Explain, declared, plan, plan_with};
 pub use plan::{
     Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, Matched,
     Missing, Plan, Problem, Reason, Unmatched, describe_requirements,

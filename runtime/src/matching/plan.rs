@@ -92,10 +92,20 @@ pub struct Call {
     pub component: String,
     /// The transformer's FQN.
     pub transformer: String,
-    /// What `transform` receives: `metadata`, `resources`, `traits`, `policies`, `spec`,
-    /// `defaults`. May hold secrets, so it is neither serialized nor printed by `Debug`.
+    /// What `transform` receives, as the JSON text it receives: `metadata`, `resources`,
+    /// `traits`, `policies`, `spec`, `defaults`. Text rather than a `Value`, made while
+    /// planning (on every thread), because that is what the sandbox passes and it takes a
+    /// fraction of the memory. May hold secrets, so it is neither serialized nor printed by
+    /// `Debug`.
     #[serde(skip)]
-    pub input: serde_json::Value,
+    pub input: String,
+}
+
+impl Call {
+    /// [`input`](Self::input) as a JSON value.
+    pub fn input_value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.input).expect("the planner writes valid JSON")
+    }
 }
 
 impl fmt::Debug for Call {

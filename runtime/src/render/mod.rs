@@ -200,7 +200,9 @@ fn run_job(
     let compiled = match &transformers[&job.transformer] {
         Ok(compiled) => compiled,
         Err(error) => {
-            output.failures.push(fail(FailureKind::Load(load_reason(error))));
+            output
+                .failures
+                .push(fail(FailureKind::Load(load_reason(error))));
             return output;
         }
     };

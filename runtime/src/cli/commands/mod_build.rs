@@ -126,7 +126,21 @@ fn build(
     stdout: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     let provider = provider::load_in(&args.module.provider, &std::env::current_dir()?)?;
-    let plan = matching::plan(module, &provider.manifest, args.module.strict);
+    // Planning, rendering and serialising all run on these threads, as many as -j says.
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
+    if let Some(jobs) = args.jobs {
+        anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
+        pool = pool.num_threads(jobs);
+    }
+    let pool = pool.build().context("starting the render threads")?;
+    // Only --verbose prints why each transformer matched or not; without it, the plan keeps
+    // only what its problems need.
+    let explain = match args.verbose {
+        Some(_) => matching::Explain::Everything,
+        None => matching::Explain::ProblemsOnly,
+    };
+    let plan = pool
+        .install(|| matching::plan_with(module, &provider.manifest, args.module.strict, explain));
 
     let caps = args.limits.caps();
     let limits = provider
@@ -149,12 +163,6 @@ fn build(
         module_labels: module.labels().clone(),
     };
 
-    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
-    if let Some(jobs) = args.jobs {
-        anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
-        pool = pool.num_threads(jobs);
-    }
-    let pool = pool.build().context("starting the render threads")?;
     let cache = CompileCache::from_env(env);
     let rendered =
         pool.install(|| render_plan(&plan, &provider, &context, &limits, cache, redactor.clone()))?;
@@ -232,7 +240,7 @@ fn render_plan(
         .map(|call| Job {
             component: call.component.clone(),
             transformer: call.transformer.clone(),
-            input: call.input.to_string(),
+            input: call.input.clone(),
         })
         .collect();
     Ok(render::execute(&sandbox, &compiled, &jobs, context, limits))

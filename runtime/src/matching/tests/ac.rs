@@ -329,7 +329,7 @@ fn ac12_each_matched_transformer_receives_the_whole_component() {
     let calls: Vec<_> = plan.calls().collect();
     assert_eq!(calls.len(), 2);
     for call in &calls {
-        let input = &call.input;
+        let input = &call.input_value();
         assert_eq!(input["metadata"]["name"], "api");
         assert_eq!(input["metadata"]["labels"][WORKLOAD_TYPE], "stateless");
         assert_eq!(input["resources"], json!([CONTAINER]));
@@ -346,7 +346,14 @@ fn ac12_each_matched_transformer_receives_the_whole_component() {
     }
     // Only `defaults` differs: the defaults of each transformer's optional definitions the
     // component does not attach.
-    let by = |t: &str| calls.iter().find(|c| c.transformer == t).unwrap().input["defaults"].clone();
+    let by = |t: &str| {
+        calls
+            .iter()
+            .find(|c| c.transformer == t)
+            .unwrap()
+            .input_value()["defaults"]
+            .clone()
+    };
     assert_eq!(
         by(DEPLOYMENT),
         json!({"restartPolicy": {"policy": "Always"}})

@@ -52,7 +52,10 @@ fn component_label_overrides_definition_label() {
     assert_eq!(db.labels[WORKLOAD_TYPE].from, LabelSource::Component);
     assert_eq!(matched(&plan, "db"), [STATEFULSET]);
     let call = plan.calls().next().unwrap();
-    assert_eq!(call.input["metadata"]["labels"][WORKLOAD_TYPE], "stateful");
+    assert_eq!(
+        call.input_value()["metadata"]["labels"][WORKLOAD_TYPE],
+        "stateful"
+    );
 }
 
 #[test]
@@ -175,10 +178,13 @@ fn defaults_fill_in_under_the_value() {
         "  api:\n    resources: {Container: {image: x}}\n    traits: {Replicas: null, Expose: {}}\n",
     );
     let call = plan.calls().next().unwrap();
-    assert_eq!(call.input["spec"]["replicas"], json!(1));
-    assert_eq!(call.input["spec"]["expose"], json!({"type": "ClusterIP"}));
+    assert_eq!(call.input_value()["spec"]["replicas"], json!(1));
     assert_eq!(
-        call.input["spec"]["container"],
+        call.input_value()["spec"]["expose"],
+        json!({"type": "ClusterIP"})
+    );
+    assert_eq!(
+        call.input_value()["spec"]["container"],
         json!({"imagePullPolicy": "IfNotPresent", "image": "x"})
     );
 }
@@ -199,7 +205,7 @@ fn module_definitions_extend_the_provider_and_conflicts_are_errors() {
     let plan = matching::plan(&m, &provider, false);
     assert!(plan.is_ok(), "{:?}", plan.errors());
     assert_eq!(
-        plan.calls().next().unwrap().input["spec"]["canary"],
+        plan.calls().next().unwrap().input_value()["spec"]["canary"],
         json!({"weight": 10})
     );
 
@@ -316,7 +322,7 @@ fn secrets_never_reach_the_plan_text_json_or_debug() {
     let plan = plan_of("  creds:\n    resources: {Secret: {stringData: {token: s3cr3t-token}}}\n");
     assert!(plan.is_ok());
     assert_eq!(
-        plan.calls().next().unwrap().input["spec"]["secret"]["stringData"]["token"],
+        plan.calls().next().unwrap().input_value()["spec"]["secret"]["stringData"]["token"],
         "s3cr3t-token"
     );
     let mut text = Vec::new();

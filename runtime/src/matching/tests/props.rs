@@ -77,7 +77,7 @@ fn without_locations(mut value: Value) -> Value {
 fn summary(plan: &Plan) -> (Value, Vec<(String, String, Value)>) {
     let calls = plan
         .calls()
-        .map(|c| (c.component.clone(), c.transformer.clone(), c.input.clone()))
+        .map(|c| (c.component.clone(), c.transformer.clone(), c.input_value()))
         .collect();
     (
         without_locations(serde_json::to_value(plan).unwrap()),
