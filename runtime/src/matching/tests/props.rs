@@ -141,6 +141,39 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `opm mod build` plans without explanations (issue 12): it must find exactly the problems,
+    /// warnings and calls that `opm mod vet` finds, and differ only in the reasons it drops.
+    #[test]
+    fn a_plan_without_explanations_has_the_same_problems_and_calls(specs in specs()) {
+        let specs: Vec<Spec> = specs.into_iter().filter(|s| !s.attached.is_empty()).collect();
+        prop_assume!(!specs.is_empty());
+        let text: String = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| component_text(&format!("c{i}"), s, &[0, 1, 2, 3, 4]))
+            .collect();
+        let provider = provider();
+        for strict in [false, true] {
+            let module = module(&text);
+            let full = matching::plan(&module, &provider, strict);
+            let lean = matching::plan_with(&module, &provider, strict, matching::Explain::ProblemsOnly);
+            let problems = |plan: &Plan| {
+                serde_json::to_value((plan.errors(), plan.warnings())).unwrap()
+            };
+            prop_assert_eq!(problems(&full), problems(&lean));
+            prop_assert_eq!(summary(&full).1, summary(&lean).1);
+            prop_assert_eq!(full.is_ok(), lean.is_ok());
+            for component in &lean.components {
+                prop_assert!(component.unmatched.is_empty());
+                prop_assert!(component.matched.iter().all(|m| m.reasons.is_empty()));
+            }
+        }
+    }
+}
+
 /// The provider manifest `text` with the entries of its `transformers:` section (the last
 /// section) in an order shuffled by `seed`.
 fn with_transformers_shuffled(text: &str, seed: &mut u64) -> String {
