@@ -1,7 +1,7 @@
 //! `opm mod build` end to end, in-process: the hello example, fail on end with a hostile
 //! transformer beside a healthy one, and exit statuses.
 
-use opm_tests::{guests, hello, opm, provider_with, write_file};
+use opm_tests::{guests, hello, opm, opm_env, provider_with, write_file};
 use serde_json::Value;
 
 #[test]
@@ -194,5 +194,57 @@ fn a_timeout_too_large_is_refused_on_the_command_line_and_in_a_manifest() {
         run.stderr.contains("limits.timeout") && run.stderr.contains("is too large"),
         "{}",
         run.stderr
+    );
+}
+
+/// Issue 12: `opm cache dir` shows the compile cache and what it holds, `--no-cache` neither
+/// reads nor writes it, and `opm cache clear` empties it without touching anything else there.
+#[test]
+fn the_compile_cache_is_shown_bypassed_and_cleared() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let cache = home.path().join("cache");
+    let key = home.path().join("config/key");
+    let (cache_dir, key_file) = (cache.display().to_string(), key.display().to_string());
+    let vars = [
+        ("OPM_CACHE_DIR", cache_dir.as_str()),
+        ("OPM_CACHE_KEY", key_file.as_str()),
+    ];
+    let compiled = || std::fs::read_dir(&cache).map_or(0, |entries| entries.count());
+
+    let run = opm_env(["mod", "build", &hello(), "--no-cache"], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(compiled(), 0, "--no-cache wrote to the cache");
+
+    let run = opm_env(["mod", "build", &hello()], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(compiled(), 2, "a Deployment and a Service transformer");
+    std::fs::write(cache.join("notes.txt"), "mine").expect("write");
+
+    let run = opm_env(["cache", "dir"], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(run.stdout, format!("{cache_dir}\n"));
+    assert!(
+        run.stderr.starts_with("2 compiled components, "),
+        "{}",
+        run.stderr
+    );
+
+    let run = opm_env(["cache", "clear"], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("removed 2 compiled components ("),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(compiled(), 1, "only opm's entries are removed");
+    assert!(cache.join("notes.txt").exists());
+    assert!(key.exists(), "the key is not the cache's to remove");
+
+    let off = opm_env(["cache", "dir"], &[("OPM_CACHE_DIR", "off")]);
+    assert!(off.exited(0), "{}", off.stderr);
+    assert!(
+        off.stderr.contains("the compile cache is off"),
+        "{}",
+        off.stderr
     );
 }

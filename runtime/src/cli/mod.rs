@@ -39,6 +39,9 @@ enum Command {
     /// Write transformers in any language: scaffold, build, test.
     #[command(subcommand)]
     Transformer(TransformerCommand),
+    /// The cache of compiled components: where it is, and clearing it.
+    #[command(subcommand)]
+    Cache(commands::cache::CacheCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -127,6 +130,7 @@ where
     };
     let result = match cli.command {
         Command::Module(ModuleCommand::Build(args)) => commands::mod_build::run(args, out),
+        Command::Cache(command) => commands::cache::run(command, out),
         Command::Module(ModuleCommand::Vet(args)) => commands::mod_vet::run(args, out),
         Command::Provider(ProviderCommand::Init(args)) => commands::provider_init::run(args, out),
         Command::Provider(ProviderCommand::List(args)) => commands::provider_list::run(args, out),

@@ -121,6 +121,43 @@ impl CompileCache {
         Some(Self { dir, key })
     }
 
+    /// The entries in the cache directory `dir`, with their sizes in bytes, by name: every
+    /// compiled component, and any temporary file a writer that was killed left behind.
+    pub fn entries(dir: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let ours = name.ends_with(".cwasm") || name.starts_with(".tmp");
+            let metadata = entry.metadata()?;
+            if ours && metadata.is_file() {
+                entries.push((entry.path(), metadata.len()));
+            }
+        }
+        entries.sort();
+        Ok(entries)
+    }
+
+    /// Removes every entry of the cache directory `dir` ([`entries`](Self::entries)) and nothing
+    /// else; returns how many it removed and their bytes. A missing directory is an empty cache.
+    pub fn clear(dir: &Path) -> std::io::Result<(usize, u64)> {
+        let entries = match Self::entries(dir) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((0, 0)),
+            other => other?,
+        };
+        let mut removed = (0, 0);
+        for (path, size) in entries {
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed = (removed.0 + 1, removed.1 + size),
+                // Another opm cleared it first.
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(removed)
+    }
+
     /// The cached compilation of `bytes`, if there is an entry this cache's key vouches for.
     pub fn load(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
         if !is_private_dir(&self.dir) {

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod cache;
 pub mod mod_build;
 pub mod mod_vet;
 pub mod module_args;

@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use clap::Args;
 use rayon::prelude::*;
 
-use super::module_args::{LimitArgs, ModuleArgs};
+use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
 use crate::cli::{EXIT_FAILED, Output};
 use crate::matching::{self, Plan};
 use crate::provider::{self, Provider};
@@ -85,6 +85,9 @@ pub struct BuildArgs {
 
     #[command(flatten)]
     pub limits: LimitArgs,
+
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// Runs `opm mod build`.
@@ -163,7 +166,7 @@ fn build(
         module_labels: module.labels().clone(),
     };
 
-    let cache = CompileCache::from_env(env);
+    let cache = args.cache.cache(env);
     let rendered =
         pool.install(|| render_plan(&plan, &provider, &context, &limits, cache, redactor.clone()))?;
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::provider::DEFAULT_PROVIDER;
-use crate::sandbox::Caps;
 use crate::sandbox::limits::{parse_duration, parse_size};
+use crate::sandbox::{Caps, CompileCache};
 
 /// Which module to load, with which values, against which provider.
 #[derive(Debug, Clone, Args)]
@@ -84,6 +84,26 @@ impl LimitArgs {
             fuel: self.fuel.unwrap_or(defaults.fuel),
             memory: self.memory.unwrap_or(defaults.memory),
             timeout: self.timeout.unwrap_or(defaults.timeout),
+        }
+    }
+}
+
+/// Whether to use the compiled-component cache.
+#[derive(Debug, Clone, Args)]
+pub struct CacheArgs {
+    /// Compile every component afresh: neither read nor write the compiled-component cache
+    /// (`opm cache dir` shows where it is).
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+impl CacheArgs {
+    /// The cache the environment names, unless `--no-cache`.
+    pub fn cache(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<CompileCache> {
+        if self.no_cache {
+            None
+        } else {
+            CompileCache::from_env(env)
         }
     }
 }

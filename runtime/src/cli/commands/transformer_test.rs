@@ -11,12 +11,12 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::module_args::LimitArgs;
+use super::module_args::{CacheArgs, LimitArgs};
 use crate::authoring::cases::{self, Case};
 use crate::authoring::project;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::provider::LimitsSpec;
-use crate::sandbox::{Bytes, CompileCache, Sandbox};
+use crate::sandbox::{Bytes, Sandbox};
 
 /// Arguments of `opm transformer test`.
 #[derive(Debug, Args)]
@@ -44,6 +44,9 @@ pub struct TestArgs {
 
     #[command(flatten)]
     pub limits: LimitArgs,
+
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// Runs `opm transformer test`.
@@ -84,7 +87,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let limits = LimitsSpec::default()
         .limits(&args.limits.caps())
         .map_err(anyhow::Error::msg)?;
-    let sandbox = Sandbox::new(&limits)?.with_cache(CompileCache::from_env(out.env));
+    let sandbox = Sandbox::new(&limits)?.with_cache(args.cache.cache(out.env));
     let name = component_path.display().to_string();
     let progress = crate::cli::progress::compiling(|| {
         if sandbox.is_cached(&bytes) {

@@ -1,0 +1,64 @@
+//! `opm cache dir` and `opm cache clear`: where compiled components are kept, and emptying it.
+//!
+//! The cache is only ever a speed-up (a render compiles what it does not find), so clearing it
+//! is always safe; the next render of each provider compiles its components once more.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Subcommand;
+
+use crate::cli::Output;
+use crate::sandbox::{Bytes, CompileCache};
+
+/// The subcommands of `opm cache`.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Print the directory of compiled components, with how many there are and their size.
+    Dir,
+    /// Remove every compiled component from the cache.
+    Clear,
+}
+
+/// Runs `opm cache dir` or `opm cache clear`.
+pub fn run(command: CacheCommand, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let Some(dir) = CompileCache::default_dir(out.env) else {
+        writeln!(
+            out.stderr,
+            "the compile cache is off (OPM_CACHE_DIR=off, or neither XDG_CACHE_HOME nor HOME is set)"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    match command {
+        CacheCommand::Dir => {
+            writeln!(out.stdout, "{}", dir.display())?;
+            let entries = match CompileCache::entries(&dir) {
+                Ok(entries) => entries,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(error) => {
+                    return Err(error).with_context(|| format!("reading {}", dir.display()));
+                }
+            };
+            let bytes: u64 = entries.iter().map(|(_, size)| size).sum();
+            writeln!(
+                out.stderr,
+                "{} compiled component{}, {}",
+                entries.len(),
+                if entries.len() == 1 { "" } else { "s" },
+                Bytes(bytes)
+            )?;
+        }
+        CacheCommand::Clear => {
+            let (count, bytes) = CompileCache::clear(&dir)
+                .with_context(|| format!("clearing the compile cache {}", dir.display()))?;
+            writeln!(
+                out.stderr,
+                "removed {count} compiled component{} ({}) from {}",
+                if count == 1 { "" } else { "s" },
+                Bytes(bytes),
+                dir.display()
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
