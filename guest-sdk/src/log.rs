@@ -46,6 +46,43 @@ fn emit(level: Level, message: &str) {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+std::thread_local! {
+    static CAPTURED: std::cell::RefCell<Option<Vec<(&'static str, String)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn emit(level: Level, message: &str) {
-    eprintln!("[{}] {message}", format!("{level:?}").to_lowercase());
+    let level = match level {
+        Level::Debug => "debug",
+        Level::Info => "info",
+        Level::Warn => "warn",
+        Level::Error => "error",
+    };
+    let printed = CAPTURED.with_borrow_mut(|captured| match captured {
+        Some(lines) => {
+            lines.push((level, message.to_owned()));
+            false
+        }
+        None => true,
+    });
+    if printed {
+        eprintln!("[{level}] {message}");
+    }
+}
+
+/// Natively: runs `f` and returns what it returned with the lines it logged on this thread,
+/// each with its level (`debug`, `info`, `warn` or `error`), instead of printing them. For unit
+/// tests that check what a transform logs, and for calling transforms in-process.
+///
+/// ```
+/// let ((), lines) = opm_guest::log::capture(|| opm_guest::log::info("hello"));
+/// assert_eq!(lines, [("info", "hello".to_owned())]);
+/// ```
+#[cfg(not(target_arch = "wasm32"))]
+pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<(&'static str, String)>) {
+    let outer = CAPTURED.replace(Some(Vec::new()));
+    let result = f();
+    let lines = CAPTURED.replace(outer).unwrap_or_default();
+    (result, lines)
 }

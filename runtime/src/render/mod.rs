@@ -19,7 +19,11 @@ use serde_json::{Map, Value};
 
 pub use context::RenderContext;
 
-use crate::sandbox::{CallError, CompileError, CompiledTransformer, Limits, LogLine, Sandbox};
+use crate::matching::Plan;
+use crate::sandbox::{
+    CallError, CallOutcome, CompileError, CompiledTransformer, Limits, LogLine, Sandbox,
+};
+use crate::wit;
 
 /// Each transformer a render uses, by FQN: compiled, or why it could not be.
 pub type Transformers = BTreeMap<String, Result<CompiledTransformer, CompileError>>;
@@ -128,6 +132,60 @@ pub struct Rendered {
     pub calls: Vec<CallReport>,
 }
 
+/// What runs the calls of a render: the sandbox (what [`execute`] uses), or, in the benchmark
+/// that measures what the sandbox costs (`benches/native.rs`), the same transformer crates
+/// compiled into the process.
+pub trait Runner: Sync {
+    /// Runs `job` under `limits`; `Err` says why its transformer could not be loaded, so that
+    /// none of its calls ran.
+    fn call(
+        &self,
+        job: &Job,
+        context: &wit::Context,
+        limits: &Limits,
+    ) -> Result<CallOutcome, String>;
+
+    /// `blake3:<hex>` of the component of `transformer`, for failures; empty when unknown.
+    fn digest(&self, transformer: &str) -> String;
+}
+
+/// The sandbox with the transformers a render uses, compiled (or why each could not be).
+struct Sandboxed<'a> {
+    sandbox: &'a Sandbox,
+    transformers: &'a Transformers,
+}
+
+impl Runner for Sandboxed<'_> {
+    fn call(
+        &self,
+        job: &Job,
+        context: &wit::Context,
+        limits: &Limits,
+    ) -> Result<CallOutcome, String> {
+        match &self.transformers[&job.transformer] {
+            Ok(compiled) => Ok(self.sandbox.call(compiled, &job.input, context, limits)),
+            Err(error) => Err(load_reason(error)),
+        }
+    }
+
+    fn digest(&self, transformer: &str) -> String {
+        digest_of(self.transformers, transformer)
+    }
+}
+
+/// The jobs of `plan`'s calls, in plan order, made on the current rayon pool.
+pub fn jobs(plan: &Plan) -> Vec<Job> {
+    let calls: Vec<_> = plan.calls().collect();
+    calls
+        .par_iter()
+        .map(|call| Job {
+            component: call.component.clone(),
+            transformer: call.transformer.clone(),
+            input: call.input.clone(),
+        })
+        .collect()
+}
+
 /// Runs `jobs` on the current rayon pool, each in a fresh sandbox instance, and checks, labels
 /// and orders the results. `transformers` holds, for every job's FQN, the compiled transformer
 /// or why it could not be compiled. Each call may log at most `limits.log` bytes and at most
@@ -142,13 +200,31 @@ pub fn execute(
     context: &RenderContext,
     limits: &Limits,
 ) -> Rendered {
+    execute_with(
+        &Sandboxed {
+            sandbox,
+            transformers,
+        },
+        jobs,
+        context,
+        limits,
+    )
+}
+
+/// [`execute`] with the calls run by `runner`.
+pub fn execute_with(
+    runner: &dyn Runner,
+    jobs: &[Job],
+    context: &RenderContext,
+    limits: &Limits,
+) -> Rendered {
     let call_limits = Limits {
         log: limits.log.min(limits.render_log / jobs.len().max(1)),
         ..*limits
     };
     let outputs: Vec<JobOutput> = jobs
         .par_iter()
-        .map(|job| run_job(sandbox, transformers, job, context, &call_limits))
+        .map(|job| run_job(runner, job, context, &call_limits))
         .collect();
 
     let mut rendered = Rendered {
@@ -163,7 +239,7 @@ pub fn execute(
     order::sort(&mut rendered.resources);
     rendered
         .failures
-        .extend(duplicates(&rendered.resources, transformers));
+        .extend(duplicates(&rendered.resources, runner));
     rendered
         .failures
         .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
@@ -179,17 +255,11 @@ struct JobOutput {
 }
 
 /// Runs one job and checks and labels what it returned.
-fn run_job(
-    sandbox: &Sandbox,
-    transformers: &Transformers,
-    job: &Job,
-    context: &RenderContext,
-    limits: &Limits,
-) -> JobOutput {
+fn run_job(runner: &dyn Runner, job: &Job, context: &RenderContext, limits: &Limits) -> JobOutput {
     let fail = |error: FailureKind| Failure {
         component: job.component.clone(),
         transformer: job.transformer.clone(),
-        digest: digest_of(transformers, &job.transformer),
+        digest: runner.digest(&job.transformer),
         error,
     };
     let mut output = JobOutput {
@@ -197,21 +267,13 @@ fn run_job(
         failures: Vec::new(),
         report: None,
     };
-    let compiled = match &transformers[&job.transformer] {
-        Ok(compiled) => compiled,
-        Err(error) => {
-            output
-                .failures
-                .push(fail(FailureKind::Load(load_reason(error))));
+    let outcome = match runner.call(job, &context.for_component(&job.component), limits) {
+        Ok(outcome) => outcome,
+        Err(reason) => {
+            output.failures.push(fail(FailureKind::Load(reason)));
             return output;
         }
     };
-    let outcome = sandbox.call(
-        compiled,
-        &job.input,
-        &context.for_component(&job.component),
-        limits,
-    );
     match outcome.result {
         Ok(documents) => {
             let labels = context.tracking_labels(&job.component);
@@ -355,7 +417,7 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
 /// A failure for every resource whose identity (group, kind, namespace, name) an earlier
 /// resource already has, naming both producers. `resources` are in install order, where equal
 /// identities are neighbours, so the first of each run is the one the others collide with.
-fn duplicates(resources: &[Resource], transformers: &Transformers) -> Vec<Failure> {
+fn duplicates(resources: &[Resource], runner: &dyn Runner) -> Vec<Failure> {
     let identities: Vec<order::Identity> = resources
         .par_iter()
         .map(|resource| order::Identity::of(&resource.value))
@@ -371,7 +433,7 @@ fn duplicates(resources: &[Resource], transformers: &Transformers) -> Vec<Failur
         failures.push(Failure {
             component: resource.component.clone(),
             transformer: resource.transformer.clone(),
-            digest: digest_of(transformers, &resource.transformer),
+            digest: runner.digest(&resource.transformer),
             error: FailureKind::Duplicate {
                 identity: identities[index].to_string(),
                 other_component: original.component.clone(),

@@ -19,7 +19,7 @@ use crate::matching::{self, Plan};
 use crate::provider::{self, Provider};
 use crate::redact::{RedactingWriter, Redactor};
 use crate::render::verbose::Verbose;
-use crate::render::{self, Job, RenderContext, Rendered, Transformers, write::Format};
+use crate::render::{self, RenderContext, Rendered, Transformers, write::Format};
 use crate::sandbox::{CompileCache, Limits, Sandbox};
 
 /// Arguments of `opm mod build`.
@@ -90,8 +90,41 @@ pub struct BuildArgs {
     pub cache: CacheArgs,
 }
 
+/// How a build turns its plan into rendered resources, on the render threads: `opm mod build`
+/// compiles the provider's components and runs each call in the sandbox; the benchmark of what
+/// the sandbox costs (`benches/native.rs`) calls the same transformer crates compiled into the
+/// process. Given the plan, the provider, the context, the limits and the redactor.
+pub type Backend<'a> = dyn Fn(&Plan, &Provider, &RenderContext, &Limits, &Redactor) -> anyhow::Result<Rendered>
+    + Sync
+    + 'a;
+
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let cache = args.cache.cache(out.env);
+    let sandboxed = |plan: &Plan,
+                     provider: &Provider,
+                     context: &RenderContext,
+                     limits: &Limits,
+                     redactor: &Redactor| {
+        render_plan(
+            plan,
+            provider,
+            context,
+            limits,
+            cache.clone(),
+            redactor.clone(),
+        )
+    };
+    run_with(&args, out, &sandboxed)
+}
+
+/// Runs `opm mod build` with the calls rendered by `backend`: loading, planning, checking,
+/// ordering, reporting and writing exactly as `opm mod build` does.
+pub fn run_with(
+    args: &BuildArgs,
+    out: &mut Output<'_>,
+    backend: &Backend<'_>,
+) -> anyhow::Result<ExitCode> {
     let env = out.env;
     let mut sensitive = BTreeSet::new();
     let module = crate::module::load(
@@ -107,12 +140,13 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
     let result = module.map_err(anyhow::Error::from).and_then(|module| {
         build(
-            &args,
+            args,
             &module,
             env,
             &redactor,
             &mut stderr,
             &mut *out.stdout,
+            backend,
         )
     });
     let status = crate::cli::exit_status(result, &mut stderr);
@@ -127,6 +161,7 @@ fn build(
     redactor: &Redactor,
     stderr: &mut dyn Write,
     stdout: &mut dyn Write,
+    backend: &Backend<'_>,
 ) -> anyhow::Result<ExitCode> {
     let provider = provider::load_in(&args.module.provider, &std::env::current_dir()?)?;
     // Planning, rendering and serialising all run on these threads, as many as -j says.
@@ -166,9 +201,7 @@ fn build(
         module_labels: module.labels().clone(),
     };
 
-    let cache = args.cache.cache(env);
-    let rendered =
-        pool.install(|| render_plan(&plan, &provider, &context, &limits, cache, redactor.clone()))?;
+    let rendered = pool.install(|| backend(&plan, &provider, &context, &limits, redactor))?;
 
     if let Some(format) = args.verbose {
         render::verbose::report(format, &plan, &context, &rendered.calls, redactor, stderr)?;
@@ -237,15 +270,7 @@ fn render_plan(
         })
         .collect::<anyhow::Result<_>>()?;
     drop(progress);
-    let calls: Vec<_> = plan.calls().collect();
-    let jobs: Vec<Job> = calls
-        .par_iter()
-        .map(|call| Job {
-            component: call.component.clone(),
-            transformer: call.transformer.clone(),
-            input: call.input.clone(),
-        })
-        .collect();
+    let jobs = render::jobs(plan);
     Ok(render::execute(&sandbox, &compiled, &jobs, context, limits))
 }
 

@@ -1,0 +1,408 @@
+#!/usr/bin/env bash
+# End-to-end benchmark of `opm mod build` against `helm template` (issue 12, "What to build" 5).
+#
+# For each size N in SIZES it generates, in WORK:
+#   nN/module.yaml  a module of N components, each a stateless Container + Expose + Replicas;
+#   nN/chart/       a Helm chart whose values list the same N components and whose templates
+#                   emit, per component, the same Deployment and Service that opm emits;
+# checks that `opm mod build` and `helm template bench CHART --namespace bench` emit the same
+# resources (compared as parsed values, keyed by API group, kind, namespace and name; the first
+# difference is printed and the script fails), then measures, RUNS times each, variants run in
+# rotating order within each run, whole-process wall time, CPU time (user + sys) and peak RSS of
+#   (a) opm, warm:  OPM_CACHE_DIR=$WORK/cache-warm $OPM mod build nN/module.yaml -j J
+#                   (the cache is warmed by an unmeasured run first);
+#   (b) opm, cold:  the same with a new, empty cache directory for every run;
+#   (c) native:     $OPM_NATIVE nN/module.yaml -j J: `opm mod build` with the same transformer
+#                   crates compiled natively and called in-process (benches/native.rs);
+#   (d) helm:       GOMAXPROCS=J helm template bench nN/chart --namespace bench;
+# at every J in JOBS, output to /dev/null, and prints medians as Markdown tables (also written
+# to $WORK/results.md; every measurement is kept in $WORK/raw.tsv).
+#
+# Run from anywhere:
+#   benches/e2e.sh
+#   SIZES="5 100 1000" RUNS=3 benches/e2e.sh            # a quicker pass
+#   OPM=path/to/opm OPM_NATIVE=path/to/opm-native JOBS="1 2" WORK=/tmp/e2e benches/e2e.sh
+#
+# Environment (defaults in brackets):
+#   OPM         the opm binary; unset: this checkout's, built first  [<repo>/target/release/opm]
+#   OPM_NATIVE  native renderer for (c); unset skips (c), but when OPM is unset too it is
+#               benches/native.rs, built first       [<repo>/target/release/opm-native]
+#   SIZES       component counts                      ["5 100 1000 10000"]
+#   JOBS        values of -j (GOMAXPROCS for helm)    ["1 2"]
+#   RUNS        measured runs per variant, size and J; the median is reported   [5]
+#   WORK        work directory (regenerated modules and charts, caches, results)
+#               [${TMPDIR:-/tmp}/opm-e2e]
+#   OPM_SHARED_DIR  where tools/get-peers.sh lives, used when helm is not on PATH  [<repo>/../shared]
+#
+# Needs bash >= 5, python3 with PyYAML (the equivalence check), GNU time at /usr/bin/time, and
+# helm 4 (put on PATH by get-peers.sh). Wall time is measured by bash ($EPOCHREALTIME, around
+# /usr/bin/time, so in milliseconds rather than GNU time's 10 ms); CPU time and peak RSS come
+# from GNU time (`-f "%e %U %S %M"`; %e is kept in raw.tsv too).
+set -euo pipefail
+
+die() { echo "e2e: error: $*" >&2; exit 1; }
+log() { echo "e2e: $*" >&2; }
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# --- configuration ---------------------------------------------------------------------------
+# Without OPM, build both binaries of this checkout (release profile) and measure those.
+if [[ -z ${OPM:-} ]]; then
+  log "building opm and opm-native (release)"
+  cargo build --quiet --release --locked --manifest-path "$root/Cargo.toml" \
+    -p opm-runtime --bin opm -p opm-benches --bin opm-native
+  OPM_NATIVE=${OPM_NATIVE-$root/target/release/opm-native}
+fi
+opm=${OPM:-$root/target/release/opm}
+[[ -x $opm ]] || die "opm binary '$opm' is not executable (build it, or set OPM=)"
+opm=$(realpath "$opm")
+native=${OPM_NATIVE:-}
+if [[ -n $native ]]; then
+  [[ -x $native ]] || die "OPM_NATIVE='$native' is not an executable"
+  native=$(realpath "$native")
+fi
+read -r -a sizes <<<"${SIZES:-5 100 1000 10000}"
+read -r -a jobs <<<"${JOBS:-1 2}"
+runs=${RUNS:-5}
+work=${WORK:-${TMPDIR:-/tmp}/opm-e2e}
+for n in "${sizes[@]}" "${jobs[@]}" "$runs"; do
+  [[ $n =~ ^[1-9][0-9]*$ ]] || die "SIZES, JOBS and RUNS must be positive integers (got '$n')"
+done
+((${#sizes[@]} && ${#jobs[@]})) || die "SIZES and JOBS must not be empty"
+
+# --- tools -----------------------------------------------------------------------------------
+((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 is needed (for \$EPOCHREALTIME)"
+[[ -x /usr/bin/time ]] || die "GNU time is needed at /usr/bin/time (Debian/Ubuntu: apt-get install time)"
+/usr/bin/time -f '%e %U %S %M' -o /dev/null true 2>/dev/null ||
+  die "/usr/bin/time is not GNU time (it does not take -f/-o)"
+command -v python3 >/dev/null || die "python3 is needed"
+python3 -c 'import yaml' 2>/dev/null ||
+  die "python3 has no PyYAML (module 'yaml'); install it with your system's package manager (e.g. apt-get install python3-yaml)"
+if ! command -v helm >/dev/null; then
+  shared=${OPM_SHARED_DIR:-../shared}
+  [[ $shared == /* ]] || shared=$root/$shared
+  peers=
+  for candidate in "$shared/tools/get-peers.sh" /work/shared/tools/get-peers.sh; do
+    if [[ -x $candidate ]]; then peers=$candidate; break; fi
+  done
+  [[ -n $peers ]] || die "helm is not on PATH and no tools/get-peers.sh was found (set OPM_SHARED_DIR)"
+  log "helm is not on PATH: running $peers"
+  eval "$("$peers")"
+  command -v helm >/dev/null || die "helm is still not on PATH after $peers"
+fi
+helm_version=$(helm version --template '{{.Version}}' 2>/dev/null || echo unknown)
+[[ $helm_version == v4.* ]] || log "warning: helm is $helm_version, not helm 4"
+
+# --- generation ------------------------------------------------------------------------------
+mkdir -p "$work"
+work=$(realpath "$work")
+log "work directory: $work"
+
+# Writes WORK/nN/module.yaml and WORK/nN/chart for every N given.
+generate() {
+  python3 - "$work" "$@" <<'PY'
+import os, sys, textwrap
+
+work, sizes = sys.argv[1], [int(n) for n in sys.argv[2:]]
+image, port, replicas = "nginxinc/nginx-unprivileged:1.27", 8080, 2
+
+# One Service and one Deployment per component, written from `opm mod build`'s output for one
+# component: same apiVersion, kind, metadata, labels and spec. No helper templates (`include`),
+# which would only make helm slower.
+labels = """app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/managed-by: open-platform-model
+app.kubernetes.io/name: {{ .name }}
+component.opmodel.dev/name: {{ .name }}
+module.opmodel.dev/name: {{ $.Chart.Name }}
+"""
+labels4, labels8 = textwrap.indent(labels, " " * 4), textwrap.indent(labels, " " * 8)
+service = """{{- range .Values.components }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .name }}
+  namespace: {{ $.Release.Namespace }}
+  labels:
+""" + labels4 + """    module.opmodel.dev/version: {{ $.Chart.Version | quote }}
+spec:
+  type: ClusterIP
+  selector:
+    app.kubernetes.io/instance: {{ $.Release.Name }}
+    app.kubernetes.io/name: {{ .name }}
+  ports:
+  - name: http
+    port: {{ .port }}
+    targetPort: http
+{{- end }}
+"""
+deployment = """{{- range .Values.components }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .name }}
+  namespace: {{ $.Release.Namespace }}
+  labels:
+""" + labels4 + """    module.opmodel.dev/version: {{ $.Chart.Version | quote }}
+spec:
+  replicas: {{ .replicas }}
+  selector:
+    matchLabels:
+      app.kubernetes.io/instance: {{ $.Release.Name }}
+      app.kubernetes.io/name: {{ .name }}
+  template:
+    metadata:
+      labels:
+""" + labels8 + """    spec:
+      containers:
+      - name: {{ .name }}
+        image: {{ .image | quote }}
+        ports:
+        - name: http
+          containerPort: {{ .port }}
+{{- end }}
+"""
+
+for n in sizes:
+    width = max(5, len(str(n - 1)))
+    names = [f"c{i:0{width}d}" for i in range(n)]
+    base = os.path.join(work, f"n{n}")
+    os.makedirs(os.path.join(base, "chart", "templates"), exist_ok=True)
+
+    with open(os.path.join(base, "module.yaml"), "w") as f:
+        f.write("apiVersion: core.opm.dev/v1\nkind: Module\n"
+                "metadata: {name: bench, version: 0.1.0, namespace: bench}\ncomponents:\n")
+        for name in names:
+            f.write(f"  {name}:\n"
+                    f"    resources:\n"
+                    f"      Container: {{image: {image}, ports: {{http: {{containerPort: {port}}}}}}}\n"
+                    f"    traits:\n"
+                    f"      Expose: {{type: ClusterIP}}\n"
+                    f"      Replicas: {replicas}\n")
+
+    chart = os.path.join(base, "chart")
+    with open(os.path.join(chart, "Chart.yaml"), "w") as f:
+        f.write("apiVersion: v2\nname: bench\nversion: 0.1.0\ntype: application\n")
+    with open(os.path.join(chart, "values.yaml"), "w") as f:
+        f.write("components:\n")
+        for name in names:
+            f.write(f"- {{name: {name}, image: {image}, port: {port}, replicas: {replicas}}}\n")
+    for file, text in (("service.yaml", service), ("deployment.yaml", deployment)):
+        with open(os.path.join(chart, "templates", file), "w") as f:
+            f.write(text)
+PY
+}
+
+# Compares two multi-document YAML streams as sets of resources: exits 1 with the first
+# difference when they differ. Usage: compare NAME-A FILE-A NAME-B FILE-B
+compare() {
+  python3 - "$@" <<'PY'
+import sys, yaml
+
+Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def resources(path):
+    out = {}
+    with open(path) as f:
+        for doc in yaml.load_all(f, Loader=Loader):
+            if doc is None:
+                continue
+            api = doc.get("apiVersion", "")
+            group = api.rsplit("/", 1)[0] if "/" in api else ""
+            meta = doc.get("metadata") or {}
+            key = (group, doc.get("kind"), meta.get("namespace") or "bench", meta.get("name"))
+            if key in out:
+                sys.exit(f"{path}: resource {key} appears twice")
+            out[key] = doc
+    return out
+
+def first_difference(a, b, path="$"):
+    if type(a) is not type(b):
+        return f"{path}: {a!r} vs {b!r}"
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                return f"{path}.{k}: {'missing' if k not in a else repr(a[k])} vs {'missing' if k not in b else repr(b[k])}"
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items vs {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    return None if a == b else f"{path}: {a!r} vs {b!r}"
+
+name_a, file_a, name_b, file_b = sys.argv[1:5]
+a, b = resources(file_a), resources(file_b)
+only_a, only_b = sorted(set(a) - set(b), key=str), sorted(set(b) - set(a), key=str)
+if only_a or only_b:
+    print(f"{name_a} and {name_b} emit different resources: {len(a)} vs {len(b)}", file=sys.stderr)
+    if only_a:
+        print(f"  first only in {name_a}: {only_a[0]}", file=sys.stderr)
+    if only_b:
+        print(f"  first only in {name_b}: {only_b[0]}", file=sys.stderr)
+    sys.exit(1)
+for key in sorted(a, key=str):
+    d = first_difference(a[key], b[key])
+    if d:
+        print(f"{name_a} and {name_b} differ in {key} ({name_a} vs {name_b}):\n  {d}", file=sys.stderr)
+        sys.exit(1)
+print(f"{len(a)} resources")
+PY
+}
+
+# --- measurement -----------------------------------------------------------------------------
+cache_warm=$work/cache-warm
+export OPM_CACHE_KEY=$work/key/compile-cache.key # kept out of the user's own config
+raw=$work/raw.tsv
+err=$work/last.stderr
+cold=
+trap 'if [[ -n $cold ]]; then rm -rf "$cold"; fi' EXIT
+
+# Runs VARIANT (a|b|c|d) once for SIZE at J and appends a row to raw.tsv; with RUN = "-" the
+# run is not recorded (a warm-up) and its output goes to OUT (else /dev/null).
+#   run_variant VARIANT SIZE J RUN [OUT]
+run_variant() {
+  local variant=$1 n=$2 j=$3 run=$4 out=${5:-/dev/null}
+  local dir=$work/n$n cache=$cache_warm t0 t1 measured=$work/time.out
+  local -a cmd
+  case $variant in
+    a) cmd=("$opm" mod build "$dir/module.yaml" -j "$j") ;;
+    b) cold=$(mktemp -d "$work/cold.XXXXXX") cache=$cold
+       cmd=("$opm" mod build "$dir/module.yaml" -j "$j") ;;
+    c) cmd=("$native" "$dir/module.yaml" -j "$j") ;;
+    d) cmd=(helm template bench "$dir/chart" --namespace bench) ;;
+  esac
+  # Both variables go to every command (each ignores the other's): no `env` process is timed.
+  t0=$EPOCHREALTIME
+  if ! OPM_CACHE_DIR=$cache GOMAXPROCS=$j \
+    /usr/bin/time -f '%e %U %S %M' -o "$measured" "${cmd[@]}" >"$out" 2>"$err"; then
+    t1=$EPOCHREALTIME
+    echo "e2e: error: ($variant) failed for $n components at -j $j: ${cmd[*]}" >&2
+    sed 's/^/  /' "$err" | tail -n 20 >&2
+    exit 1
+  fi
+  t1=$EPOCHREALTIME
+  if [[ -n $cold ]]; then rm -rf "$cold"; cold=; fi
+  [[ $run == - ]] && return
+  local elapsed user sys rss
+  read -r elapsed user sys rss <"$measured"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$j" "$variant" "$run" \
+    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')" \
+    "$elapsed" "$user" "$sys" "$rss" >>"$raw"
+}
+
+variants=(a b)
+[[ -n $native ]] && variants+=(c) || log "OPM_NATIVE is not set: skipping (c), the native renderer"
+variants+=(d)
+
+log "generating modules and charts: ${sizes[*]} components"
+generate "${sizes[@]}"
+
+rm -rf "$cache_warm"
+printf 'size\tj\tvariant\trun\twall\telapsed\tuser\tsys\trss_kb\n' >"$raw"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+
+for n in "${sizes[@]}"; do
+  dir=$work/n$n
+  # Unmeasured: warms the compile cache (and the page cache) and gives the outputs to compare.
+  run_variant a "$n" "${jobs[0]}" - "$dir/opm.yaml"
+  [[ -n $(find "$cache_warm" -name '*.cwasm' -print -quit 2>/dev/null) ]] ||
+    die "the warm run left no entry in $cache_warm: (a) would not be measured warm"
+  run_variant d "$n" "${jobs[0]}" - "$dir/helm.yaml"
+  count=$(compare opm "$dir/opm.yaml" helm "$dir/helm.yaml") ||
+    die "opm and helm do not emit the same resources for $n components (outputs in $dir)"
+  log "$n components: opm and helm emit the same $count"
+  if [[ -n $native ]]; then
+    run_variant c "$n" "${jobs[0]}" - "$dir/native.yaml"
+    count=$(compare opm "$dir/opm.yaml" native "$dir/native.yaml") ||
+      die "opm and OPM_NATIVE do not emit the same resources for $n components (outputs in $dir)"
+    log "$n components: opm and native emit the same $count"
+  fi
+
+  for ((run = 1; run <= runs; run++)); do
+    # Rotate the order of variants (and of J) from run to run, so no variant always runs first.
+    order=("${variants[@]:run % ${#variants[@]}}" "${variants[@]:0:run % ${#variants[@]}}")
+    js=("${jobs[@]}")
+    ((run % 2)) || { js=(); for ((k = ${#jobs[@]} - 1; k >= 0; k--)); do js+=("${jobs[k]}"); done; }
+    for j in "${js[@]}"; do
+      for variant in "${order[@]}"; do
+        run_variant "$variant" "$n" "$j" "$run"
+      done
+    done
+    log "$n components: run $run/$runs done"
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- report ----------------------------------------------------------------------------------
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | head -c1)
+opm_version=$("$opm" --version 2>/dev/null || echo unknown)
+{
+  echo "# opm end-to-end benchmark"
+  echo
+  echo "\`$(printf '%q ' env SIZES="${sizes[*]}" JOBS="${jobs[*]}" RUNS="$runs" ${native:+OPM_NATIVE="$native"} OPM="$opm")benches/e2e.sh\`"
+  echo
+  echo "$started; $opm_version ($opm, built $(date -u -r "$opm" +%Y-%m-%dT%H:%M:%SZ);" \
+    "tree at $commit${dirty:+, with uncommitted changes}); helm $helm_version; $(nproc) cores;" \
+    "load average $load_before before, $load_after after."
+  echo
+  python3 - "$raw" "$runs" "${native:+native}" "${jobs[@]}" <<'PY'
+import csv, statistics, sys
+
+raw, runs, native, jobs = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "native", [int(j) for j in sys.argv[4:]]
+rows = list(csv.DictReader(open(raw), delimiter="\t"))
+sizes = sorted({int(r["size"]) for r in rows})
+
+def median(n, j, v, f):
+    values = [f(r) for r in rows if int(r["size"]) == n and int(r["j"]) == j and r["variant"] == v]
+    return statistics.median(values) if values else None
+
+wall = lambda n, j, v: median(n, j, v, lambda r: float(r["wall"]))
+cpu = lambda n, j, v: median(n, j, v, lambda r: float(r["user"]) + float(r["sys"]))
+rss = lambda n, j, v: median(n, j, v, lambda r: int(r["rss_kb"]))
+s = lambda x: "—" if x is None else f"{x:.3f} s"
+mib = lambda x: "—" if x is None else f"{x / 1024:.0f} MiB"
+ratio = lambda x, y: "—" if x is None or y is None or y == 0 else f"{x / y:.2f}"
+
+print(f"Medians of {runs} runs. (a) opm warm cache, (b) opm empty cache, "
+      f"(c) native{'' if native else ' (not run: OPM_NATIVE unset)'}, (d) helm template. "
+      "Wall: whole process; CPU: user + sys; RSS: peak resident set.\n")
+for j in jobs:
+    print(f"## -j {j}\n")
+    print("| components | a wall | b wall | c wall | d wall | a/d | a/c | a CPU | a RSS | d RSS | b RSS |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n in sizes:
+        a, b, c, d = (wall(n, j, v) for v in "abcd")
+        print(f"| {n:,} | {s(a)} | {s(b)} | {s(c)} | {s(d)} | {ratio(a, d)} | {ratio(a, c)} "
+              f"| {s(cpu(n, j, 'a'))} | {mib(rss(n, j, 'a'))} | {mib(rss(n, j, 'd'))} | {mib(rss(n, j, 'b'))} |")
+    print()
+
+others = [j for j in jobs if j != jobs[0]]
+print("## Scaling of (a)\n")
+print("time(10×N)/time(N): wall of (a) at 10×N over wall at N (— when 10×N was not measured). "
+      f"-jJ/-j{jobs[0]}: wall at -j J over wall at -j {jobs[0]}. Calls: 2 per component; calls/s: "
+      "calls over the whole-process wall (start-up included).\n")
+head = ["components", "calls"]
+head += [f"time(10×N)/time(N) -j{j}" for j in jobs]
+head += [f"-j{j}/-j{jobs[0]} wall" for j in others]
+head += [f"calls/s -j{j}" for j in jobs]
+print("| " + " | ".join(head) + " |")
+print("|" + "---:|" * len(head))
+for n in sizes:
+    cells = [f"{n:,}", f"{2 * n:,}"]
+    cells += [ratio(wall(10 * n, j, "a"), wall(n, j, "a")) if 10 * n in sizes else "—" for j in jobs]
+    cells += [ratio(wall(n, j, "a"), wall(n, jobs[0], "a")) for j in others]
+    cells += ["—" if not wall(n, j, "a") else f"{2 * n / wall(n, j, 'a'):,.0f}" for j in jobs]
+    print("| " + " | ".join(cells) + " |")
+PY
+} | tee "$work/results.md"
+log "tables written to $work/results.md; every run in $raw"
