@@ -41,6 +41,42 @@ pub fn to_bytes(resources: &[Resource], format: Format) -> anyhow::Result<Vec<u8
     Ok(out)
 }
 
+/// Rendered resources serialised in one format, ready to be written ([`Serialized::write`]).
+#[derive(Debug)]
+pub struct Serialized {
+    format: Format,
+    /// One YAML document per resource, or the one JSON `List`.
+    documents: Vec<String>,
+}
+
+/// Serialises `resources` in `format`, each YAML document on the current rayon pool. Nothing is
+/// written yet, so a failure here writes nothing.
+pub fn serialize(resources: &[Resource], format: Format) -> anyhow::Result<Serialized> {
+    let documents = match format {
+        Format::Yaml => resources
+            .par_iter()
+            .map(|resource| yaml(&resource.value))
+            .collect::<anyhow::Result<Vec<String>>>()?,
+        Format::Json => vec![String::from_utf8(to_bytes(resources, format)?)?],
+    };
+    Ok(Serialized { format, documents })
+}
+
+impl Serialized {
+    /// Writes the documents to `out` one after the other (never copied into one buffer first)
+    /// and flushes.
+    pub fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        for document in &self.documents {
+            if self.format == Format::Yaml {
+                out.write_all(b"---\n")?;
+            }
+            out.write_all(document.as_bytes())?;
+        }
+        out.flush()
+    }
+}
+
 /// One YAML document, ending in a newline.
 pub fn yaml(value: &Value) -> anyhow::Result<String> {
     let mut text = serde_saphyr::to_string(value)?;

@@ -229,9 +229,9 @@ fn build(
             render::write::replace_dir(dir, &files)?;
         }
         None => {
-            let bytes =
-                pool.install(|| render::write::to_bytes(&rendered.resources, args.output))?;
-            render::write::write_all(stdout, &bytes)?;
+            let serialized =
+                pool.install(|| render::write::serialize(&rendered.resources, args.output))?;
+            serialized.write(stdout)?;
         }
     }
     drop_in_background((module, plan, rendered, provider));
