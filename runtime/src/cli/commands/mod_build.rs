@@ -200,6 +200,8 @@ fn build(
         strict: args.module.strict,
         module_labels: module.labels().clone(),
     };
+    // The plan and the context hold all the render needs of the module.
+    drop_in_background(module);
 
     let rendered = pool.install(|| backend(&plan, &provider, &context, &limits, redactor))?;
 
@@ -234,7 +236,7 @@ fn build(
             serialized.write(stdout)?;
         }
     }
-    drop_in_background((module, plan, rendered, provider));
+    drop_in_background((plan, rendered, provider));
     Ok(ExitCode::SUCCESS)
 }
 
