@@ -1,5 +1,8 @@
 //! Planning cost: matching 10,000 components against 60 transformers (DESIGN §8: cost grows
-//! linearly with components). Also 1,000 components, to show the ratio.
+//! linearly with components), with every explanation (`opm mod vet`) and with only what
+//! problems need (`opm mod build`); flattening each matched component into its calls' input
+//! JSON is part of both. Also 1,000 components, to show the ratio. Components are planned on
+//! the rayon pool (two threads on the project machine).
 //!
 //! Run: `cargo bench -p opm-benches --bench plan`.
 
@@ -117,6 +120,15 @@ fn plan(c: &mut Criterion) {
         group.bench_function(format!("{n} components x 60 transformers"), |b| {
             b.iter(|| matching::plan(&module, &manifest, false))
         });
+        // What `opm mod build` plans when it prints no explanation.
+        group.bench_function(
+            format!("{n} components x 60 transformers, problems only"),
+            |b| {
+                b.iter(|| {
+                    matching::plan_with(&module, &manifest, false, matching::Explain::ProblemsOnly)
+                })
+            },
+        );
     }
     group.finish();
 }

@@ -1,14 +1,16 @@
 //! The cost of one sandboxed transform call with a fresh instance (DESIGN §8: at least 25,000
-//! fresh-instance calls per second per core), and of a whole render of many components.
+//! fresh-instance calls per second per core), for every transformer of the embedded provider
+//! beside the same crate called natively in-process; and of whole renders of many components.
 //!
 //! Run: `cargo bench -p opm-benches --bench sandbox`.
 
 use std::collections::BTreeMap;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use opm_runtime::provider;
-use opm_runtime::render::{self, Job, RenderContext};
+use opm_benches::Native;
+use opm_runtime::render::{self, Job, RenderContext, Runner};
 use opm_runtime::sandbox::{Limits, Sandbox};
+use opm_runtime::{matching, module, provider};
 use serde_json::json;
 
 const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
@@ -40,29 +42,67 @@ fn input(name: &str) -> String {
     .to_string()
 }
 
-fn calls(c: &mut Criterion) {
+/// One call of each of the 14 transformers, on its first component of `examples/everything`,
+/// in a fresh sandbox instance and natively.
+fn per_transformer(c: &mut Criterion) {
+    let provider = provider::load_embedded().expect("embedded provider");
+    let limits = Limits::default();
+    let sandbox = Sandbox::new(&limits).expect("engine");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/everything/module.yaml"
+    );
+    let text = std::fs::read_to_string(path).expect("examples/everything");
+    let module = module::from_str(&text, "everything").expect("module");
+    let plan = matching::plan(&module, &provider.manifest, false);
+    let mut first: BTreeMap<String, Job> = BTreeMap::new();
+    for job in render::jobs(&plan) {
+        first.entry(job.transformer.clone()).or_insert(job);
+    }
+    assert_eq!(
+        first.len(),
+        14,
+        "examples/everything uses every transformer"
+    );
+    let context = context();
+    let native = Native::new();
+
+    let mut group = c.benchmark_group("call");
+    group.throughput(Throughput::Elements(1));
+    for (fqn, job) in &first {
+        let short = fqn.rsplit('#').next().unwrap_or(fqn);
+        let compiled = sandbox
+            .compile(fqn, &provider.components[fqn.as_str()])
+            .expect("compiles");
+        let wit_context = context.for_component(&job.component);
+        group.bench_function(BenchmarkId::new("sandboxed", short), |b| {
+            b.iter(|| {
+                let outcome = sandbox.call(&compiled, &job.input, &wit_context, &limits);
+                assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+            })
+        });
+        group.bench_function(BenchmarkId::new("native", short), |b| {
+            b.iter(|| {
+                let outcome = native.call(job, &wit_context, &limits).expect("native");
+                assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Whole renders: `render::execute` of N Deployment calls on the rayon pool (two threads on
+/// the project machine), with checking, labelling and ordering.
+fn renders(c: &mut Criterion) {
     let provider = provider::load_embedded().expect("embedded provider");
     let limits = Limits::default();
     let sandbox = Sandbox::new(&limits).expect("engine");
     let deployment = sandbox
         .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
         .expect("compiles");
-    let wit_context = context().for_component("api");
-    let api_input = input("api");
-
-    let mut group = c.benchmark_group("sandbox");
-    group.throughput(Throughput::Elements(1));
-    group.bench_function("fresh-instance call (Deployment)", |b| {
-        b.iter(|| {
-            let outcome = sandbox.call(&deployment, &api_input, &wit_context, &limits);
-            assert!(outcome.result.is_ok());
-        })
-    });
-    group.finish();
-
+    let compiled = BTreeMap::from([(DEPLOYMENT.to_owned(), Ok(deployment))]);
     let mut group = c.benchmark_group("render");
     group.sample_size(10);
-    let compiled = BTreeMap::from([(DEPLOYMENT.to_owned(), Ok(deployment.clone()))]);
     for components in [100usize, 1_000] {
         let jobs: Vec<Job> = (0..components)
             .map(|i| Job {
@@ -82,5 +122,5 @@ fn calls(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, calls);
+criterion_group!(benches, per_transformer, renders);
 criterion_main!(benches);

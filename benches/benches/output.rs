@@ -1,0 +1,69 @@
+//! The host's work on what transformers return: checking each document (`check_resource`, the
+//! parse and the shape checks every returned resource goes through) and serialising a render's
+//! resources as YAML and as JSON (`write::serialize`), for a render of 1,000 components (2,000
+//! resources: a Deployment and a Service each).
+//!
+//! Run: `cargo bench -p opm-benches --bench output`.
+
+use std::collections::BTreeMap;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use opm_benches::Native;
+use opm_runtime::render::{self, RenderContext, write};
+use opm_runtime::sandbox::Limits;
+use opm_runtime::{matching, module, provider};
+
+fn output(c: &mut Criterion) {
+    let provider = provider::load_embedded().expect("embedded provider");
+    let mut text = String::from(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: bench, version: 0.1.0, namespace: bench}\ncomponents:\n",
+    );
+    for i in 0..1_000 {
+        text.push_str(&format!(
+            "  c{i:05}:\n    resources:\n      Container: {{image: nginxinc/nginx-unprivileged:1.27, ports: {{http: {{containerPort: 8080}}}}}}\n    traits:\n      Expose: {{type: ClusterIP}}\n      Replicas: 2\n"
+        ));
+    }
+    let module = module::from_str(&text, "bench.yaml").expect("module");
+    let plan = matching::plan(&module, &provider.manifest, false);
+    let context = RenderContext {
+        name: "bench".into(),
+        namespace: "bench".into(),
+        version: "0.1.0".into(),
+        provider: "kubernetes".into(),
+        timestamp: "2026-01-01T00:00:00Z".into(),
+        strict: false,
+        module_labels: BTreeMap::new(),
+    };
+    let rendered = render::execute_with(
+        &Native::new(),
+        &render::jobs(&plan),
+        &context,
+        &Limits::default(),
+    );
+    assert_eq!(rendered.resources.len(), 2_000);
+    let documents: Vec<String> = rendered
+        .resources
+        .iter()
+        .map(|resource| resource.value.to_string())
+        .collect();
+
+    let mut group = c.benchmark_group("output");
+    group.throughput(Throughput::Elements(2_000));
+    group.bench_function("check 2,000 returned documents", |b| {
+        b.iter(|| {
+            documents
+                .iter()
+                .map(|document| render::check_resource(document).expect("valid"))
+                .count()
+        })
+    });
+    for format in [write::Format::Yaml, write::Format::Json] {
+        group.bench_function(format!("serialize 2,000 resources as {format:?}"), |b| {
+            b.iter(|| write::serialize(&rendered.resources, format).expect("serializes"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, output);
+criterion_main!(benches);
