@@ -44,7 +44,7 @@ fn output(c: &mut Criterion) {
     let documents: Vec<String> = rendered
         .resources
         .iter()
-        .map(|resource| resource.value.to_string())
+        .map(|resource| resource.json.clone())
         .collect();
 
     let mut group = c.benchmark_group("output");

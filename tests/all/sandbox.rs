@@ -108,7 +108,7 @@ pub(crate) fn single_failure(rendered: &Rendered) -> (&CallError, String) {
         "the healthy component still renders"
     );
     assert_eq!(rendered.resources[0].component, "good");
-    assert_eq!(rendered.resources[0].value["kind"], "Deployment");
+    assert_eq!(rendered.resources[0].value()["kind"], "Deployment");
     let message = failure.to_string();
     eprintln!("{message}");
     (error, message)
@@ -587,7 +587,7 @@ fn a_transformer_that_does_not_compile_fails_alone() {
     );
     assert!(message.contains("cannot be loaded"), "{message}");
     assert_eq!(rendered.resources.len(), 1, "the healthy component renders");
-    assert_eq!(rendered.resources[0].value["kind"], "Deployment");
+    assert_eq!(rendered.resources[0].value()["kind"], "Deployment");
 }
 
 /// Issue 9, finding 5: the load checks validated with every WebAssembly feature and skipped

@@ -21,17 +21,19 @@ fn wasi(mode: &str, limits: Limits) -> Rendered {
 }
 
 /// The ConfigMap the guest rendered for the component `bad`, when it survived.
-fn rendered_data(rendered: &Rendered) -> &serde_json::Map<String, Value> {
+fn rendered_data(rendered: &Rendered) -> serde_json::Map<String, Value> {
     assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
     let config_map = rendered
         .resources
         .iter()
         .find(|resource| resource.component == "bad")
-        .expect("the WASI guest rendered");
-    assert_eq!(config_map.value["kind"], "ConfigMap");
-    config_map.value["data"]
+        .expect("the WASI guest rendered")
+        .value();
+    assert_eq!(config_map["kind"], "ConfigMap");
+    config_map["data"]
         .as_object()
         .expect("a ConfigMap has data")
+        .clone()
 }
 
 /// The log of the call of `bad`.

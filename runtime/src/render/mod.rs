@@ -43,14 +43,38 @@ pub struct Job {
 }
 
 /// A rendered platform resource and where it came from.
+///
+/// The resource is kept as its compact JSON text (checked, labelled, keys in output order) with
+/// its identity beside it, not as a `serde_json::Value`: a large render holds every resource
+/// until it is ordered and written, and the text takes a fifth of the memory of the tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resource {
     /// The component it was rendered from.
     pub component: String,
     /// The transformer that rendered it.
     pub transformer: String,
-    /// The resource, a JSON object with `apiVersion`, `kind` and `metadata.name`.
-    pub value: Value,
+    /// Its group, kind, namespace and name.
+    pub identity: order::Identity,
+    /// The resource, a JSON object with `apiVersion`, `kind` and `metadata.name`, as compact
+    /// JSON text.
+    pub json: String,
+}
+
+impl Resource {
+    /// `value`, a checked resource, rendered from `component` by `transformer`.
+    pub fn new(component: &str, transformer: &str, value: &Value) -> Self {
+        Self {
+            component: component.to_owned(),
+            transformer: transformer.to_owned(),
+            identity: order::Identity::of(value),
+            json: value.to_string(),
+        }
+    }
+
+    /// The resource as a JSON value.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.json).expect("a resource is JSON text written by the host")
+    }
 }
 
 /// What one call did, for `--verbose`.
@@ -282,11 +306,11 @@ fn run_job(runner: &dyn Runner, job: &Job, context: &RenderContext, limits: &Lim
                 match check_resource(document) {
                     Ok(mut value) => {
                         apply_labels(&mut value, &labels);
-                        output.resources.push(Resource {
-                            component: job.component.clone(),
-                            transformer: job.transformer.clone(),
-                            value,
-                        });
+                        output.resources.push(Resource::new(
+                            &job.component,
+                            &job.transformer,
+                            &value,
+                        ));
                     }
                     Err(reason) => {
                         invalid += 1;
@@ -418,14 +442,10 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
 /// resource already has, naming both producers. `resources` are in install order, where equal
 /// identities are neighbours, so the first of each run is the one the others collide with.
 fn duplicates(resources: &[Resource], runner: &dyn Runner) -> Vec<Failure> {
-    let identities: Vec<order::Identity> = resources
-        .par_iter()
-        .map(|resource| order::Identity::of(&resource.value))
-        .collect();
     let mut failures = Vec::new();
     let mut first = 0;
     for (index, resource) in resources.iter().enumerate().skip(1) {
-        if identities[index] != identities[first] {
+        if resource.identity != resources[first].identity {
             first = index;
             continue;
         }
@@ -435,7 +455,7 @@ fn duplicates(resources: &[Resource], runner: &dyn Runner) -> Vec<Failure> {
             transformer: resource.transformer.clone(),
             digest: runner.digest(&resource.transformer),
             error: FailureKind::Duplicate {
-                identity: identities[index].to_string(),
+                identity: resource.identity.to_string(),
                 other_component: original.component.clone(),
                 other_transformer: original.transformer.clone(),
             },

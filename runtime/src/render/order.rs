@@ -105,51 +105,31 @@ fn rank(kind: &str) -> usize {
         .unwrap_or(INSTALL_ORDER.len())
 }
 
-/// Where a resource goes in install order: kind rank, kind, namespace, name, then group.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Position {
-    rank: usize,
-    kind: String,
-    namespace: String,
-    name: String,
-    group: String,
-}
-
-impl Position {
-    fn of(resource: &Value) -> Self {
-        let Identity {
-            group,
-            kind,
-            namespace,
-            name,
-        } = Identity::of(resource);
-        Self {
-            rank: rank(&kind),
-            kind,
-            namespace,
-            name,
-            group,
-        }
-    }
-}
-
 /// Compares two resources by install order: kind rank, kind, namespace, name, then group, then
 /// producer, so the order is total.
 pub fn compare(a: &Resource, b: &Resource) -> Ordering {
-    Position::of(&a.value)
-        .cmp(&Position::of(&b.value))
+    compare_ranked((rank(&a.identity.kind), a), (rank(&b.identity.kind), b))
+}
+
+fn compare_ranked((rank_a, a): (usize, &Resource), (rank_b, b): (usize, &Resource)) -> Ordering {
+    let (ia, ib) = (&a.identity, &b.identity);
+    rank_a
+        .cmp(&rank_b)
+        .then_with(|| ia.kind.cmp(&ib.kind))
+        .then_with(|| ia.namespace.cmp(&ib.namespace))
+        .then_with(|| ia.name.cmp(&ib.name))
+        .then_with(|| ia.group.cmp(&ib.group))
         .then_with(|| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)))
 }
 
-/// Sorts resources into install order ([`compare`]), working out each one's position once.
-pub fn sort(resources: &mut [Resource]) {
-    resources.sort_by_cached_key(|resource| {
-        (
-            Position::of(&resource.value),
-            resource.component.clone(),
-            resource.transformer.clone(),
-        )
-    });
+/// Sorts resources into install order ([`compare`]), looking up each kind's rank once.
+pub fn sort(resources: &mut Vec<Resource>) {
+    let mut ranked: Vec<(usize, Resource)> = std::mem::take(resources)
+        .into_iter()
+        .map(|resource| (rank(&resource.identity.kind), resource))
+        .collect();
+    ranked.sort_by(|(rank_a, a), (rank_b, b)| compare_ranked((*rank_a, a), (*rank_b, b)));
+    resources.extend(ranked.into_iter().map(|(_, resource)| resource));
 }
 
 #[cfg(test)]
@@ -159,11 +139,11 @@ mod tests {
     use super::*;
 
     fn resource(api_version: &str, kind: &str, name: &str) -> Resource {
-        Resource {
-            component: "c".into(),
-            transformer: "t".into(),
-            value: json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}),
-        }
+        Resource::new(
+            "c",
+            "t",
+            &json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}),
+        )
     }
 
     #[test]
@@ -176,10 +156,7 @@ mod tests {
             resource("v1", "ServiceAccount", "z"),
         ];
         sort(&mut resources);
-        let order: Vec<String> = resources
-            .iter()
-            .map(|r| Identity::of(&r.value).to_string())
-            .collect();
+        let order: Vec<String> = resources.iter().map(|r| r.identity.to_string()).collect();
         assert_eq!(
             order,
             [

@@ -23,7 +23,7 @@ pub fn to_bytes(resources: &[Resource], format: Format) -> anyhow::Result<Vec<u8
         Format::Yaml => {
             let documents = resources
                 .par_iter()
-                .map(|resource| yaml(&resource.value))
+                .map(|resource| yaml_of(&resource.json))
                 .collect::<anyhow::Result<Vec<String>>>()?;
             out.reserve(documents.iter().map(|d| d.len() + 4).sum());
             for document in documents {
@@ -32,7 +32,7 @@ pub fn to_bytes(resources: &[Resource], format: Format) -> anyhow::Result<Vec<u8
             }
         }
         Format::Json => {
-            let items: Vec<&Value> = resources.iter().map(|r| &r.value).collect();
+            let items: Vec<Value> = resources.par_iter().map(Resource::value).collect();
             let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
             serde_json::to_writer_pretty(&mut out, &list)?;
             out.push(b'\n');
@@ -55,7 +55,7 @@ pub fn serialize(resources: &[Resource], format: Format) -> anyhow::Result<Seria
     let documents = match format {
         Format::Yaml => resources
             .par_iter()
-            .map(|resource| yaml(&resource.value))
+            .map(|resource| yaml_of(&resource.json))
             .collect::<anyhow::Result<Vec<String>>>()?,
         Format::Json => vec![String::from_utf8(to_bytes(resources, format)?)?],
     };
@@ -75,6 +75,18 @@ impl Serialized {
         }
         out.flush()
     }
+}
+
+/// One YAML document, ending in a newline, from a resource's JSON text: converted as it is
+/// read, without building the value in between.
+pub fn yaml_of(json: &str) -> anyhow::Result<String> {
+    let mut reader = serde_json::Deserializer::from_str(json);
+    let mut text = serde_saphyr::to_string(&serde_transcode::Transcoder::new(&mut reader))?;
+    reader.end()?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// One YAML document, ending in a newline.
@@ -104,7 +116,7 @@ pub fn split_names(resources: &[Resource]) -> Vec<String> {
 
     use super::order::Identity;
 
-    let identities: Vec<Identity> = resources.iter().map(|r| Identity::of(&r.value)).collect();
+    let identities: Vec<&Identity> = resources.iter().map(|r| &r.identity).collect();
     let base: Vec<String> = identities
         .iter()
         .map(|id| format!("{}-{}", id.kind.to_lowercase(), id.name))

@@ -224,7 +224,7 @@ fn build(
                     .into_par_iter()
                     .zip(&rendered.resources)
                     .map(|(name, resource)| {
-                        Ok((name, render::write::yaml(&resource.value)?.into_bytes()))
+                        Ok((name, render::write::yaml_of(&resource.json)?.into_bytes()))
                     })
                     .collect::<anyhow::Result<Vec<_>>>()
             })?;
