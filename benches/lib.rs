@@ -167,3 +167,64 @@ impl Default for Native {
         Self::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use opm_runtime::render::{self, RenderContext, Transformers};
+    use opm_runtime::sandbox::{Limits, Sandbox};
+    use opm_runtime::{matching, module, provider};
+
+    use super::Native;
+
+    /// The baseline the sandbox is measured against must be the same work: every example renders
+    /// to the same resources in the sandbox and natively.
+    #[test]
+    fn native_calls_render_what_the_sandbox_renders() {
+        let provider = provider::load_embedded().expect("embedded provider");
+        let limits = Limits::default();
+        let sandbox = Sandbox::new(&limits).expect("engine");
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+        let mut rendered_any = 0;
+        for entry in std::fs::read_dir(examples).expect("examples") {
+            let path = entry.expect("entry").path().join("module.yaml");
+            let module = module::load(
+                &path,
+                &[],
+                &[],
+                &|_| Some("from-the-environment".to_owned()),
+                &mut BTreeSet::new(),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let plan = matching::plan(&module, &provider.manifest, false);
+            assert!(plan.is_ok(), "{}: {:?}", path.display(), plan.errors());
+            let context = RenderContext {
+                name: module.name().to_owned(),
+                namespace: module.namespace().unwrap_or("default").to_owned(),
+                version: module.version().to_owned(),
+                provider: "kubernetes".into(),
+                timestamp: "2026-01-01T00:00:00Z".into(),
+                strict: false,
+                module_labels: module.labels().clone(),
+            };
+            let jobs = render::jobs(&plan);
+            let compiled: Transformers = jobs
+                .iter()
+                .map(|job| {
+                    let fqn = job.transformer.as_str();
+                    let bytes = &provider.components[fqn];
+                    (fqn.to_owned(), sandbox.compile(fqn, bytes))
+                })
+                .collect::<BTreeMap<_, _>>();
+            let sandboxed = render::execute(&sandbox, &compiled, &jobs, &context, &limits);
+            let native = render::execute_with(&Native::new(), &jobs, &context, &limits);
+            assert!(sandboxed.failures.is_empty(), "{:?}", sandboxed.failures);
+            assert!(native.failures.is_empty(), "{:?}", native.failures);
+            assert!(!sandboxed.resources.is_empty(), "{}", path.display());
+            assert_eq!(sandboxed.resources, native.resources, "{}", path.display());
+            rendered_any += 1;
+        }
+        assert!(rendered_any >= 5, "{rendered_any} examples");
+    }
+}
