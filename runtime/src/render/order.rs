@@ -105,12 +105,8 @@ fn rank(kind: &str) -> usize {
         .unwrap_or(INSTALL_ORDER.len())
 }
 
-/// Compares two resources by install order: kind rank, kind, namespace, name, then group, then
-/// producer, so the order is total.
-pub fn compare(a: &Resource, b: &Resource) -> Ordering {
-    compare_ranked((rank(&a.identity.kind), a), (rank(&b.identity.kind), b))
-}
-
+/// Compares two resources, each with the rank of its kind, by install order: kind rank, kind,
+/// namespace, name, then group, then producer, so the order is total.
 fn compare_ranked((rank_a, a): (usize, &Resource), (rank_b, b): (usize, &Resource)) -> Ordering {
     let (ia, ib) = (&a.identity, &b.identity);
     rank_a
@@ -122,7 +118,7 @@ fn compare_ranked((rank_a, a): (usize, &Resource), (rank_b, b): (usize, &Resourc
         .then_with(|| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)))
 }
 
-/// Sorts resources into install order ([`compare`]), looking up each kind's rank once.
+/// Sorts resources into install order, looking up each kind's rank once.
 pub fn sort(resources: &mut Vec<Resource>) {
     let mut ranked: Vec<(usize, Resource)> = std::mem::take(resources)
         .into_iter()

@@ -16,31 +16,6 @@ pub enum Format {
     Json,
 }
 
-/// Serialises `resources` in `format` into bytes.
-pub fn to_bytes(resources: &[Resource], format: Format) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    match format {
-        Format::Yaml => {
-            let documents = resources
-                .par_iter()
-                .map(|resource| yaml_of(&resource.json))
-                .collect::<anyhow::Result<Vec<String>>>()?;
-            out.reserve(documents.iter().map(|d| d.len() + 4).sum());
-            for document in documents {
-                out.extend_from_slice(b"---\n");
-                out.extend_from_slice(document.as_bytes());
-            }
-        }
-        Format::Json => {
-            let items: Vec<Value> = resources.par_iter().map(Resource::value).collect();
-            let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-            serde_json::to_writer_pretty(&mut out, &list)?;
-            out.push(b'\n');
-        }
-    }
-    Ok(out)
-}
-
 /// Rendered resources serialised in one format, ready to be written ([`Serialized::write`]).
 #[derive(Debug)]
 pub struct Serialized {
@@ -57,7 +32,11 @@ pub fn serialize(resources: &[Resource], format: Format) -> anyhow::Result<Seria
             .par_iter()
             .map(|resource| yaml_of(&resource.json))
             .collect::<anyhow::Result<Vec<String>>>()?,
-        Format::Json => vec![String::from_utf8(to_bytes(resources, format)?)?],
+        Format::Json => {
+            let items: Vec<Value> = resources.par_iter().map(Resource::value).collect();
+            let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+            vec![serde_json::to_string_pretty(&list)? + "\n"]
+        }
     };
     Ok(Serialized { format, documents })
 }
@@ -81,27 +60,22 @@ impl Serialized {
 /// read, without building the value in between.
 pub fn yaml_of(json: &str) -> anyhow::Result<String> {
     let mut reader = serde_json::Deserializer::from_str(json);
-    let mut text = serde_saphyr::to_string(&serde_transcode::Transcoder::new(&mut reader))?;
+    let text = yaml_document(&serde_transcode::Transcoder::new(&mut reader))?;
     reader.end()?;
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
     Ok(text)
 }
 
 /// One YAML document, ending in a newline.
 pub fn yaml(value: &Value) -> anyhow::Result<String> {
+    yaml_document(value)
+}
+
+fn yaml_document(value: &impl serde::Serialize) -> anyhow::Result<String> {
     let mut text = serde_saphyr::to_string(value)?;
     if !text.ends_with('\n') {
         text.push('\n');
     }
     Ok(text)
-}
-
-/// Writes `bytes` to `out` and flushes.
-pub fn write_all(out: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
-    out.write_all(bytes)?;
-    out.flush()
 }
 
 /// The file name of each resource under `--split`, in the same order: `<lowercase-kind>-<name>.yaml`.
