@@ -9,7 +9,7 @@ use std::process::Command;
 
 use opm_runtime::bundle::{self, format};
 use opm_runtime::provider::{self, ProviderError};
-use opm_tests::{guests, opm, repo_root};
+use opm_tests::{Run, guests, opm, repo_root};
 use serde_json::{Value, json};
 
 const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
@@ -334,13 +334,7 @@ fn opm_signs_and_minisign_verifies_and_opm_verifies_too() {
     let (secret, public) = keypair(dir.path(), "opm");
     let file = bundle_file(dir.path());
     let file_arg = file.display().to_string();
-    let run = opm([
-        "provider",
-        "sign",
-        &file_arg,
-        "--key",
-        secret.to_str().unwrap(),
-    ]);
+    let run = keyed("sign", &file_arg, &secret);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(dir.path().join("kubernetes-0.1.0.opmb.minisig").is_file());
 
@@ -352,13 +346,7 @@ fn opm_signs_and_minisign_verifies_and_opm_verifies_too() {
         "{out:?}"
     );
 
-    let run = opm([
-        "provider",
-        "verify",
-        &file_arg,
-        "--key",
-        public.to_str().unwrap(),
-    ]);
+    let run = keyed("verify", &file_arg, &public);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
         run.stdout.contains(&format!("digest {digest}")),
@@ -366,13 +354,7 @@ fn opm_signs_and_minisign_verifies_and_opm_verifies_too() {
         run.stdout
     );
 
-    let run = opm([
-        "provider",
-        "inspect",
-        &file_arg,
-        "--key",
-        public.to_str().unwrap(),
-    ]);
+    let run = keyed("inspect", &file_arg, &public);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
         run.stdout.contains("signature   verified, signed by key "),
@@ -389,24 +371,8 @@ fn minisign_signs_and_opm_verifies() {
     let file_arg = file.display().to_string();
     let version = provider::load_embedded().unwrap().manifest.metadata.version;
     let comment = format!("provider:kubernetes\tversion:{version}");
-    let out = minisign(&[
-        "-S",
-        "-W",
-        "-s",
-        secret.to_str().unwrap(),
-        "-m",
-        &file_arg,
-        "-t",
-        &comment,
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let run = opm([
-        "provider",
-        "verify",
-        &file_arg,
-        "--key",
-        public.to_str().unwrap(),
-    ]);
+    minisign_sign(&secret, &file_arg, &comment);
+    let run = keyed("verify", &file_arg, &public);
     assert!(run.exited(0), "{}", run.stderr);
     let run = opm(["provider", "inspect", &file_arg]);
     assert!(
@@ -423,33 +389,12 @@ fn verify_fails_with_exit_1_for_a_modified_bundle_another_key_or_no_signature() 
     let (_, other) = keypair(dir.path(), "two");
     let file = bundle_file(dir.path());
     let file_arg = file.display().to_string();
-    let run = opm([
-        "provider",
-        "verify",
-        &file_arg,
-        "--key",
-        public.to_str().unwrap(),
-    ]);
+    let run = keyed("verify", &file_arg, &public);
     assert!(run.exited(1), "{}", run.stderr);
     assert!(run.stderr.contains("is not signed"), "{}", run.stderr);
 
-    assert!(
-        opm([
-            "provider",
-            "sign",
-            &file_arg,
-            "--key",
-            secret.to_str().unwrap()
-        ])
-        .exited(0)
-    );
-    let run = opm([
-        "provider",
-        "verify",
-        &file_arg,
-        "--key",
-        other.to_str().unwrap(),
-    ]);
+    assert!(keyed("sign", &file_arg, &secret).exited(0));
+    let run = keyed("verify", &file_arg, &other);
     assert!(run.exited(1), "{}", run.stderr);
     assert!(
         run.stderr.contains("which is not among the trusted keys"),
@@ -462,27 +407,20 @@ fn verify_fails_with_exit_1_for_a_modified_bundle_another_key_or_no_signature() 
         m["metadata"]["labels"]["extra"] = json!("x");
     });
     std::fs::write(&file, changed).unwrap();
-    let run = opm([
-        "provider",
-        "verify",
-        &file_arg,
-        "--key",
-        public.to_str().unwrap(),
-    ]);
+    let run = keyed("verify", &file_arg, &public);
     assert!(run.exited(1), "{}", run.stderr);
     assert!(run.stderr.contains("does not verify"), "{}", run.stderr);
-    let run = opm([
-        "provider",
-        "inspect",
-        &file_arg,
-        "--key",
-        public.to_str().unwrap(),
-    ]);
+    let run = keyed("inspect", &file_arg, &public);
     assert!(
         run.exited(1) && run.stdout.contains("signature   INVALID: "),
         "{}",
         run.stdout
     );
+}
+
+/// Runs `opm provider SUBCOMMAND FILE --key KEY`.
+fn keyed(subcommand: &str, file: &str, key: &Path) -> Run {
+    opm(["provider", subcommand, file, "--key", key.to_str().unwrap()])
 }
 
 /// Signs `file` with minisign's own tool and the trusted comment `comment`.
@@ -506,15 +444,7 @@ fn a_signature_for_another_provider_or_version_is_refused() {
     let (secret, public) = keypair(dir.path(), "team");
     let file = bundle_file(dir.path());
     let file_arg = file.display().to_string();
-    let verify = || {
-        opm([
-            "provider",
-            "verify",
-            &file_arg,
-            "--key",
-            public.to_str().unwrap(),
-        ])
-    };
+    let verify = || keyed("verify", &file_arg, &public);
     let version = provider::load_embedded().unwrap().manifest.metadata.version;
 
     // The same key vouching for another version (a release the bundle is passed off as).
@@ -537,13 +467,7 @@ fn a_signature_for_another_provider_or_version_is_refused() {
     let run = verify();
     assert!(run.exited(1), "{}", run.stderr);
     assert!(run.stderr.contains("is for other "), "{}", run.stderr);
-    let run = opm([
-        "provider",
-        "inspect",
-        &file_arg,
-        "--key",
-        public.to_str().unwrap(),
-    ]);
+    let run = keyed("inspect", &file_arg, &public);
     assert!(
         run.exited(1) && run.stdout.contains("signature   INVALID: "),
         "{}",
@@ -562,16 +486,7 @@ fn a_signature_for_another_provider_or_version_is_refused() {
     );
 
     // What opm signs names both, and minisign shows them.
-    assert!(
-        opm([
-            "provider",
-            "sign",
-            &file_arg,
-            "--key",
-            secret.to_str().unwrap()
-        ])
-        .exited(0)
-    );
+    assert!(keyed("sign", &file_arg, &secret).exited(0));
     assert!(verify().exited(0));
     let out = minisign(&["-V", "-p", public.to_str().unwrap(), "-m", &file_arg]);
     let shown = String::from_utf8_lossy(&out.stdout);
