@@ -223,6 +223,9 @@ fn plan_component(
     let at = &component.origin;
 
     let attached = resolve_attachments(component, catalog, &mut errors);
+    // A name that resolved to nothing is the cause of whatever does not match; it is reported
+    // once, not again as "matches no transformer".
+    let unresolved = !errors.is_empty();
     if component.resources.is_empty() {
         errors.push(Problem::NoResources {
             component: name.clone(),
@@ -282,28 +285,30 @@ fn plan_component(
 
     let mut unhandled = Vec::new();
     if matched.is_empty() {
-        errors.push(Problem::NoMatch {
-            component: name.clone(),
-            has: Attachments {
-                labels: labels
+        if !unresolved {
+            errors.push(Problem::NoMatch {
+                component: name.clone(),
+                has: Attachments {
+                    labels: labels
+                        .iter()
+                        .map(|(key, label)| (key.clone(), label.value.clone()))
+                        .collect(),
+                    resources: resources.clone(),
+                    traits: traits.clone(),
+                    policies: policies.clone(),
+                },
+                // Every transformer is a candidate that did not match: say what each lacks.
+                candidates: transformers
                     .iter()
-                    .map(|(key, label)| (key.clone(), label.value.clone()))
+                    .map(|transformer| Candidate {
+                        transformer: transformer.fqn.clone(),
+                        requirements: transformer.requirements.clone(),
+                        missing: check(transformer, &labels, &has).1,
+                    })
                     .collect(),
-                resources: resources.clone(),
-                traits: traits.clone(),
-                policies: policies.clone(),
-            },
-            // Every transformer is a candidate that did not match: say what each lacks.
-            candidates: transformers
-                .iter()
-                .map(|transformer| Candidate {
-                    transformer: transformer.fqn.clone(),
-                    requirements: transformer.requirements.clone(),
-                    missing: check(transformer, &labels, &has).1,
-                })
-                .collect(),
-            at: at.clone(),
-        });
+                at: at.clone(),
+            });
+        }
     } else {
         let mut groups: BTreeMap<&RequirementKey, Vec<String>> = BTreeMap::new();
         for (transformer, _) in &matched {

@@ -129,6 +129,39 @@ fn ambiguous_short_name_is_an_error_listing_candidates() {
     );
 }
 
+/// Issue 13, finding 4: a name that resolves to nothing (ambiguous or unknown) is the one cause
+/// reported; the component matching no transformer because of it is not a second error.
+#[test]
+fn an_unresolved_resource_name_is_reported_once() {
+    let ambiguous = module_with(
+        "  api:\n    resources: {Container: {image: x}}\n",
+        "definitions:\n  acme.io/resources@v1#Container: {kind: Resource}\n",
+    );
+    let plan = matching::plan(&ambiguous, &provider(), false);
+    assert_eq!(
+        messages(plan.errors()),
+        [
+            "module.yaml:6:17: component \"api\": \"Container\" could mean any of acme.io/resources@v1#Container, opm.dev/resources/workload@v1#Container; write the FQN"
+        ]
+    );
+    let plan = plan_of("  api:\n    resources: {Containr: {image: x}}\n");
+    let errors = messages(plan.errors());
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("no definition is named \"Containr\""),
+        "{errors:?}"
+    );
+    // A component whose names all resolve and that still matches nothing is reported as such.
+    let plan = plan_of(
+        "  api:\n    metadata: {labels: {core.opm.dev/workload-type: wizard}}\n    resources: {Container: {image: x}}\n",
+    );
+    let errors = messages(plan.errors());
+    assert!(
+        errors.iter().any(|e| e.contains("matches no transformer")),
+        "{errors:?}"
+    );
+}
+
 #[test]
 fn definition_under_the_wrong_section_is_an_error() {
     let plan = plan_of("  api:\n    resources: {Container: {image: x}, Replicas: 2}\n");
