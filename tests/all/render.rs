@@ -602,11 +602,42 @@ fn two_components_rendering_one_resource_is_an_error_naming_both() {
     );
     assert!(
         run.stderr.contains(
-            "rendered ConfigMap shared, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer) also rendered"
+            "rendered ConfigMap default/shared, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer) also rendered"
         ),
         "{}",
         run.stderr
     );
+}
+
+/// Issue 13, finding 3: duplicates are found by the namespace a resource lands in. A resource
+/// without `metadata.namespace` lands in the target namespace, so it is the same object as one
+/// that names it; a cluster-scoped kind lands in no namespace, whatever it writes.
+#[test]
+fn duplicates_are_found_by_the_namespace_a_resource_lands_in() {
+    for (first, second, identity) in [
+        ("shared", "shared-here", "ConfigMap default/shared"),
+        (
+            "cluster-role",
+            "cluster-role-in-a-namespace",
+            "rbac.authorization.k8s.io/ClusterRole shared",
+        ),
+    ] {
+        let run = build_misbehaving(&[("first", first), ("second", second)], &[]);
+        assert!(
+            run.exited(1),
+            "{first} + {second}: {:?}\n{}",
+            run.status,
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+        assert!(
+            run.stderr.contains(&format!(
+                "rendered {identity}, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer) also rendered"
+            )),
+            "{first} + {second}:\n{}",
+            run.stderr
+        );
+    }
 }
 
 /// Matching spec ac14: the outputs of every transformer matched to a component are

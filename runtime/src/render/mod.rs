@@ -61,12 +61,13 @@ pub struct Resource {
 }
 
 impl Resource {
-    /// `value`, a checked resource, rendered from `component` by `transformer`.
-    pub fn new(component: &str, transformer: &str, value: &Value) -> Self {
+    /// `value`, a checked resource, rendered from `component` by `transformer` into
+    /// `target_namespace`.
+    pub fn new(component: &str, transformer: &str, value: &Value, target_namespace: &str) -> Self {
         Self {
             component: component.to_owned(),
             transformer: transformer.to_owned(),
-            identity: order::Identity::of(value),
+            identity: order::Identity::of(value, target_namespace),
             json: value.to_string(),
         }
     }
@@ -310,6 +311,7 @@ fn run_job(runner: &dyn Runner, job: &Job, context: &RenderContext, limits: &Lim
                             &job.component,
                             &job.transformer,
                             &value,
+                            &context.namespace,
                         ));
                     }
                     Err(reason) => {

@@ -54,32 +54,73 @@ pub const INSTALL_ORDER: &[&str] = &[
     "APIService",
 ];
 
-/// What makes two resources the same object in a cluster: API group, kind, namespace, name.
+/// Kinds that live in no namespace: the built-in cluster-scoped kinds, and the Gateway API's
+/// GatewayClass. A `metadata.namespace` on one of them is ignored by the API server.
+pub const CLUSTER_SCOPED: &[&str] = &[
+    "APIService",
+    "CSIDriver",
+    "CSINode",
+    "CertificateSigningRequest",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ComponentStatus",
+    "CustomResourceDefinition",
+    "FlowSchema",
+    "GatewayClass",
+    "IngressClass",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PriorityClass",
+    "PriorityLevelConfiguration",
+    "RuntimeClass",
+    "StorageClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+];
+
+/// What makes two resources the same object in a cluster: API group, kind, the namespace it
+/// lands in, name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Identity {
     /// The API group (`apps`; empty for the core group).
     pub group: String,
     /// The kind.
     pub kind: String,
-    /// The namespace (empty when not set).
+    /// The namespace it lands in: its own, else the target namespace; empty for a
+    /// cluster-scoped kind.
     pub namespace: String,
     /// The name.
     pub name: String,
 }
 
 impl Identity {
-    /// The identity of a checked resource.
-    pub fn of(resource: &Value) -> Self {
+    /// The identity of a checked resource rendered into `target_namespace`.
+    pub fn of(resource: &Value, target_namespace: &str) -> Self {
         let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
         let api_version = text(&resource["apiVersion"]);
         let group = api_version
             .rsplit_once('/')
             .map(|(group, _)| group.to_owned())
             .unwrap_or_default();
+        let kind = text(&resource["kind"]);
+        let namespace = if CLUSTER_SCOPED.binary_search(&kind.as_str()).is_ok() {
+            String::new()
+        } else {
+            match resource["metadata"]["namespace"].as_str() {
+                Some(own) if !own.is_empty() => own.to_owned(),
+                _ => target_namespace.to_owned(),
+            }
+        };
         Self {
             group,
-            kind: text(&resource["kind"]),
-            namespace: text(&resource["metadata"]["namespace"]),
+            kind,
+            namespace,
             name: text(&resource["metadata"]["name"]),
         }
     }
@@ -139,6 +180,7 @@ mod tests {
             "c",
             "t",
             &json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}),
+            "",
         )
     }
 
@@ -162,6 +204,23 @@ mod tests {
                 "apps/Deployment b",
                 "example.com/Widget w"
             ]
+        );
+    }
+
+    #[test]
+    fn identity_is_the_namespace_a_resource_lands_in() {
+        let of = |value: serde_json::Value| Identity::of(&value, "shop").to_string();
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert_eq!(of(config.clone()), "ConfigMap shop/c");
+        let mut elsewhere = config;
+        elsewhere["metadata"]["namespace"] = json!("other");
+        assert_eq!(of(elsewhere), "ConfigMap other/c");
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                          "metadata": {"name": "r", "namespace": "shop"}});
+        assert_eq!(of(role), "rbac.authorization.k8s.io/ClusterRole r");
+        assert!(
+            CLUSTER_SCOPED.is_sorted(),
+            "CLUSTER_SCOPED is searched by bisection"
         );
     }
 }

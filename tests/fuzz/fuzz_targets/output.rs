@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
         value["metadata"].is_object(),
         "checked, so metadata is an object"
     );
-    let _ = order::Identity::of(&value).to_string();
+    let _ = order::Identity::of(&value, "fuzz").to_string();
     let yaml = write::yaml(&value).expect("a checked resource can be written as YAML");
     let read_back: Value = serde_saphyr::from_str(&yaml).expect("the written YAML parses");
     assert_eq!(

@@ -7,6 +7,10 @@
 //! - `huge`: a ConfigMap of 1 MiB, for a host that allows less output;
 //! - `nothing`: no resources at all, which is valid;
 //! - `shared`: a ConfigMap named `shared` whatever the component, so two such components clash;
+//! - `shared-here`: that ConfigMap with `metadata.namespace` set to the target namespace, the
+//!   same object in a cluster as `shared`'s;
+//! - `cluster-role` / `cluster-role-in-a-namespace`: a ClusterRole named `shared`, without and
+//!   with a `metadata.namespace` (which a cluster-scoped kind ignores), again one object;
 //! - `chatty`: 10,000 log lines of 100 bytes, then a ConfigMap;
 //! - `recurse`: recursion without end, until the stack runs out;
 //! - `empty-log-spam`: 2 million empty debug lines, then a ConfigMap;
@@ -26,7 +30,7 @@ use opm_guest::{Component, Context, TransformError, Transformer, Value, json, lo
 pub struct Misbehave;
 
 impl Transformer for Misbehave {
-    fn transform(component: &Component, _: &Context) -> Result<Vec<Value>, TransformError> {
+    fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let config_map = |name: &str, data: Value| {
             json!({
                 "apiVersion": "v1",
@@ -48,6 +52,21 @@ impl Transformer for Misbehave {
             )],
             "nothing" => Vec::new(),
             "shared" => vec![config_map("shared", json!({"from": component.name()}))],
+            "shared-here" => {
+                let mut shared = config_map("shared", json!({"from": component.name()}));
+                shared["metadata"]["namespace"] = json!(context.namespace);
+                vec![shared]
+            }
+            "cluster-role" => vec![json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": "shared"},
+            })],
+            "cluster-role-in-a-namespace" => vec![json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": "shared", "namespace": "elsewhere"},
+            })],
             "chatty" => {
                 for line in 0..10_000 {
                     log::info(&format!("{line:05} {}", "-".repeat(94)));
