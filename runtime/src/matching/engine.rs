@@ -4,7 +4,8 @@
 //! For each component, in name order: resolve what it attaches against the catalog, merge each
 //! value over its definition's defaults and validate it, compute the effective labels, test every
 //! transformer (in FQN order) against them, then check the matches (none, several identical) and
-//! what they leave unhandled. Every list is sorted, so the plan does not depend on the order in
+//! what they leave unhandled, and last each matched transformer's `validations` against the
+//! JSON it would receive. Every list is sorted, so the plan does not depend on the order in
 //! which the module lists components and attachments or the provider lists transformers and
 //! requirements.
 
@@ -72,7 +73,22 @@ pub fn plan_with(
     let transformers: Vec<Transformer> = manifest
         .transformers
         .iter()
-        .map(|(fqn, spec)| Transformer::new(fqn, spec.requirements()))
+        .map(|(fqn, spec)| {
+            let mut transformer = Transformer::new(fqn, spec.requirements());
+            for (index, validation) in spec.validations.iter().enumerate() {
+                match validation.compile() {
+                    Ok(validator) => transformer
+                        .validations
+                        .push((validation.message.clone(), validator.into())),
+                    Err(error) => errors.push(Problem::InvalidValidation {
+                        transformer: fqn.clone(),
+                        index,
+                        error,
+                    }),
+                }
+            }
+            transformer
+        })
         .collect();
     for transformer in &transformers {
         for fqn in &transformer.named {
@@ -141,6 +157,8 @@ struct Transformer {
     named: BTreeSet<String>,
     /// Optional FQNs, whose defaults the transformer receives when not attached.
     optional: BTreeSet<String>,
+    /// The manifest's `validations`: a message and the compiled schema its input must satisfy.
+    validations: Vec<(String, std::sync::Arc<jsonschema::Validator>)>,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -192,6 +210,7 @@ impl Transformer {
             key,
             named,
             optional,
+            validations: Vec::new(),
         }
     }
 }
@@ -347,15 +366,35 @@ fn plan_component(
         }
     }
 
+    // Each matched transformer's validations see exactly the JSON it would receive, and only
+    // once everything before them holds.
+    let mut inputs = Vec::new();
+    if errors.is_empty() {
+        let base = flatten(component, &attached, &labels, spec);
+        for (transformer, _) in &matched {
+            let input = with_defaults(&base, transformer, &attached, catalog);
+            for (message, validator) in &transformer.validations {
+                if !validator.is_valid(&input) {
+                    errors.push(Problem::Refused {
+                        component: name.clone(),
+                        transformer: transformer.fqn.clone(),
+                        message: message.clone(),
+                        at: at.clone(),
+                    });
+                }
+            }
+            inputs.push(input);
+        }
+    }
     let ok = errors.is_empty();
     let calls = if ok {
-        let base = flatten(component, &attached, &labels, spec);
         matched
             .iter()
-            .map(|(transformer, _)| Call {
+            .zip(inputs)
+            .map(|((transformer, _), input)| Call {
                 component: name.clone(),
                 transformer: transformer.fqn.clone(),
-                input: with_defaults(&base, transformer, &attached, catalog).to_string(),
+                input: input.to_string(),
             })
             .collect()
     } else {

@@ -550,6 +550,28 @@ pub enum Problem {
         /// Where the component is declared.
         at: Origin,
     },
+    /// A matched transformer's validation refuses the component: what it would refuse when run.
+    #[error("{at}: component {component:?}: transformer {transformer} refuses it: {message}")]
+    Refused {
+        /// The component.
+        component: String,
+        /// The transformer.
+        transformer: String,
+        /// The validation's message.
+        message: String,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// A transformer's validation schema does not compile.
+    #[error("transformer {transformer}: validations[{index}].schema does not compile: {error}")]
+    InvalidValidation {
+        /// The transformer.
+        transformer: String,
+        /// Which validation.
+        index: usize,
+        /// What the compiler said.
+        error: String,
+    },
     /// A transformer names a definition that neither the provider nor the module declares
     /// (a warning: no component can attach it).
     #[error("transformer {transformer} names {definition}, which no definition declares")]
@@ -565,7 +587,9 @@ impl Problem {
     /// The component the problem is about, if it is about one.
     pub fn component(&self) -> Option<&str> {
         match self {
-            Self::Definition { .. } | Self::UnknownRequirement { .. } => None,
+            Self::Definition { .. }
+            | Self::UnknownRequirement { .. }
+            | Self::InvalidValidation { .. } => None,
             Self::UnknownDefinition { component, .. }
             | Self::AmbiguousDefinition { component, .. }
             | Self::WrongSection { component, .. }
@@ -576,7 +600,8 @@ impl Problem {
             | Self::LabelConflict { component, .. }
             | Self::NoMatch { component, .. }
             | Self::MultipleExactMatches { component, .. }
-            | Self::Unhandled { component, .. } => Some(component),
+            | Self::Unhandled { component, .. }
+            | Self::Refused { component, .. } => Some(component),
         }
     }
 }

@@ -128,11 +128,33 @@ pub struct TransformerSpec {
     /// Policy FQNs the transformer handles when attached.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub optional_policies: Vec<String>,
+    /// Conditions a matched component must meet, checked by the plan before anything runs, so
+    /// that `opm mod vet` refuses what the transformer would refuse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validations: Vec<Validation>,
     /// Path of the component inside the provider source or bundle.
     pub component: String,
     /// `blake3:<hex>` of the component, written by `opm provider pack`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+}
+
+/// A condition on the JSON a transformer receives (DESIGN §4.4): a JSON Schema it must satisfy,
+/// and what to tell the module's author when it does not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Validation {
+    /// Why the transformer refuses such a component, and what to do instead.
+    pub message: String,
+    /// The schema the whole input (`metadata`, `spec`, `defaults`, …) must satisfy.
+    pub schema: serde_json::Value,
+}
+
+impl Validation {
+    /// The compiled schema, or why it does not compile.
+    pub fn compile(&self) -> Result<jsonschema::Validator, String> {
+        jsonschema::Validator::new(&self.schema).map_err(|error| error.to_string())
+    }
 }
 
 impl TransformerSpec {
@@ -191,6 +213,16 @@ impl ProviderManifest {
                 for name in list {
                     Fqn::parse(name).map_err(|e| format!("transformers.{fqn}.{field}: {e}"))?;
                 }
+            }
+            for (index, validation) in transformer.validations.iter().enumerate() {
+                if validation.message.trim().is_empty() {
+                    return Err(format!(
+                        "transformers.{fqn}.validations[{index}].message is empty"
+                    ));
+                }
+                validation.compile().map_err(|e| {
+                    format!("transformers.{fqn}.validations[{index}].schema does not compile: {e}")
+                })?;
             }
         }
         if let Some(memory) = &self.limits.memory {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::bundle::component::{self, ComponentError, ComponentInfo};
 use crate::bundle::{self, BundleError};
-pub use manifest::{LimitsSpec, ProviderManifest, ProviderMetadata, TransformerSpec};
+pub use manifest::{LimitsSpec, ProviderManifest, ProviderMetadata, TransformerSpec, Validation};
 
 /// The name of the provider built into the `opm` binary.
 pub const DEFAULT_PROVIDER: &str = "kubernetes";

@@ -162,6 +162,70 @@ fn an_unresolved_resource_name_is_reported_once() {
     );
 }
 
+/// A transformer's `validations` run on the JSON it would receive, defaults included, and a
+/// failed one is an error of the plan (so `vet` refuses what `build` would), naming component
+/// and transformer, and leaving the component without calls.
+#[test]
+fn a_failed_validation_refuses_the_component_at_plan_time() {
+    let mut provider = provider();
+    let service = provider.transformers.get_mut(SERVICE).unwrap();
+    service.validations = vec![
+        crate::provider::Validation {
+            message: "a Service needs a container port".into(),
+            schema: json!({"properties": {"spec": {"properties": {"container": {"required": ["ports"]}}}}}),
+        },
+        crate::provider::Validation {
+            message: "the default pull policy reaches the transformer".into(),
+            schema: json!({"properties": {"spec": {"properties": {"container": {"properties": {"imagePullPolicy": {"const": "IfNotPresent"}}}}}}}),
+        },
+    ];
+    let module = module(
+        "  api:\n    resources: {Container: {image: x}}\n    traits: {Expose: {}}\n  web:\n    resources: {Container: {image: x, ports: {http: {containerPort: 80}}}}\n    traits: {Expose: {}}\n",
+    );
+    let plan = matching::plan(&module, &provider, false);
+    assert_eq!(
+        messages(plan.errors()),
+        [format!(
+            "module.yaml:5:3: component \"api\": transformer {SERVICE} refuses it: a Service needs a container port"
+        )]
+    );
+    assert!(!plan.component("api").unwrap().ok);
+    assert!(plan.calls().all(|call| call.component == "web"));
+    assert_eq!(
+        plan.calls().count(),
+        2,
+        "web renders: Deployment and Service"
+    );
+
+    service_validation_that_does_not_compile_is_a_plan_error(provider);
+}
+
+fn service_validation_that_does_not_compile_is_a_plan_error(mut provider: ProviderManifest) {
+    provider.transformers.get_mut(SERVICE).unwrap().validations =
+        vec![crate::provider::Validation {
+            message: "m".into(),
+            schema: json!({"type": "no-such-type"}),
+        }];
+    assert!(
+        provider
+            .check()
+            .unwrap_err()
+            .contains("validations[0].schema does not compile")
+    );
+    let plan = matching::plan(
+        &module("  api:\n    resources: {Container: {image: x}}\n"),
+        &provider,
+        false,
+    );
+    assert!(
+        messages(plan.errors())[0].starts_with(&format!(
+            "transformer {SERVICE}: validations[0].schema does not compile"
+        )),
+        "{:?}",
+        messages(plan.errors())
+    );
+}
+
 #[test]
 fn definition_under_the_wrong_section_is_an_error() {
     let plan = plan_of("  api:\n    resources: {Container: {image: x}, Replicas: 2}\n");
