@@ -7,6 +7,7 @@ mod examples;
 mod fixtures;
 mod guest_sdk;
 mod hostile;
+mod kubernetes;
 mod polyglot;
 mod render;
 mod sandbox;

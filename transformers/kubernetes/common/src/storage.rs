@@ -47,6 +47,21 @@ pub fn persistent_storage(component: &Component) -> Result<Vec<Storage>, Transfo
         .collect()
 }
 
+/// Whether a claim of `storage` can be mounted on one node only: its access modes
+/// (ReadWriteOnce by default, or ReadWriteOncePod) include neither ReadWriteMany nor
+/// ReadOnlyMany. Pods on several nodes, or a new pod started beside the old one on another
+/// node, cannot share such a claim.
+pub fn mounts_on_one_node(storage: &[Storage]) -> bool {
+    storage.iter().any(|entry| {
+        let modes = entry.claim_spec["accessModes"].as_array();
+        !modes.is_some_and(|modes| {
+            modes
+                .iter()
+                .any(|mode| mode == "ReadWriteMany" || mode == "ReadOnlyMany")
+        })
+    })
+}
+
 /// The name of the PersistentVolumeClaim of `entry` for a component that is not stateful.
 pub fn claim_name(component: &Component, entry: &str) -> String {
     format!("{}-{entry}", component.name())
@@ -97,6 +112,20 @@ mod tests {
         assert_eq!(storage[1].mount_path.as_deref(), Some("/wal"));
         assert_eq!(claim_name(&c, "wal"), "db-wal");
         assert!(!is_stateful(&c));
+        assert!(mounts_on_one_node(&storage));
+        assert!(!mounts_on_one_node(&[]));
+    }
+
+    #[test]
+    fn a_claim_every_node_can_mount_is_many_or_read_only_many() {
+        let c = Component::from_value(
+            json!({"metadata": {"name": "db"}, "spec": {"persistentStorage": {
+                "shared": {"size": "1Gi", "accessModes": ["ReadWriteOnce", "ReadWriteMany"]},
+                "assets": {"size": "1Gi", "accessModes": ["ReadOnlyMany"]},
+            }}}),
+        )
+        .unwrap();
+        assert!(!mounts_on_one_node(&persistent_storage(&c).unwrap()));
     }
 
     #[test]

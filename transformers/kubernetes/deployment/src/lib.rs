@@ -3,11 +3,15 @@
 //!
 //! The pod template comes from `opm_k8s_common::pod`, as for every workload kind. `replicas`
 //! comes from the Replicas trait (default 1) and is left unset when the component autoscales;
-//! `strategy` from the UpdateStrategy trait (RollingUpdate or Recreate).
+//! `strategy` from the UpdateStrategy trait (RollingUpdate or Recreate). Without that trait, a
+//! Deployment whose PersistentStorage mounts on one node only (ReadWriteOnce, the default) gets
+//! Recreate: a rolling update would start the new pod while the old one holds the claim, and on
+//! another node it would never start. (The provider's validations refuse such storage shared by
+//! several replicas, and an explicit RollingUpdate that would deadlock the same way.)
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
 use opm_k8s_common::pod::{self, WorkloadKind};
-use opm_k8s_common::{object_metadata, selector_labels};
+use opm_k8s_common::{object_metadata, selector_labels, storage};
 
 /// Renders stateless components into Deployments.
 pub struct DeploymentTransformer;
@@ -24,8 +28,14 @@ impl Transformer for DeploymentTransformer {
             "selector".into(),
             json!({"matchLabels": selector_labels(component, context)}),
         );
-        if let Some(strategy) = pod::update_strategy(component, WorkloadKind::Deployment)? {
-            spec.insert("strategy".into(), strategy);
+        match pod::update_strategy(component, WorkloadKind::Deployment)? {
+            Some(strategy) => {
+                spec.insert("strategy".into(), strategy);
+            }
+            None if storage::mounts_on_one_node(&storage::persistent_storage(component)?) => {
+                spec.insert("strategy".into(), json!({"type": "Recreate"}));
+            }
+            None => {}
         }
         spec.insert("template".into(), pod.template);
         opm_guest::log::debug(&format!(
@@ -94,6 +104,25 @@ mod tests {
             d["metadata"]["labels"]["module.opmodel.dev/version"],
             "1.2.0"
         );
+    }
+
+    #[test]
+    fn storage_on_one_node_is_replaced_not_rolled_unless_the_strategy_is_given() {
+        let with = |storage: Value, strategy: Option<Value>| {
+            let mut spec = json!({"container": {"image": "db"}, "persistentStorage": storage});
+            if let Some(strategy) = strategy {
+                spec["updateStrategy"] = strategy;
+            }
+            render(json!({"metadata": {"name": "db"}, "spec": spec})).unwrap()[0]["spec"]
+                ["strategy"]
+                .clone()
+        };
+        let once = json!({"data": {"size": "1Gi"}});
+        assert_eq!(with(once.clone(), None), json!({"type": "Recreate"}));
+        let many = json!({"data": {"size": "1Gi", "accessModes": ["ReadWriteMany"]}});
+        assert_eq!(with(many, None), Value::Null);
+        let given = json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0}});
+        assert_eq!(with(once, Some(given.clone())), given);
     }
 
     #[test]

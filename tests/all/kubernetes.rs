@@ -1,0 +1,140 @@
+//! The default Kubernetes provider's promises beyond valid output (issue 13): what `opm mod vet`
+//! refuses, `opm mod build` refuses with the same words, and the other way round, before any
+//! transformer runs; and the footguns it removes.
+
+use opm_tests::{opm, write_file};
+use serde_json::Value;
+
+/// A module named `shop` in namespace `shop` whose `components:` section is `components`.
+fn module(components: &str) -> String {
+    format!(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: shop, version: 1.0.0, namespace: shop}}\ncomponents:\n{components}"
+    )
+}
+
+/// Runs `opm mod vet` and `opm mod build` on `components` and checks that both refuse it with
+/// an error naming `component`, `transformer` and saying `message`.
+fn vet_and_build_refuse(components: &str, component: &str, transformer: &str, message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "module.yaml", &module(components));
+    let expected = format!(
+        "component {component:?}: transformer transformer.opm.dev/{transformer} refuses it: {message}"
+    );
+    for command in ["vet", "build"] {
+        let run = opm(["mod", command, &path]);
+        let output = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            run.exited(1),
+            "opm mod {command} should refuse {component:?}:\n{output}"
+        );
+        assert!(
+            output.contains(&expected),
+            "opm mod {command}: {expected:?} missing from:\n{output}"
+        );
+    }
+}
+
+fn build_json(components: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "module.yaml", &module(components));
+    let run = opm(["mod", "build", &path, "-o", "json"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    list["items"].as_array().unwrap().clone()
+}
+
+fn kind<'a>(resources: &'a [Value], kind: &str) -> &'a Value {
+    resources
+        .iter()
+        .find(|r| r["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {resources:#?}"))
+}
+
+/// Finding 2: an Ingress without Expose passed vet and failed in the transformer.
+#[test]
+fn an_ingress_without_expose_is_refused_by_vet_and_build_alike() {
+    vet_and_build_refuse(
+        "  web:\n    resources: {Container: {image: nginx}}\n    traits: {Ingress: {host: shop.example.com}}\n",
+        "web",
+        "network@v1#IngressTransformer",
+        "the Ingress routes to the Service that Expose renders; attach the Expose trait too",
+    );
+}
+
+/// Finding 2: Autoscaling on a daemon, job or cronjob passed vet and failed in the
+/// autoscaler.
+#[test]
+fn autoscaling_a_daemon_job_or_cronjob_is_refused_by_vet_and_build_alike() {
+    for (workload, extra) in [
+        ("daemon", ""),
+        ("job", ""),
+        ("cronjob", ", Schedule: {cron: '@daily'}"),
+    ] {
+        vet_and_build_refuse(
+            &format!(
+                "  agent:\n    metadata: {{labels: {{core.opm.dev/workload-type: {workload}}}}}\n    resources: {{Container: {{image: agent}}}}\n    traits: {{Autoscaling: {{maxReplicas: 3}}{extra}}}\n"
+            ),
+            "agent",
+            "scaling@v1#HorizontalPodAutoscalerTransformer",
+            "Autoscaling scales Deployments and StatefulSets, so it needs a stateless or stateful workload",
+        );
+    }
+}
+
+/// Finding 1: one ReadWriteOnce claim mounted by three replicas, or by a daemon on every node,
+/// rendered and then never started on a second node.
+#[test]
+fn a_single_node_claim_shared_by_several_pods_is_refused() {
+    let refusal = "its PersistentStorage is one claim shared by every replica";
+    for traits in [
+        "Replicas: 3",
+        "Autoscaling: {maxReplicas: 4}",
+        "Replicas: 2, PersistentStorage: {data: {size: 1Gi, accessModes: [ReadWriteOncePod], mountPath: /d}}",
+    ] {
+        let storage = if traits.contains("PersistentStorage") {
+            ""
+        } else {
+            ", PersistentStorage: {data: {size: 1Gi, mountPath: /data}}"
+        };
+        vet_and_build_refuse(
+            &format!(
+                "  api:\n    resources: {{Container: {{image: api}}}}\n    traits: {{{traits}{storage}}}\n"
+            ),
+            "api",
+            "workload@v1#DeploymentTransformer",
+            refusal,
+        );
+    }
+    vet_and_build_refuse(
+        "  agent:\n    metadata: {labels: {core.opm.dev/workload-type: daemon}}\n    resources: {Container: {image: agent}}\n    traits: {PersistentStorage: {cache: {size: 1Gi, mountPath: /cache}}}\n",
+        "agent",
+        "workload@v1#DaemonSetTransformer",
+        "a DaemonSet runs a pod on every node",
+    );
+    vet_and_build_refuse(
+        "  api:\n    resources: {Container: {image: api}}\n    traits: {UpdateStrategy: {type: RollingUpdate}, PersistentStorage: {data: {size: 1Gi, mountPath: /data}}}\n",
+        "api",
+        "workload@v1#DeploymentTransformer",
+        "a rolling update starts the new pod before it stops the old one",
+    );
+}
+
+/// Finding 1, what does render: one replica is replaced with Recreate, and storage every node
+/// can mount may be shared by any number of replicas.
+#[test]
+fn storage_that_works_renders() {
+    let single = build_json(
+        "  api:\n    resources: {Container: {image: api}}\n    traits: {PersistentStorage: {data: {size: 1Gi, mountPath: /data}}}\n",
+    );
+    assert_eq!(
+        kind(&single, "Deployment")["spec"]["strategy"],
+        serde_json::json!({"type": "Recreate"})
+    );
+    let shared = build_json(
+        "  api:\n    resources: {Container: {image: api}}\n    traits: {Replicas: 3, PersistentStorage: {data: {size: 1Gi, accessModes: [ReadWriteMany], mountPath: /data}}}\n  agent:\n    metadata: {labels: {core.opm.dev/workload-type: daemon}}\n    resources: {Container: {image: agent}}\n    traits: {PersistentStorage: {assets: {size: 1Gi, accessModes: [ReadOnlyMany], mountPath: /assets}}}\n",
+    );
+    let deployment = kind(&shared, "Deployment");
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    assert!(deployment["spec"].get("strategy").is_none());
+    kind(&shared, "DaemonSet");
+}
