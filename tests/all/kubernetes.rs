@@ -138,3 +138,35 @@ fn storage_that_works_renders() {
     assert!(deployment["spec"].get("strategy").is_none());
     kind(&shared, "DaemonSet");
 }
+
+/// Runs `opm mod vet` on `components` and checks that it refuses them saying each of
+/// `expected`.
+fn vet_refuses(components: &str, expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "module.yaml", &module(components));
+    let run = opm(["mod", "vet", &path]);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(run.exited(1), "{said}");
+    for expected in expected {
+        assert!(
+            said.contains(expected),
+            "{expected:?} missing from:\n{said}"
+        );
+    }
+}
+
+/// Item 7: pull secrets, graceful shutdown and pod metadata refuse at vet what Kubernetes
+/// would refuse, and what would silently break the workload (overriding its selector labels).
+#[test]
+fn pod_traits_refuse_at_vet_what_kubernetes_would() {
+    vet_refuses(
+        "  api:\n    resources: {Container: {image: api}}\n    traits:\n      ImagePullSecrets: [Registry_Creds]\n      GracefulShutdown: {preStop: {sleep: {seconds: 1}, exec: {command: [x]}}}\n      PodMetadata: {labels: {app.kubernetes.io/name: other, tier: 'not a value'}, annotations: {'bad key': x}}\n",
+        &[
+            "opm.dev/traits/workload@v1#ImagePullSecrets: at /0: the value does not match",
+            "opm.dev/traits/workload@v1#GracefulShutdown: at /preStop: ",
+            "opm.dev/traits/workload@v1#PodMetadata: at /labels: ",
+            "opm.dev/traits/workload@v1#PodMetadata: at /labels/tier: the value does not match",
+            "opm.dev/traits/workload@v1#PodMetadata: at /annotations: ",
+        ],
+    );
+}

@@ -4,7 +4,9 @@
 //! replaced by `healthCheck`), `sidecarContainers` and `initContainers` (each in the order of
 //! the container names the pod shows: a container's own `name`, else its key),
 //! pod volumes from `volumes` and `persistentStorage` (mounted at each entry's `mountPath`),
-//! `podScheduling`, the pod `securityContext`, the `serviceAccount` and the `restartPolicy`. It
+//! `podScheduling`, the pod `securityContext`, the `serviceAccount`, the `restartPolicy`,
+//! `imagePullSecrets`, `gracefulShutdown` (the grace period, and the main container's `preStop`
+//! hook) and `podMetadata` (labels and annotations added to the template's). It
 //! checks what Kubernetes would only refuse at apply time: a mount of a volume that does not
 //! exist, two containers with one name, a restart policy the workload kind does not allow.
 //!
@@ -92,7 +94,12 @@ pub fn pod_template(
     apply_health_check(component, &mut main)?;
     mount_storage(&mut main, &storage)?;
 
-    let mut containers = vec![container(&main, component.name())?];
+    let shutdown: Option<Value> = component.field("gracefulShutdown")?;
+    let mut first = container(&main, component.name())?;
+    if let Some(hook) = shutdown.as_ref().and_then(|s| s.get("preStop")) {
+        first["lifecycle"] = json!({"preStop": hook});
+    }
+    let mut containers = vec![first];
     containers.extend(named_containers(component, "sidecarContainers")?);
     let init_containers = named_containers(component, "initContainers")?;
 
@@ -119,6 +126,13 @@ pub fn pod_template(
     }
     if let Some(policy) = restart_policy(component, kind)? {
         spec.insert("restartPolicy".into(), Value::from(policy));
+    }
+    if let Some(grace) = termination_grace_period(shutdown.as_ref())? {
+        spec.insert("terminationGracePeriodSeconds".into(), json!(grace));
+    }
+    if let Some(secrets) = component.field::<Vec<String>>("imagePullSecrets")? {
+        let secrets: Vec<Value> = secrets.iter().map(|name| json!({"name": name})).collect();
+        spec.insert("imagePullSecrets".into(), Value::Array(secrets));
     }
     if !init_containers.is_empty() {
         spec.insert("initContainers".into(), Value::Array(init_containers));
@@ -150,12 +164,65 @@ pub fn pod_template(
     };
     Ok(PodTemplate {
         template: json!({
-            "metadata": {"labels": template_labels(component, context)},
+            "metadata": pod_metadata(component, context)?,
             "spec": spec,
         }),
         claim_templates,
     })
 }
+
+/// The template's `metadata`: opm's labels over the PodMetadata trait's, and its annotations.
+/// (The trait's schema refuses the keys of opm's own labels, so none is silently dropped.)
+fn pod_metadata(component: &Component, context: &Context) -> Result<Value, TransformError> {
+    let own = template_labels(component, context);
+    let Some(extra) = component.field::<Value>("podMetadata")? else {
+        return Ok(json!({"labels": own}));
+    };
+    let mut labels = extra
+        .get("labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    labels.extend(own.as_object().cloned().unwrap_or_default());
+    labels.sort_keys();
+    let mut metadata = json!({"labels": labels});
+    if let Some(annotations) = extra
+        .get("annotations")
+        .filter(|a| a.as_object().is_some_and(|a| !a.is_empty()))
+    {
+        metadata["annotations"] = annotations.clone();
+    }
+    Ok(metadata)
+}
+
+/// `terminationGracePeriodSeconds` from the GracefulShutdown trait, checked against its
+/// `preStop.sleep`, which Kubernetes wants no longer than the grace period (30 s by default).
+fn termination_grace_period(shutdown: Option<&Value>) -> Result<Option<u64>, TransformError> {
+    let Some(shutdown) = shutdown else {
+        return Ok(None);
+    };
+    let grace = shutdown
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_u64);
+    let sleep = shutdown
+        .pointer("/preStop/sleep/seconds")
+        .and_then(Value::as_u64);
+    if let Some(sleep) = sleep {
+        let limit = grace.unwrap_or(DEFAULT_GRACE_PERIOD);
+        if sleep > limit {
+            return Err(TransformError::invalid(format!(
+                "gracefulShutdown.preStop.sleep.seconds ({sleep}) is longer than the grace \
+                 period ({limit} s{}): the pod would be killed while it sleeps; raise \
+                 terminationGracePeriodSeconds",
+                if grace.is_none() { ", the default" } else { "" }
+            )));
+        }
+    }
+    Ok(grace)
+}
+
+/// Kubernetes' grace period when a pod names none.
+pub const DEFAULT_GRACE_PERIOD: u64 = 30;
 
 /// `replicas` for a Deployment or StatefulSet: the Replicas trait or its default, and none at all
 /// when the Autoscaling trait is attached, so the workload does not fight the autoscaler.

@@ -289,3 +289,72 @@ fn update_strategies_per_kind() {
     );
     assert!(update_strategy(&mixed, WorkloadKind::Deployment).is_err());
 }
+
+#[test]
+fn pull_secrets_graceful_shutdown_and_pod_metadata_reach_the_pod() {
+    let pod = render(
+        json!({
+            "container": {"image": "nginx"},
+            "imagePullSecrets": ["registry", "mirror"],
+            "gracefulShutdown": {"terminationGracePeriodSeconds": 45,
+                                 "preStop": {"sleep": {"seconds": 10}}},
+            "podMetadata": {"labels": {"tier": "web"},
+                            "annotations": {"prometheus.io/scrape": "true"}},
+        }),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    let spec = &pod.template["spec"];
+    assert_eq!(
+        spec["imagePullSecrets"],
+        json!([{"name": "registry"}, {"name": "mirror"}])
+    );
+    assert_eq!(spec["terminationGracePeriodSeconds"], 45);
+    assert_eq!(
+        spec["containers"][0]["lifecycle"],
+        json!({"preStop": {"sleep": {"seconds": 10}}})
+    );
+    assert_eq!(
+        pod.template["metadata"],
+        json!({
+            "labels": {"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api",
+                       "team": "payments", "tier": "web"},
+            "annotations": {"prometheus.io/scrape": "true"},
+        })
+    );
+}
+
+#[test]
+fn a_pre_stop_sleep_longer_than_the_grace_period_is_refused() {
+    for shutdown in [
+        json!({"preStop": {"sleep": {"seconds": 31}}}),
+        json!({"terminationGracePeriodSeconds": 5, "preStop": {"sleep": {"seconds": 6}}}),
+    ] {
+        let error = render(
+            json!({"container": {"image": "nginx"}, "gracefulShutdown": shutdown}),
+            WorkloadKind::Deployment,
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("is longer than the grace period"),
+            "{error}"
+        );
+    }
+    let exec = render(
+        json!({"container": {"image": "nginx"},
+               "gracefulShutdown": {"preStop": {"exec": {"command": ["nginx", "-s", "quit"]}}}}),
+        WorkloadKind::Job,
+    )
+    .unwrap();
+    assert!(
+        exec.template["spec"]
+            .get("terminationGracePeriodSeconds")
+            .is_none()
+    );
+    assert_eq!(
+        exec.template["spec"]["containers"][0]["lifecycle"]["preStop"]["exec"]["command"][0],
+        "nginx"
+    );
+}
