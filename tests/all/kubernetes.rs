@@ -170,3 +170,36 @@ fn pod_traits_refuse_at_vet_what_kubernetes_would() {
         ],
     );
 }
+
+/// Item 8: any object, written whole, renders as written plus labels and namespace; what the
+/// API server would refuse, and a Secret (whose values only the Secret resource keeps out of
+/// logs), is refused at vet.
+#[test]
+fn any_object_renders_as_written_and_bad_ones_are_refused_at_vet() {
+    let resources = build_json(
+        "  issuer:\n    resources:\n      Object:\n        apiVersion: cert-manager.io/v1\n        kind: ClusterIssuer\n        metadata: {name: letsencrypt, namespace: ''}\n        spec: {acme: {server: 'https://acme.example/directory'}}\n  quota:\n    resources:\n      Object: {apiVersion: v1, kind: ResourceQuota, metadata: {name: q}, spec: {hard: {pods: '10'}}}\n",
+    );
+    let issuer = kind(&resources, "ClusterIssuer");
+    assert!(issuer["metadata"].get("namespace").is_none(), "{issuer}");
+    assert_eq!(
+        issuer["spec"]["acme"]["server"],
+        "https://acme.example/directory"
+    );
+    assert_eq!(
+        issuer["metadata"]["labels"]["component.opmodel.dev/name"],
+        "issuer"
+    );
+    assert_eq!(
+        kind(&resources, "ResourceQuota")["metadata"]["namespace"],
+        "shop"
+    );
+    vet_refuses(
+        "  bad:\n    resources: {Object: {apiVersion: v1, kind: Secret, metadata: {name: s}}}\n  nameless:\n    resources: {Object: {apiVersion: 'Not A Version', kind: thing, metadata: {}}}\n",
+        &[
+            "component \"bad\", opm.dev/resources/kubernetes@v1#Object: at /kind: ",
+            "component \"nameless\", opm.dev/resources/kubernetes@v1#Object: at /apiVersion: the value does not match",
+            "component \"nameless\", opm.dev/resources/kubernetes@v1#Object: at /kind: the value does not match",
+            "component \"nameless\", opm.dev/resources/kubernetes@v1#Object: at /metadata: \"name\" is a required property",
+        ],
+    );
+}

@@ -44,6 +44,42 @@ pub const MODULE_VERSION_LABEL: &str = "module.opmodel.dev/version";
 /// The label that selects the workload transformer of a component.
 pub const WORKLOAD_TYPE_LABEL: &str = "core.opm.dev/workload-type";
 
+/// Kinds that live in no namespace: Kubernetes' built-in cluster-scoped kinds and the Gateway
+/// API's GatewayClass, sorted. (The host keeps the same list to compare resources by the
+/// namespace they land in.)
+pub const CLUSTER_SCOPED: &[&str] = &[
+    "APIService",
+    "CSIDriver",
+    "CSINode",
+    "CertificateSigningRequest",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ComponentStatus",
+    "CustomResourceDefinition",
+    "FlowSchema",
+    "GatewayClass",
+    "IngressClass",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PriorityClass",
+    "PriorityLevelConfiguration",
+    "RuntimeClass",
+    "StorageClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+];
+
+/// Whether `kind` is one of the [`CLUSTER_SCOPED`] kinds.
+pub fn is_cluster_scoped(kind: &str) -> bool {
+    CLUSTER_SCOPED.binary_search(&kind).is_ok()
+}
+
 /// Labels every pod of `component` carries and every selector matches: the module (instance)
 /// and the component (name).
 pub fn selector_labels(component: &Component, context: &Context) -> Value {
@@ -137,6 +173,12 @@ pub fn copy_fields(from: &Value, to: &mut Map<String, Value>, keys: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_scoped_kinds_are_sorted_for_bisection() {
+        assert!(CLUSTER_SCOPED.is_sorted());
+        assert!(is_cluster_scoped("ClusterRole") && !is_cluster_scoped("Role"));
+    }
 
     fn context() -> Context {
         Context {
