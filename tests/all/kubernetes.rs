@@ -203,3 +203,23 @@ fn any_object_renders_as_written_and_bad_ones_are_refused_at_vet() {
         ],
     );
 }
+
+/// Item 6: a Role binds the component's own service account, and what the API server refuses
+/// in a rule is refused at vet.
+#[test]
+fn roles_bind_the_component_account_and_bad_rules_are_refused_at_vet() {
+    vet_and_build_refuse(
+        "  api:\n    resources:\n      Container: {image: api}\n      Role: {rules: [{apiGroups: [''], resources: [pods], verbs: [get]}]}\n",
+        "api",
+        "security@v1#RoleTransformer",
+        "a Role is bound to the component's own service account",
+    );
+    vet_refuses(
+        "  api:\n    resources:\n      Container: {image: api}\n      Role:\n        rules:\n          - {nonResourceURLs: [/metrics], verbs: [get]}\n          - {resources: [pods], verbs: [get]}\n          - {apiGroups: [''], resources: [pods], verbs: []}\n    traits: {ServiceAccount: {}}\n",
+        &[
+            "opm.dev/resources/security@v1#Role: at /rules/0: ",
+            "opm.dev/resources/security@v1#Role: at /rules/1: the value fits none of the allowed forms",
+            "opm.dev/resources/security@v1#Role: at /rules/2/verbs: ",
+        ],
+    );
+}
