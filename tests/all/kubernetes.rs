@@ -223,3 +223,24 @@ fn roles_bind_the_component_account_and_bad_rules_are_refused_at_vet() {
         ],
     );
 }
+
+/// Item 5: an HttpRoute needs the Service that Expose renders, like an Ingress, and its schema
+/// refuses what the Gateway API's would.
+#[test]
+fn http_routes_need_expose_and_a_valid_shape() {
+    vet_and_build_refuse(
+        "  web:\n    resources: {Container: {image: nginx, ports: {http: {containerPort: 80}}}}\n    traits: {HttpRoute: {gateways: {public: {}}}}\n",
+        "web",
+        "network@v1#HttpRouteTransformer",
+        "the HTTPRoute sends traffic to the Service that Expose renders; attach the Expose trait too",
+    );
+    vet_refuses(
+        "  web:\n    resources: {Container: {image: nginx}}\n    traits:\n      Expose: {}\n      HttpRoute:\n        gateways: {}\n        hostnames: [Not_A_Host]\n        rules: {api: {matches: [{path: {type: RegularExpression, value: api}}]}}\n",
+        &[
+            "opm.dev/traits/network@v1#HttpRoute: at /gateways: ",
+            "opm.dev/traits/network@v1#HttpRoute: at /hostnames/0: the value does not match",
+            "opm.dev/traits/network@v1#HttpRoute: at /rules/api/matches/0/path/type: ",
+            "opm.dev/traits/network@v1#HttpRoute: at /rules/api/matches/0/path/value: the value does not match",
+        ],
+    );
+}

@@ -51,6 +51,37 @@ pub fn port_names(ports: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// The port of the Service (one of [`service_ports`]) that `field` names, or its only port
+/// when `field` names none; an error when the name is not a port, or when it is left out and
+/// the Service has several.
+pub fn backend_port<'a>(
+    ports: &'a [Value],
+    wanted: Option<&str>,
+    field: &str,
+) -> Result<&'a Value, TransformError> {
+    let names = port_names(ports);
+    match (wanted, ports) {
+        (Some(name), _) => ports
+            .iter()
+            .find(|port| port.get("name").and_then(Value::as_str) == Some(name))
+            .ok_or_else(|| {
+                TransformError::invalid(format!(
+                    "{field} {name:?} is not a port of the Service; it has {}",
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            }),
+        (None, [only]) => Ok(only),
+        (None, _) => Err(TransformError::invalid(format!(
+            "{field} is required when the Service has several ports ({})",
+            names.join(", ")
+        ))),
+    }
+}
+
 /// The `targetPort` of the expose port `name`: as given, where a name must be a port of the
 /// container; else the container port named `name`, by name; else the port number.
 fn target_port(

@@ -7,7 +7,7 @@
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
 use opm_k8s_common::object_metadata;
-use opm_k8s_common::ports::{port_names, service_ports};
+use opm_k8s_common::ports::{backend_port, service_ports};
 
 /// Renders the Ingress trait into Ingresses.
 pub struct IngressTransformer;
@@ -26,30 +26,12 @@ impl Transformer for IngressTransformer {
             ))
         })?;
         let ports = service_ports(component, Some(&expose))?;
-        let names = port_names(&ports);
-        let port = match (
+        let port = backend_port(
+            &ports,
             ingress.get("port").and_then(Value::as_str),
-            names.as_slice(),
-        ) {
-            (Some(port), _) if names.contains(&port) => port.to_owned(),
-            (Some(port), _) => {
-                return Err(TransformError::invalid(format!(
-                    "ingress.port {port:?} is not a port of the Service; it has {}",
-                    if names.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        names.join(", ")
-                    }
-                )));
-            }
-            (None, [only]) => (*only).to_owned(),
-            (None, _) => {
-                return Err(TransformError::invalid(format!(
-                    "ingress.port is required when the Service has several ports ({})",
-                    names.join(", ")
-                )));
-            }
-        };
+            "ingress.port",
+        )?["name"]
+            .clone();
         let host = ingress.get("host").and_then(Value::as_str);
         let path = ingress
             .get("path")
