@@ -20,11 +20,14 @@ pub fn transformers() -> BTreeMap<&'static str, Transform> {
     use kubernetes_daemonset::DaemonSetTransformer;
     use kubernetes_deployment::DeploymentTransformer;
     use kubernetes_horizontalpodautoscaler::HorizontalPodAutoscalerTransformer;
+    use kubernetes_httproute::HttpRouteTransformer;
     use kubernetes_ingress::IngressTransformer;
     use kubernetes_job::JobTransformer;
     use kubernetes_networkpolicy::NetworkPolicyTransformer;
+    use kubernetes_object::ObjectTransformer;
     use kubernetes_persistentvolumeclaim::PersistentVolumeClaimTransformer;
     use kubernetes_poddisruptionbudget::PodDisruptionBudgetTransformer;
+    use kubernetes_role::RoleTransformer;
     use kubernetes_secret::SecretTransformer;
     use kubernetes_service::ServiceTransformer;
     use kubernetes_serviceaccount::ServiceAccountTransformer;
@@ -57,6 +60,18 @@ pub fn transformers() -> BTreeMap<&'static str, Transform> {
         (
             "transformer.opm.dev/network@v1#IngressTransformer",
             IngressTransformer::transform,
+        ),
+        (
+            "transformer.opm.dev/network@v1#HttpRouteTransformer",
+            HttpRouteTransformer::transform,
+        ),
+        (
+            "transformer.opm.dev/kubernetes@v1#ObjectTransformer",
+            ObjectTransformer::transform,
+        ),
+        (
+            "transformer.opm.dev/security@v1#RoleTransformer",
+            RoleTransformer::transform,
         ),
         (
             "transformer.opm.dev/network@v1#NetworkPolicyTransformer",

@@ -244,3 +244,46 @@ fn http_routes_need_expose_and_a_valid_shape() {
         ],
     );
 }
+
+/// Item 9: a workload that reads a ConfigMap or Secret of its module carries a checksum of
+/// their content on its pod template: changing the config rolls the pods, a new module version
+/// does not, and the Secret's value cannot be read from the checksum.
+#[test]
+fn config_changes_roll_the_pods_through_a_checksum_annotation() {
+    let components = |setting: &str, password: &str| {
+        format!(
+            "  api:\n    resources:\n      Container:\n        image: api\n        env:\n          MODE: {{configMapKeyRef: {{name: settings, key: mode}}}}\n          PASSWORD: {{secretKeyRef: {{name: creds, key: password}}}}\n  settings:\n    resources: {{ConfigMap: {{data: {{mode: {setting}}}}}}}\n  creds:\n    resources: {{Secret: {{stringData: {{password: {password}}}}}}}\n"
+        )
+    };
+    let checksum = |resources: &[Value]| {
+        kind(resources, "Deployment")["spec"]["template"]["metadata"]["annotations"]
+            ["checksum.opm.dev/config"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no checksum in {resources:#?}"))
+            .to_owned()
+    };
+    let first = build_json(&components("fast", "hunter2"));
+    let sum = checksum(&first);
+    assert_eq!(sum.len(), 64, "{sum}");
+    assert_eq!(checksum(&build_json(&components("fast", "hunter2"))), sum);
+    assert_ne!(checksum(&build_json(&components("slow", "hunter2"))), sum);
+    assert_ne!(checksum(&build_json(&components("fast", "hunter3"))), sum);
+    let text = serde_json::to_string(kind(&first, "Deployment")).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+
+    // A new module version changes labels, not content: the pods stay.
+    let dir = tempfile::tempdir().unwrap();
+    let newer = module(&components("fast", "hunter2")).replace("version: 1.0.0", "version: 1.0.1");
+    let path = write_file(dir.path(), "module.yaml", &newer);
+    let run = opm(["mod", "build", &path, "-o", "json"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(checksum(list["items"].as_array().unwrap()), sum);
+
+    // Config this module does not render is nobody's to checksum.
+    let external = build_json(
+        "  api:\n    resources:\n      Container: {image: api, env: {MODE: {configMapKeyRef: {name: elsewhere, key: mode}}}}\n",
+    );
+    let template = &kind(&external, "Deployment")["spec"]["template"]["metadata"];
+    assert!(template.get("annotations").is_none(), "{template}");
+}

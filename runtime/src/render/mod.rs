@@ -6,6 +6,7 @@
 //! never stops the others (fail on end), and neither does a transformer that could not be
 //! compiled: its calls fail, the others run. The writers live in [`write`].
 
+pub mod checksum;
 pub mod context;
 pub mod order;
 pub mod verbose;
@@ -129,6 +130,14 @@ pub enum FailureKind {
     /// The transformer's component could not be compiled, so none of its calls ran.
     #[error("cannot be loaded: {0}")]
     Load(String),
+    /// A resource's checksum reference (see [`checksum`]) does not parse.
+    #[error("rendered {identity} with a bad checksum reference: {reason}")]
+    Checksum {
+        /// `group/kind namespace/name` of the resource.
+        identity: String,
+        /// What is wrong with the reference.
+        reason: String,
+    },
     /// More of the call's resources were invalid than are reported one by one.
     #[error("returned {0} more invalid resources")]
     MoreInvalid(usize),
@@ -260,6 +269,18 @@ pub fn execute_with(
         rendered.resources.extend(output.resources);
         rendered.failures.extend(output.failures);
         rendered.calls.extend(output.report);
+    }
+    for (index, reason) in checksum::resolve(&mut rendered.resources) {
+        let resource = &rendered.resources[index];
+        rendered.failures.push(Failure {
+            component: resource.component.clone(),
+            transformer: resource.transformer.clone(),
+            digest: runner.digest(&resource.transformer),
+            error: FailureKind::Checksum {
+                identity: resource.identity.to_string(),
+                reason,
+            },
+        });
     }
     order::sort(&mut rendered.resources);
     rendered

@@ -86,7 +86,7 @@ pub const CLUSTER_SCOPED: &[&str] = &[
 
 /// What makes two resources the same object in a cluster: API group, kind, the namespace it
 /// lands in, name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Identity {
     /// The API group (`apps`; empty for the core group).
     pub group: String,
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn identity_is_the_namespace_a_resource_lands_in() {
-        let of = |value: serde_json::Value| Identity::of(&value, "shop").to_string();
+        let of = |value: Value| Identity::of(&value, "shop").to_string();
         let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
         assert_eq!(of(config.clone()), "ConfigMap shop/c");
         let mut elsewhere = config;

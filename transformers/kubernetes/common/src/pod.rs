@@ -162,13 +162,72 @@ pub fn pod_template(
     } else {
         Vec::new()
     };
+    let mut metadata = pod_metadata(component, context)?;
+    // A Job's pod template cannot change once created: a new checksum would make it
+    // impossible to apply. Its pods read the configuration when they start anyway.
+    let reference = (kind != WorkloadKind::Job)
+        .then(|| config_checksum_reference(&spec))
+        .flatten();
+    if let Some(reference) = reference {
+        let annotations = metadata
+            .as_object_mut()
+            .expect("pod_metadata returns an object")
+            .entry("annotations")
+            .or_insert_with(|| json!({}));
+        annotations[CONFIG_CHECKSUM_ANNOTATION] = Value::String(reference);
+    }
     Ok(PodTemplate {
-        template: json!({
-            "metadata": pod_metadata(component, context)?,
-            "spec": spec,
-        }),
+        template: json!({"metadata": metadata, "spec": spec}),
         claim_templates,
     })
+}
+
+/// The pod template annotation whose value changes with the content of the ConfigMaps and
+/// Secrets the pods read, so that changing them rolls the pods.
+pub const CONFIG_CHECKSUM_ANNOTATION: &str = "checksum.opm.dev/config";
+
+/// A checksum reference (`opm:checksum ConfigMap/a Secret/b`, which the host replaces by a
+/// checksum of the content of those objects if this render produces them) to every ConfigMap
+/// and Secret the pod mounts or reads an environment variable from; none if it reads none.
+fn config_checksum_reference(spec: &Map<String, Value>) -> Option<String> {
+    let mut references = BTreeSet::new();
+    for volume in spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(name) = volume.pointer("/configMap/name").and_then(Value::as_str) {
+            references.insert(format!("ConfigMap/{name}"));
+        }
+        if let Some(name) = volume.pointer("/secret/secretName").and_then(Value::as_str) {
+            references.insert(format!("Secret/{name}"));
+        }
+    }
+    let containers = ["initContainers", "containers"]
+        .into_iter()
+        .filter_map(|field| spec.get(field).and_then(Value::as_array))
+        .flatten();
+    for container in containers {
+        for env in container
+            .get("env")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for (source, kind) in [("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")] {
+                let pointer = format!("/valueFrom/{source}/name");
+                if let Some(name) = env.pointer(&pointer).and_then(Value::as_str) {
+                    references.insert(format!("{kind}/{name}"));
+                }
+            }
+        }
+    }
+    if references.is_empty() {
+        return None;
+    }
+    let references: Vec<String> = references.into_iter().collect();
+    Some(format!("opm:checksum {}", references.join(" ")))
 }
 
 /// The template's `metadata`: opm's labels over the PodMetadata trait's, and its annotations.

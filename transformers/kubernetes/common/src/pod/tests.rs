@@ -358,3 +358,38 @@ fn a_pre_stop_sleep_longer_than_the_grace_period_is_refused() {
         "nginx"
     );
 }
+
+#[test]
+fn pods_reading_config_carry_a_checksum_reference_to_it() {
+    let pod = render(
+        json!({
+            "container": {"image": "nginx",
+                          "env": {"A": {"configMapKeyRef": {"name": "settings", "key": "a"}},
+                                  "B": {"secretKeyRef": {"name": "creds", "key": "b"}}},
+                          "volumeMounts": {"conf": {"mountPath": "/etc/conf"}}},
+            "volumes": {"conf": {"configMap": "files"}, "tls": {"secret": "creds"}},
+            "initContainers": {"init": {"image": "busybox",
+                                        "env": {"C": {"secretKeyRef": {"name": "early", "key": "c"}}}}},
+        }),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    assert_eq!(
+        pod.template["metadata"]["annotations"],
+        json!({"checksum.opm.dev/config":
+               "opm:checksum ConfigMap/files ConfigMap/settings Secret/creds Secret/early"})
+    );
+    let plain = render(
+        json!({"container": {"image": "nginx"}}),
+        WorkloadKind::CronJob,
+    )
+    .unwrap();
+    assert!(plain.template["metadata"].get("annotations").is_none());
+    // A Job's pod template is immutable, so it never carries a checksum that could change.
+    let job = render(
+        json!({"container": {"image": "nginx", "env": {"A": {"configMapKeyRef": {"name": "s", "key": "a"}}}}}),
+        WorkloadKind::Job,
+    )
+    .unwrap();
+    assert!(job.template["metadata"].get("annotations").is_none());
+}

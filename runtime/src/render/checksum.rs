@@ -1,0 +1,423 @@
+//! Checksum references: how a workload restarts when the configuration it reads changes.
+//!
+//! A transformer sees one component, so it cannot know the content of a ConfigMap or Secret
+//! that another component renders. It writes a *reference* instead, as the value of an
+//! annotation (any `metadata.annotations` in the resource, such as a pod template's):
+//!
+//! ```text
+//! checksum.opm.dev/config: "opm:checksum ConfigMap/settings Secret/credentials"
+//! ```
+//!
+//! Each reference is `KIND/NAME` (core group) or `GROUP/KIND/NAME`, in the namespace the
+//! referring resource lands in. Once every call has run, [`resolve`] replaces the value with a
+//! checksum (64 hex digits) of the content of the referenced objects this render produced:
+//! everything but their `metadata` and `status`, with keys sorted, so labels and the module
+//! version do not count. Objects the render does not produce (created by someone else) are left
+//! out; when none is produced the annotation is removed. The value is the same for the same
+//! content, whatever the thread count, and changes when any referenced object's content does.
+//!
+//! A Secret's content never enters the checksum directly. It is first stretched with Argon2id
+//! (19 MiB, two passes, the OWASP password-storage setting) salted with the Secret's namespace
+//! and name, so that guessing a value from the annotation costs a memory-hard hash per guess,
+//! and no table computed in advance applies. (A value short enough to enumerate can still be
+//! found that way, slowly: the annotation is deterministic by design, so it cannot hide a value
+//! whose every candidate can be tried. Anyone who can read the rendered Secret reads it anyway.)
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use super::Resource;
+use super::order::{CLUSTER_SCOPED, Identity};
+
+/// How a reference starts.
+pub const MARKER: &str = "opm:checksum ";
+
+/// The BLAKE3 key-derivation context of the checksum.
+const CONTEXT: &str = "opm.dev 2026-11 config checksum v1";
+
+/// Resolves every checksum reference in `resources`. Returns, for each resource whose
+/// references do not parse, its index and why; that resource is left as it was.
+pub fn resolve(resources: &mut [Resource]) -> Vec<(usize, String)> {
+    let marked: Vec<usize> = resources
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.json.contains("\"opm:checksum "))
+        .map(|(index, _)| index)
+        .collect();
+    if marked.is_empty() {
+        return Vec::new();
+    }
+    let mut parsed: Vec<(usize, Value, Result<BTreeSet<Identity>, String>)> = marked
+        .par_iter()
+        .map(|&index| {
+            let resource = &resources[index];
+            let value = resource.value();
+            let wanted = references(&value, &resource.identity.namespace);
+            (index, value, wanted)
+        })
+        .collect();
+
+    let by_identity: HashMap<&Identity, &Resource> = resources
+        .iter()
+        .rev()
+        .map(|resource| (&resource.identity, resource))
+        .collect();
+    let wanted: BTreeMap<&Identity, &Resource> = parsed
+        .iter()
+        .filter_map(|(_, _, wanted)| wanted.as_ref().ok())
+        .flatten()
+        .filter_map(|identity| Some((identity, *by_identity.get(identity)?)))
+        .collect();
+    let digests: HashMap<Identity, [u8; 32]> = wanted
+        .into_values()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|resource| {
+            let identity = resource.identity.clone();
+            let digest = digest(&identity, &resource.value());
+            (identity, digest)
+        })
+        .collect();
+
+    let mut failures = Vec::new();
+    let patched: Vec<(usize, String)> = parsed
+        .iter_mut()
+        .filter_map(|(index, value, wanted)| match wanted {
+            Ok(_) => {
+                let namespace = resources[*index].identity.namespace.clone();
+                patch(value, &namespace, &digests);
+                Some((*index, value.to_string()))
+            }
+            Err(reason) => {
+                failures.push((*index, std::mem::take(reason)));
+                None
+            }
+        })
+        .collect();
+    for (index, json) in patched {
+        resources[index].json = json;
+    }
+    failures
+}
+
+/// Every object the references in `value` name, or why one does not parse.
+fn references(value: &Value, namespace: &str) -> Result<BTreeSet<Identity>, String> {
+    let mut found = BTreeSet::new();
+    let mut error = None;
+    visit_references(value, &mut |text| match parse(text, namespace) {
+        Ok(identities) => found.extend(identities),
+        Err(reason) => {
+            error.get_or_insert(reason);
+        }
+    });
+    error.map_or(Ok(found), Err)
+}
+
+/// Calls `visit` with every annotation value under `value` that is a reference.
+fn visit_references(value: &Value, visit: &mut impl FnMut(&str)) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                if key == "metadata"
+                    && let Some(Value::Object(annotations)) = child.get("annotations")
+                {
+                    for text in annotations.values().filter_map(Value::as_str) {
+                        if text.starts_with(MARKER) {
+                            visit(text);
+                        }
+                    }
+                }
+                visit_references(child, visit);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| visit_references(item, visit)),
+        _ => {}
+    }
+}
+
+/// The identities `text` (`opm:checksum REF…`) names, in `namespace`.
+fn parse(text: &str, namespace: &str) -> Result<Vec<Identity>, String> {
+    let refs = text[MARKER.len()..].split_whitespace();
+    let parsed: Vec<Identity> = refs
+        .map(|reference| {
+            let parts: Vec<&str> = reference.split('/').collect();
+            let (group, kind, name) = match parts.as_slice() {
+                [kind, name] => ("", *kind, *name),
+                [group, kind, name] => (*group, *kind, *name),
+                _ => return Err(reference),
+            };
+            if kind.is_empty() || name.is_empty() {
+                return Err(reference);
+            }
+            let scoped = CLUSTER_SCOPED.binary_search(&kind).is_ok();
+            Ok(Identity {
+                group: group.to_owned(),
+                kind: kind.to_owned(),
+                namespace: if scoped { "" } else { namespace }.to_owned(),
+                name: name.to_owned(),
+            })
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|reference| {
+            format!(
+                "checksum reference {reference:?} in {text:?} is not KIND/NAME or GROUP/KIND/NAME"
+            )
+        })?;
+    if parsed.is_empty() {
+        return Err(format!("checksum reference {text:?} names no object"));
+    }
+    Ok(parsed)
+}
+
+/// Replaces each reference under `value` by the checksum of the objects it names that have a
+/// digest, or removes the annotation when none has; an emptied `annotations` goes too.
+fn patch(value: &mut Value, namespace: &str, digests: &HashMap<Identity, [u8; 32]>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(metadata)) = map.get_mut("metadata")
+                && let Some(Value::Object(annotations)) = metadata.get_mut("annotations")
+            {
+                annotations.retain(|_, text| {
+                    let Some(reference) = text.as_str().filter(|t| t.starts_with(MARKER)) else {
+                        return true;
+                    };
+                    let identities = parse(reference, namespace).unwrap_or_default();
+                    match checksum(&identities, digests) {
+                        Some(sum) => {
+                            *text = Value::String(sum);
+                            true
+                        }
+                        None => false,
+                    }
+                });
+                if annotations.is_empty() {
+                    metadata.remove("annotations");
+                }
+            }
+            for child in map.values_mut() {
+                patch(child, namespace, digests);
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| patch(item, namespace, digests)),
+        _ => {}
+    }
+}
+
+/// The checksum of the named objects that have digests, in identity order; none if none has.
+fn checksum(identities: &[Identity], digests: &HashMap<Identity, [u8; 32]>) -> Option<String> {
+    let mut present: Vec<(&Identity, &[u8; 32])> = identities
+        .iter()
+        .filter_map(|identity| digests.get(identity).map(|digest| (identity, digest)))
+        .collect();
+    if present.is_empty() {
+        return None;
+    }
+    present.sort();
+    present.dedup();
+    let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);
+    for (identity, digest) in present {
+        hasher.update(identity.to_string().as_bytes());
+        hasher.update(&[0]);
+        hasher.update(digest);
+    }
+    Some(hasher.finalize().to_hex().to_string())
+}
+
+/// The digest of one object's content: all but `metadata` and `status`, keys sorted; a
+/// Secret's stretched with Argon2id first.
+fn digest(identity: &Identity, value: &Value) -> [u8; 32] {
+    let mut content = Vec::new();
+    if let Value::Object(map) = value {
+        let mut keys: Vec<&String> = map
+            .keys()
+            .filter(|key| !matches!(key.as_str(), "metadata" | "status"))
+            .collect();
+        keys.sort();
+        for key in keys {
+            canonical(&Value::String(key.clone()), &mut content);
+            content.push(b':');
+            canonical(&map[key], &mut content);
+            content.push(b',');
+        }
+    }
+    if identity.group.is_empty() && identity.kind == "Secret" {
+        return stretch(identity, &content);
+    }
+    let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);
+    hasher.update(&content);
+    *hasher.finalize().as_bytes()
+}
+
+/// Argon2id of a Secret's content, salted with its namespace and name.
+fn stretch(identity: &Identity, content: &[u8]) -> [u8; 32] {
+    use argon2::{Algorithm, Argon2, Params, Version};
+    let salt = blake3::Hasher::new_derive_key("opm.dev 2026-11 secret checksum salt v1")
+        .update(format!("{}/{}", identity.namespace, identity.name).as_bytes())
+        .finalize();
+    let params = Params::new(19 * 1024, 2, 1, Some(32)).expect("constant Argon2 parameters");
+    let mut out = [0u8; 32];
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+        .hash_password_into(content, &salt.as_bytes()[..16], &mut out)
+        .expect("Argon2 takes any password and a 16-byte salt");
+    out
+}
+
+/// `value` as JSON with every object's keys sorted.
+fn canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(&Value::String(key.clone()), out);
+                out.push(b':');
+                canonical(&map[key], out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn resource(value: Value) -> Resource {
+        Resource::new("c", "t", &value, "shop")
+    }
+
+    fn deployment(annotation: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
+               "spec": {"template": {"metadata": {"labels": {"a": "b"},
+                                                  "annotations": {"checksum.opm.dev/config": annotation,
+                                                                  "keep": "me"}}}}})
+    }
+
+    fn config(value: &str, version: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "settings", "labels": {"module.opmodel.dev/version": version}},
+               "data": {"mode": value}})
+    }
+
+    fn secret(value: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"},
+               "stringData": {"password": value}})
+    }
+
+    fn annotation(resources: &[Resource]) -> Value {
+        resources[0].value()["spec"]["template"]["metadata"]["annotations"].clone()
+    }
+
+    fn render(objects: Vec<Value>) -> Vec<Resource> {
+        let mut resources: Vec<Resource> = objects.into_iter().map(resource).collect();
+        assert_eq!(resolve(&mut resources), []);
+        resources
+    }
+
+    #[test]
+    fn a_reference_becomes_a_checksum_of_content_not_metadata() {
+        let reference = "opm:checksum ConfigMap/settings Secret/creds";
+        let first = render(vec![
+            deployment(reference),
+            config("fast", "1.0.0"),
+            secret("hunter2"),
+        ]);
+        let sum = annotation(&first)["checksum.opm.dev/config"].clone();
+        assert_eq!(sum.as_str().unwrap().len(), 64);
+        assert_eq!(annotation(&first)["keep"], "me");
+        let relabelled = render(vec![
+            deployment(reference),
+            config("fast", "2.0.0"),
+            secret("hunter2"),
+        ]);
+        assert_eq!(annotation(&relabelled)["checksum.opm.dev/config"], sum);
+        for changed in [
+            vec![
+                deployment(reference),
+                config("slow", "1.0.0"),
+                secret("hunter2"),
+            ],
+            vec![
+                deployment(reference),
+                config("fast", "1.0.0"),
+                secret("hunter3"),
+            ],
+        ] {
+            assert_ne!(annotation(&render(changed))["checksum.opm.dev/config"], sum);
+        }
+    }
+
+    #[test]
+    fn a_secret_value_cannot_be_read_back_or_looked_up() {
+        let resources = render(vec![
+            deployment("opm:checksum Secret/creds"),
+            secret("hunter2"),
+        ]);
+        let sum = annotation(&resources)["checksum.opm.dev/config"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(!resources[0].json.contains("hunter2"));
+        // Not a plain hash of the value or of the content, which a table could reverse.
+        for plain in [
+            "hunter2".to_owned(),
+            "\"stringData\":{\"password\":\"hunter2\"},".to_owned(),
+        ] {
+            assert_ne!(sum, blake3::hash(plain.as_bytes()).to_hex().to_string());
+            let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);
+            hasher.update(plain.as_bytes());
+            assert_ne!(sum, hasher.finalize().to_hex().to_string());
+        }
+    }
+
+    #[test]
+    fn objects_the_render_does_not_produce_are_left_out_and_none_removes_the_annotation() {
+        let resources = render(vec![
+            deployment("opm:checksum ConfigMap/elsewhere"),
+            config("fast", "1"),
+        ]);
+        assert_eq!(annotation(&resources), json!({"keep": "me"}));
+        let mut only = deployment("opm:checksum ConfigMap/elsewhere");
+        only["spec"]["template"]["metadata"]["annotations"]
+            .as_object_mut()
+            .unwrap()
+            .remove("keep");
+        let resources = render(vec![only]);
+        assert_eq!(annotation(&resources), Value::Null);
+    }
+
+    #[test]
+    fn a_reference_in_another_namespace_or_malformed_is_not_resolved() {
+        let mut resources = vec![resource(deployment("opm:checksum ConfigMap/settings"))];
+        let mut elsewhere = config("fast", "1");
+        elsewhere["metadata"]["namespace"] = json!("other");
+        resources.push(resource(elsewhere));
+        assert_eq!(resolve(&mut resources), []);
+        assert_eq!(annotation(&resources), json!({"keep": "me"}));
+        let mut bad = vec![resource(deployment("opm:checksum settings"))];
+        let failures = resolve(&mut bad);
+        assert_eq!(failures.len(), 1);
+        assert!(failures[0].1.contains("is not KIND/NAME"), "{failures:?}");
+    }
+}
