@@ -1,5 +1,6 @@
 //! Rendering: runs every planned (transformer, component) call in the sandbox, in parallel,
-//! then checks, labels and orders what came back (DESIGN §7).
+//! then checks, labels and orders what came back (DESIGN §7), resolving the checksum
+//! references of [`checksum`] once every call has run.
 //!
 //! [`execute`] takes the calls and compiled transformers and returns a [`Rendered`]: the
 //! resources in install order and every [`Failure`], grouped by component. A failure of one call
