@@ -303,32 +303,30 @@ fn plan_component(
     );
 
     let mut unhandled = Vec::new();
-    if matched.is_empty() {
-        if !unresolved {
-            errors.push(Problem::NoMatch {
-                component: name.clone(),
-                has: Attachments {
-                    labels: labels
-                        .iter()
-                        .map(|(key, label)| (key.clone(), label.value.clone()))
-                        .collect(),
-                    resources: resources.clone(),
-                    traits: traits.clone(),
-                    policies: policies.clone(),
-                },
-                // Every transformer is a candidate that did not match: say what each lacks.
-                candidates: transformers
+    if matched.is_empty() && !unresolved {
+        errors.push(Problem::NoMatch {
+            component: name.clone(),
+            has: Attachments {
+                labels: labels
                     .iter()
-                    .map(|transformer| Candidate {
-                        transformer: transformer.fqn.clone(),
-                        requirements: transformer.requirements.clone(),
-                        missing: check(transformer, &labels, &has).1,
-                    })
+                    .map(|(key, label)| (key.clone(), label.value.clone()))
                     .collect(),
-                at: at.clone(),
-            });
-        }
-    } else {
+                resources: resources.clone(),
+                traits: traits.clone(),
+                policies: policies.clone(),
+            },
+            // Every transformer is a candidate that did not match: say what each lacks.
+            candidates: transformers
+                .iter()
+                .map(|transformer| Candidate {
+                    transformer: transformer.fqn.clone(),
+                    requirements: transformer.requirements.clone(),
+                    missing: check(transformer, &labels, &has).1,
+                })
+                .collect(),
+            at: at.clone(),
+        });
+    } else if !matched.is_empty() {
         let mut groups: BTreeMap<&RequirementKey, Vec<String>> = BTreeMap::new();
         for (transformer, _) in &matched {
             groups

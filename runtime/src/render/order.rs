@@ -55,7 +55,9 @@ pub const INSTALL_ORDER: &[&str] = &[
 ];
 
 /// Kinds that live in no namespace: the built-in cluster-scoped kinds, and the Gateway API's
-/// GatewayClass. A `metadata.namespace` on one of them is ignored by the API server.
+/// GatewayClass, sorted. A `metadata.namespace` on one of them is ignored by the API server.
+/// The Kubernetes transformers keep the same list (`opm_k8s_common::CLUSTER_SCOPED`; a test in
+/// `benches/lib.rs` holds them equal).
 pub const CLUSTER_SCOPED: &[&str] = &[
     "APIService",
     "CSIDriver",
