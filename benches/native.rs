@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         stdout: &mut stdout,
         stderr: &mut stderr,
         env: &opm_runtime::cli::process_env,
+        stderr_is_terminal: false,
     };
     match mod_build::run_with(&cli.build, &mut out, &backend) {
         Ok(status) => status,

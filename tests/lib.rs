@@ -93,6 +93,7 @@ where
             stdout: &mut stdout,
             stderr: &mut stderr,
             env,
+            stderr_is_terminal: false,
         };
         opm_runtime::cli::run(argv, &mut out)
     };

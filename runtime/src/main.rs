@@ -1,5 +1,6 @@
 //! The `opm` binary: the CLI of [`opm_runtime::cli`] connected to this process.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -9,6 +10,7 @@ fn main() -> ExitCode {
         stdout: &mut stdout,
         stderr: &mut stderr,
         env: &opm_runtime::cli::process_env,
+        stderr_is_terminal: std::io::stderr().is_terminal(),
     };
     opm_runtime::cli::run(std::env::args_os(), &mut out)
 }

@@ -163,6 +163,81 @@ fn bad_usage_exits_2() {
     assert!(run.stderr.contains("not a size"), "{}", run.stderr);
 }
 
+/// Issue 14, finding 2: usage errors were always written with ANSI colours, into files, CI
+/// logs and with `NO_COLOR` set. Colour only on a terminal, never with `NO_COLOR`.
+#[test]
+fn usage_errors_are_coloured_only_on_a_terminal_without_no_color() {
+    let run_with = |terminal: bool, no_color: Option<&str>| {
+        let env = |name: &str| match name {
+            "NO_COLOR" => no_color.map(str::to_owned),
+            _ => None,
+        };
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = opm_runtime::cli::run(
+            ["opm", "mod", "build", "--output", "toml"],
+            &mut opm_runtime::cli::Output {
+                stdout: &mut stdout,
+                stderr: &mut stderr,
+                env: &env,
+                stderr_is_terminal: terminal,
+            },
+        );
+        assert_eq!(status, std::process::ExitCode::from(2));
+        String::from_utf8(stderr).unwrap()
+    };
+    for (terminal, no_color) in [(false, None), (true, Some("1")), (false, Some("1"))] {
+        let stderr = run_with(terminal, no_color);
+        assert!(stderr.contains("toml"), "{stderr}");
+        assert!(
+            !stderr.contains('\x1b'),
+            "terminal {terminal}, NO_COLOR {no_color:?}: {stderr:?}"
+        );
+    }
+    assert!(
+        run_with(true, None).contains("\x1b["),
+        "a terminal gets colour"
+    );
+    assert!(
+        run_with(true, Some("")).contains("\x1b["),
+        "an empty NO_COLOR is unset"
+    );
+}
+
+/// Issue 14, finding 3: a missing module.yaml said its cause twice (`…(os error 2): No such
+/// file or directory (os error 2)`) and not what to do.
+#[test]
+fn a_missing_module_is_said_once_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().display().to_string();
+    for command in ["build", "vet"] {
+        let run = opm(["mod", command, &path]);
+        assert!(run.exited(2), "{:?}", run.status);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "error: there is no module at {path}/module.yaml: create one with `opm mod init \
+                 {path}`, or give the path of an existing module (`opm mod build \
+                 path/to/module.yaml`)\n"
+            )
+        );
+    }
+    let values = format!("{path}/values.yaml");
+    let run = opm(["mod", "build", &hello(), "-f", &values]);
+    assert!(run.exited(2));
+    assert_eq!(
+        run.stderr.matches("os error 2").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("cannot read {values}: No such file")),
+        "{}",
+        run.stderr
+    );
+}
+
 /// The audit's finding: `400000000000000000m` overflowed when turned into seconds, on the
 /// command line and in a provider's manifest alike.
 #[test]
@@ -246,5 +321,158 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
         off.stderr.contains("the compile cache is off"),
         "{}",
         off.stderr
+    );
+}
+
+/// Runs the independent validator `check-jsonschema` (PyPI, pinned in .ci/run) with the
+/// schema `schema` on `files`.
+fn check_jsonschema(schema: &str, files: &[String]) -> std::process::Output {
+    std::process::Command::new("check-jsonschema")
+        .arg("--schemafile")
+        .arg(schema)
+        .args(files)
+        .output()
+        .expect(
+            "check-jsonschema is not on PATH: .ci/run installs it (pip install check-jsonschema)",
+        )
+}
+
+/// Item 6: `opm mod schema` is a JSON Schema an independent validator uses: every example
+/// validates, and a misspelt trait, a wrong type and an unknown field are refused by it.
+#[test]
+fn the_module_schema_validates_every_example_and_refuses_mistakes() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("module.schema.json").display().to_string();
+    let run = opm(["mod", "schema", "-o", &schema]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let examples: Vec<String> = std::fs::read_dir(opm_tests::repo_root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("module.yaml"))
+        .filter(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(examples.len() >= 5, "{examples:?}");
+    let output = check_jsonschema(&schema, &examples);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let hello = std::fs::read_to_string(opm_tests::hello()).unwrap();
+    for (mistake, from, to, said) in [
+        (
+            "a misspelt trait",
+            "Replicas: 2",
+            "Replica: 2",
+            "'Replica' was unexpected",
+        ),
+        (
+            "a wrong type",
+            "Replicas: 2",
+            "Replicas: two",
+            "$.components.api.traits.Replicas",
+        ),
+        (
+            "an unknown field",
+            "image:",
+            "imagee:",
+            "'imagee' was unexpected",
+        ),
+    ] {
+        assert!(
+            hello.contains(from),
+            "examples/hello no longer has {from:?}"
+        );
+        let file = write_file(dir.path(), "bad.yaml", &hello.replacen(from, to, 1));
+        let output = check_jsonschema(&schema, &[file]);
+        let said_all = String::from_utf8_lossy(&output.stdout);
+        assert!(!output.status.success(), "{mistake} passed:\n{said_all}");
+        assert!(
+            said_all.contains(said),
+            "{mistake}: {said:?} missing from:\n{said_all}"
+        );
+    }
+    // Printed on stdout, it is the same schema.
+    let printed = opm(["mod", "schema"]);
+    assert_eq!(printed.stdout, std::fs::read_to_string(&schema).unwrap());
+}
+
+/// Item 7: `opm mod init` writes a module that renders as written and validates against the
+/// schema beside it, and never overwrites a file.
+#[test]
+fn mod_init_writes_a_module_that_renders_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("Shop_App").display().to_string();
+    let run = opm(["mod", "init", &project]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let module = format!("{project}/module.yaml");
+    let text = std::fs::read_to_string(&module).unwrap();
+    assert!(text.starts_with("# yaml-language-server: $schema=module.schema.json\n"));
+    assert!(text.contains("  name: shop-app\n"), "{text}");
+    let build = opm(["mod", "build", &module]);
+    assert!(build.exited(0), "{}", build.stderr);
+    assert!(build.stdout.contains("kind: Deployment") && build.stdout.contains("kind: Service"));
+    let output = check_jsonschema(&format!("{project}/module.schema.json"), &[module.clone()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+
+    let again = opm(["mod", "init", &project, "--name", "other"]);
+    assert!(again.exited(2));
+    assert!(again.stderr.contains("exists already"), "{}", again.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&module).unwrap(),
+        text,
+        "left as it was"
+    );
+    let bad = opm([
+        "mod",
+        "init",
+        &dir.path().join("x").display().to_string(),
+        "--name",
+        "Not Valid",
+    ]);
+    assert!(bad.exited(2));
+    assert!(bad.stderr.contains("must be a DNS label"), "{}", bad.stderr);
+}
+
+/// Item 8: the bash completion script loads in bash and completes `opm mod b` to `build`.
+#[test]
+fn bash_completion_completes_subcommands() {
+    let run = opm(["completion", "bash"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_file(dir.path(), "opm.bash", &run.stdout);
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {script} && COMP_WORDS=(opm mod b) COMP_CWORD=2 COMP_LINE='opm mod b' \
+             COMP_POINT=9 && _opm opm b mod && printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        ))
+        .output()
+        .expect("run bash");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout.trim(), "build", "{stdout}");
+    for shell in ["zsh", "fish", "powershell"] {
+        let run = opm(["completion", shell]);
+        assert!(
+            run.exited(0) && run.stdout.contains("opm"),
+            "{shell}: {}",
+            run.stderr
+        );
+    }
+    let help = opm(["completion", "--help"]);
+    assert!(
+        help.stdout.contains("bash-completion/completions/opm"),
+        "{}",
+        help.stdout
     );
 }

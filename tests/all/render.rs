@@ -2,7 +2,7 @@
 //! end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
 
 use opm_tests::{file_names, guests, hello, opm, opm_env, provider_with, write_file};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A module of many components, so that calls really interleave across threads.
 fn many_components(count: usize) -> String {
@@ -331,6 +331,100 @@ fn verbose_json_is_one_json_object_per_line() {
     );
     let call = events.iter().find(|e| e["event"] == "call").unwrap();
     assert!(call["fuel"].as_u64().unwrap() > 0);
+}
+
+/// Every line of `stderr`, parsed as JSON; a line that is not JSON fails the test.
+fn json_lines(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
+        })
+        .collect()
+}
+
+/// Issue 14, finding 1: under `--verbose=json` the final error report was text among the JSON
+/// lines. Every line is one JSON object: `error` and `warning` events with what the text says,
+/// and a closing `summary` with the counts and the exit status.
+#[test]
+fn verbose_json_reports_errors_warnings_and_a_summary_as_json() {
+    let run = build_misbehaving(
+        &[
+            ("kindless", "no-kind"),
+            ("first", "shared"),
+            ("second", "shared"),
+        ],
+        &["--verbose=json"],
+    );
+    assert!(run.exited(1), "{}", run.stderr);
+    let events = json_lines(&run.stderr);
+    let errors: Vec<&Value> = events.iter().filter(|e| e["event"] == "error").collect();
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert!(errors.iter().any(|e| e["component"] == "kindless"
+        && e["transformer"] == "test.opm.dev/hostile@v1#MisbehaveTransformer"
+        && e["message"].as_str().unwrap().contains("`kind` is missing")));
+    assert!(
+        errors.iter().any(|e| e["component"] == "second"
+            && e["message"].as_str().unwrap().contains("also rendered"))
+    );
+    let summary = events.last().unwrap();
+    assert_eq!(summary["event"], "summary", "{events:#?}");
+    assert_eq!(summary["status"], 1);
+    assert_eq!(summary["errors"], 2);
+
+    // A warning, and a render that succeeds.
+    let dir = tempfile::tempdir().unwrap();
+    let module = write_file(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: w, version: 1.0.0}\ncomponents:\n  api:\n    resources: {Container: {image: nginx}}\n    traits: {Schedule: {cron: '@daily'}}\n",
+    );
+    let run = opm(["mod", "build", &module, "--verbose=json"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let events = json_lines(&run.stderr);
+    let warning = events
+        .iter()
+        .find(|e| e["event"] == "warning")
+        .expect("a warning event");
+    assert_eq!(warning["component"], "api");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("no matched transformer handles")
+    );
+    let summary = events.last().unwrap();
+    assert_eq!(
+        (
+            &summary["event"],
+            &summary["status"],
+            &summary["warnings"],
+            &summary["resources"]
+        ),
+        (&json!("summary"), &json!(0), &json!(1), &json!(1))
+    );
+
+    // An error before anything is planned: the module is missing.
+    let run = opm([
+        "mod",
+        "build",
+        &dir.path().join("nothing.yaml").display().to_string(),
+        "--verbose=json",
+    ]);
+    assert!(run.exited(2), "{}", run.stderr);
+    let events = json_lines(&run.stderr);
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0]["event"], "error");
+    assert!(
+        events[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("there is no module at")
+    );
+    assert_eq!(
+        (&events[1]["event"], &events[1]["status"]),
+        (&json!("summary"), &json!(2))
+    );
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub const EXIT_USAGE: u8 = 2;
 /// WebAssembly transformers.
 #[derive(Debug, Parser)]
 #[command(name = "opm", version, propagate_version = true)]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -42,6 +42,8 @@ enum Command {
     /// The cache of compiled components: where it is, and clearing it.
     #[command(subcommand)]
     Cache(commands::cache::CacheCommand),
+    /// Print the shell completion script for bash, zsh, fish or powershell.
+    Completion(commands::completion::CompletionArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,6 +82,10 @@ enum ModuleCommand {
     Build(commands::mod_build::BuildArgs),
     /// Load, validate and match a module without running any transformer.
     Vet(commands::mod_vet::VetArgs),
+    /// Write a first module.yaml, and its schema for editors, that renders as written.
+    Init(commands::mod_init::InitArgs),
+    /// Print a JSON Schema of module.yaml with every definition of a provider, for editors.
+    Schema(commands::mod_schema::SchemaArgs),
 }
 
 /// Where a command writes, and where it reads environment variables (`${env:NAME}`,
@@ -91,6 +97,17 @@ pub struct Output<'a> {
     pub stderr: &'a mut dyn Write,
     /// Looks up an environment variable; [`process_env`] in the binary.
     pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// Whether `stderr` is a terminal, where messages may be coloured (unless `NO_COLOR` is
+    /// set: see [`Output::colors`]).
+    pub stderr_is_terminal: bool,
+}
+
+impl Output<'_> {
+    /// Whether messages on `stderr` are coloured: only on a terminal, and never when the
+    /// `NO_COLOR` environment variable is set to anything (<https://no-color.org>).
+    pub fn colors(&self) -> bool {
+        self.stderr_is_terminal && (self.env)("NO_COLOR").is_none_or(|value| value.is_empty())
+    }
 }
 
 /// The process's environment, for [`Output::env`].
@@ -114,7 +131,7 @@ where
         Ok(cli) => cli,
         Err(e) => {
             let status = if e.use_stderr() { EXIT_USAGE } else { 0 };
-            let rendered = if e.use_stderr() {
+            let rendered = if e.use_stderr() && out.colors() {
                 e.render().ansi().to_string()
             } else {
                 e.to_string()
@@ -132,6 +149,9 @@ where
         Command::Module(ModuleCommand::Build(args)) => commands::mod_build::run(args, out),
         Command::Cache(command) => commands::cache::run(command, out),
         Command::Module(ModuleCommand::Vet(args)) => commands::mod_vet::run(args, out),
+        Command::Module(ModuleCommand::Init(args)) => commands::mod_init::run(args, out),
+        Command::Module(ModuleCommand::Schema(args)) => commands::mod_schema::run(args, out),
+        Command::Completion(args) => commands::completion::run(args, out),
         Command::Provider(ProviderCommand::Init(args)) => commands::provider_init::run(args, out),
         Command::Provider(ProviderCommand::List(args)) => commands::provider_list::run(args, out),
         Command::Provider(ProviderCommand::Pack(args)) => commands::provider_pack::run(args, out),

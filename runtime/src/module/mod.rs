@@ -199,14 +199,24 @@ impl fmt::Display for Diagnostic {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModuleError {
-    /// The module or a values file could not be read.
-    #[error("cannot read {path}: {source}")]
+    /// The module or a values file could not be read. (What the OS said is part of the
+    /// message, not a separate cause, so that `{:#}` does not say it twice.)
+    #[error("cannot read {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// What the OS said.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
+    },
+    /// There is no module file where one was looked for.
+    #[error(
+        "there is no module at {path}: create one with `opm mod init{}`, or give the path of \
+         an existing module (`opm mod build path/to/module.yaml`)",
+        init_dir(path)
+    )]
+    NoModule {
+        /// The module file that does not exist.
+        path: PathBuf,
     },
     /// A file is not valid YAML or JSON (a duplicate key is a syntax error too).
     #[error("{origin}: {message}")]
@@ -278,7 +288,12 @@ pub fn load(
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
     let path = module_file(path);
-    let root = read_tree(&path)?;
+    let root = read_tree(&path).map_err(|error| match error {
+        ModuleError::Read { path, error } if error.kind() == std::io::ErrorKind::NotFound => {
+            ModuleError::NoModule { path }
+        }
+        other => other,
+    })?;
     assemble(
         root,
         values.iter().map(|values_path| read_tree(values_path)),
@@ -385,6 +400,16 @@ pub fn from_str(text: &str, source: &str) -> Result<Module, ModuleError> {
     document::interpret(&root, Origin::whole(source), sensitive)
 }
 
+/// The directory argument `opm mod init` needs to create `module` (none for the current one).
+fn init_dir(module: &Path) -> String {
+    match module.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && dir != Path::new(".") => {
+            format!(" {}", dir.display())
+        }
+        _ => String::new(),
+    }
+}
+
 fn module_file(path: &Path) -> PathBuf {
     if path.is_dir() {
         let json = path.join("module.json");
@@ -400,9 +425,9 @@ fn module_file(path: &Path) -> PathBuf {
 }
 
 fn read_tree(path: &Path) -> Result<tree::Node, ModuleError> {
-    let bytes = std::fs::read(path).map_err(|source| ModuleError::Read {
+    let bytes = std::fs::read(path).map_err(|error| ModuleError::Read {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     parse_input(Input {
         name: &path.display().to_string(),

@@ -3,7 +3,9 @@
 //! Human form, per component: the transformers that matched and why, those that did not and
 //! what the component lacks, unhandled attachments, then each call's resources, fuel and time
 //! and what its guest logged. JSON form: the same as one object per line, each with an `event`
-//! (`plan`, `component`, `call`, `log`), so a tool can follow a render with `jq`.
+//! (`plan`, `component`, `call`, `log`), so a tool can follow a render with `jq`; `opm mod
+//! build` adds `warning`, `error` and a closing `summary` (see [`event`]), so that every line
+//! on stderr is one JSON object.
 //!
 //! Both go through the command's redacting stderr, so no sensitive value appears here.
 
@@ -114,13 +116,7 @@ fn json_lines(
     redactor: &Redactor,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    // Strings are redacted before they are JSON-escaped: a value that holds escapes of its own
-    // would otherwise be escaped twice and slip past the redacting writer.
-    let mut line = |mut value: serde_json::Value| -> io::Result<()> {
-        redact_strings(&mut value, redactor);
-        serde_json::to_writer(&mut *out, &value)?;
-        out.write_all(b"\n")
-    };
+    let mut line = |value: serde_json::Value| event(value, redactor, &mut *out);
     line(json!({
         "event": "plan",
         "module": context.name,
@@ -155,6 +151,18 @@ fn json_lines(
         }
     }
     Ok(())
+}
+
+/// Writes `value` as one line of JSON, every string in it redacted first: a value that holds
+/// escapes of its own would otherwise be escaped twice and slip past the redacting writer.
+pub fn event(
+    mut value: serde_json::Value,
+    redactor: &Redactor,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    redact_strings(&mut value, redactor);
+    serde_json::to_writer(&mut *out, &value)?;
+    out.write_all(b"\n")
 }
 
 fn component_event(component: &ComponentPlan) -> serde_json::Value {

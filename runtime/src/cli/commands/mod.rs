@@ -1,7 +1,10 @@
 //! One module per subcommand.
 
 pub mod cache;
+pub mod completion;
 pub mod mod_build;
+pub mod mod_init;
+pub mod mod_schema;
 pub mod mod_vet;
 pub mod module_args;
 pub mod provider_init;

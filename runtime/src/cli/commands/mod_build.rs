@@ -14,7 +14,7 @@ use clap::Args;
 use rayon::prelude::*;
 
 use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
-use crate::cli::{EXIT_FAILED, Output};
+use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
 use crate::matching::{self, Plan};
 use crate::provider::{self, Provider};
 use crate::redact::{RedactingWriter, Redactor};
@@ -101,6 +101,8 @@ pub type Backend<'a> = dyn Fn(&Plan, &Provider, &RenderContext, &Limits, &Redact
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let cache = args.cache.cache(out.env);
+    // A progress line would be the one line on stderr that is not JSON.
+    let progress = args.verbose != Some(Verbose::Json);
     let sandboxed = |plan: &Plan,
                      provider: &Provider,
                      context: &RenderContext,
@@ -113,6 +115,7 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             limits,
             cache.clone(),
             redactor.clone(),
+            progress,
         )
     };
     run_with(&args, out, &sandboxed)
@@ -149,9 +152,40 @@ pub fn run_with(
             backend,
         )
     });
-    let status = crate::cli::exit_status(result, &mut stderr);
+    let status = if args.verbose == Some(Verbose::Json) {
+        json_exit_status(result, &redactor, &mut stderr)
+    } else {
+        crate::cli::exit_status(result, &mut stderr)
+    };
     stderr.flush()?;
     Ok(status)
+}
+
+/// [`crate::cli::exit_status`] under `--verbose=json`: an error that stopped the command before
+/// it could report (a module or provider that does not load) is an `error` event and a
+/// `summary` with status 2.
+fn json_exit_status(
+    result: anyhow::Result<ExitCode>,
+    redactor: &Redactor,
+    stderr: &mut dyn Write,
+) -> ExitCode {
+    match result {
+        Err(error) if !crate::cli::is_broken_pipe(&error) => {
+            let _ = render::verbose::event(
+                serde_json::json!({"event": "error", "message": format!("{error:#}")}),
+                redactor,
+                stderr,
+            );
+            let _ = render::verbose::event(
+                serde_json::json!({"event": "summary", "status": EXIT_USAGE, "errors": 1,
+                                   "warnings": 0, "resources": 0}),
+                redactor,
+                stderr,
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
+        other => crate::cli::exit_status(other, stderr),
+    }
 }
 
 fn build(
@@ -208,12 +242,21 @@ fn build(
     if let Some(format) = args.verbose {
         render::verbose::report(format, &plan, &context, &rendered.calls, redactor, stderr)?;
     }
-    for warning in plan.warnings() {
-        writeln!(stderr, "warning: {warning}")?;
-    }
-    if !plan.is_ok() || !rendered.failures.is_empty() {
-        report_failures(&plan, &rendered, stderr)?;
-        return Ok(ExitCode::from(EXIT_FAILED));
+    let json = args.verbose == Some(Verbose::Json);
+    let failed = !plan.is_ok() || !rendered.failures.is_empty();
+    if json {
+        report_events(&plan, &rendered, redactor, stderr)?;
+        if failed {
+            return Ok(ExitCode::from(EXIT_FAILED));
+        }
+    } else {
+        for warning in plan.warnings() {
+            writeln!(stderr, "warning: {warning}")?;
+        }
+        if failed {
+            report_failures(&plan, &rendered, stderr)?;
+            return Ok(ExitCode::from(EXIT_FAILED));
+        }
     }
     match &args.out_dir {
         Some(dir) => {
@@ -258,6 +301,7 @@ fn render_plan(
     limits: &Limits,
     cache: Option<CompileCache>,
     redactor: Redactor,
+    progress: bool,
 ) -> anyhow::Result<Rendered> {
     let sandbox = Sandbox::new(limits)?
         .with_cache(cache)
@@ -265,13 +309,17 @@ fn render_plan(
     let mut used: Vec<&str> = plan.calls().map(|call| call.transformer.as_str()).collect();
     used.sort_unstable();
     used.dedup();
-    let progress = crate::cli::progress::compiling(|| {
-        used.iter()
-            .filter_map(|fqn| provider.components.get(*fqn))
-            .filter(|bytes| !sandbox.is_cached(bytes))
-            .map(|bytes| bytes.len())
-            .collect()
-    });
+    let progress = progress
+        .then(|| {
+            crate::cli::progress::compiling(|| {
+                used.iter()
+                    .filter_map(|fqn| provider.components.get(*fqn))
+                    .filter(|bytes| !sandbox.is_cached(bytes))
+                    .map(|bytes| bytes.len())
+                    .collect()
+            })
+        })
+        .flatten();
     // A transformer that does not compile fails its own calls, reported with the others.
     let compiled: Transformers = used
         .par_iter()
@@ -285,6 +333,39 @@ fn render_plan(
     drop(progress);
     let jobs = render::jobs(plan);
     Ok(render::execute(&sandbox, &compiled, &jobs, context, limits))
+}
+
+/// What [`report_failures`] and the warnings say, as `--verbose=json` events: a `warning` per
+/// warning, an `error` per plan error and render failure (with its component, and transformer
+/// and digest when a call failed), then a `summary` with the counts and the exit status.
+fn report_events(
+    plan: &Plan,
+    rendered: &Rendered,
+    redactor: &Redactor,
+    stderr: &mut dyn Write,
+) -> std::io::Result<()> {
+    use serde_json::json;
+    let mut emit = |value| render::verbose::event(value, redactor, &mut *stderr);
+    for warning in plan.warnings() {
+        emit(json!({"event": "warning", "component": warning.component(),
+                    "message": warning.to_string()}))?;
+    }
+    for problem in plan.errors() {
+        emit(json!({"event": "error", "component": problem.component(),
+                    "message": problem.to_string()}))?;
+    }
+    for failure in &rendered.failures {
+        emit(json!({"event": "error", "component": failure.component,
+                    "transformer": failure.transformer, "digest": failure.digest,
+                    "message": failure.error.to_string()}))?;
+    }
+    let errors = plan.errors().len() + rendered.failures.len();
+    let status = if errors == 0 { 0 } else { EXIT_FAILED };
+    emit(
+        json!({"event": "summary", "status": status, "errors": errors,
+                "warnings": plan.warnings().len(),
+                "resources": if errors == 0 { rendered.resources.len() } else { 0 }}),
+    )
 }
 
 /// Writes every plan error and render failure, grouped by component.

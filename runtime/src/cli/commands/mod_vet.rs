@@ -145,6 +145,7 @@ components:
                 stdout: &mut stdout,
                 stderr: &mut stderr,
                 env: &crate::cli::process_env,
+                stderr_is_terminal: false,
             },
         );
         let code = if code == ExitCode::SUCCESS {

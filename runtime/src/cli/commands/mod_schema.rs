@@ -1,0 +1,194 @@
+//! `opm mod schema`: a JSON Schema of the module format with every definition a provider (and
+//! a module's own `definitions`) declares, for editors.
+//!
+//! An editor with the YAML language server validates and completes `module.yaml` as it is typed
+//! once the file's first line names the schema:
+//!
+//! ```yaml
+//! # yaml-language-server: $schema=module.schema.json
+//! ```
+//!
+//! Each definition can be attached by its FQN or, where no other definition shares it, by its
+//! short name, in the section of its kind; its value is checked against its own schema. A
+//! definition with defaults takes a partial value (or none), since `opm` merges it over them:
+//! the properties the defaults fill are not required. The schema is what `opm mod vet` checks
+//! before matching, not all of it: vet also matches components to transformers.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Map, Value, json};
+
+use crate::cli::Output;
+use crate::definitions::{DefinitionKind, DefinitionSpec, Fqn};
+use crate::provider::DEFAULT_PROVIDER;
+use crate::{module, provider};
+
+/// Arguments of `opm mod schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// A module whose own `definitions` the schema includes too (none by default).
+    ///
+    /// Example: opm mod schema shop/module.yaml
+    #[arg(value_name = "MODULE")]
+    pub module: Option<PathBuf>,
+
+    /// The provider whose definitions the schema holds: a bundle file (.opmb), a provider
+    /// source directory, or the embedded `kubernetes`.
+    ///
+    /// Example: -p ./kubernetes-0.1.0.opmb
+    #[arg(short = 'p', long = "provider", default_value = DEFAULT_PROVIDER, value_name = "PROVIDER")]
+    pub provider: String,
+
+    /// Write the schema to FILE instead of stdout.
+    ///
+    /// Example: -o module.schema.json
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Runs `opm mod schema`.
+pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let provider = provider::load_in(&args.provider, &std::env::current_dir()?)?;
+    let mut definitions: Vec<(&str, &DefinitionSpec)> = provider
+        .manifest
+        .definitions
+        .iter()
+        .map(|(fqn, spec)| (fqn.as_str(), spec))
+        .collect();
+    let module = match &args.module {
+        Some(path) => Some(module::load(
+            path,
+            &[],
+            &[],
+            out.env,
+            &mut Default::default(),
+        )?),
+        None => None,
+    };
+    if let Some(module) = &module {
+        definitions.extend(
+            module
+                .definitions()
+                .iter()
+                .map(|(fqn, definition)| (fqn.as_str(), &definition.spec)),
+        );
+    }
+    let text =
+        serde_json::to_string_pretty(&schema(&provider.manifest.metadata.name, &definitions))?;
+    match &args.output {
+        Some(path) => crate::render::write::write_atomically(path, format!("{text}\n").as_bytes())?,
+        None => writeln!(out.stdout, "{text}")?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON Schema of a module that may attach `definitions` (FQN, spec).
+pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value {
+    // Short names that only one definition has.
+    let mut short: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (fqn, _) in definitions {
+        if let Ok(parsed) = Fqn::parse(fqn) {
+            short.entry(parsed.name()).or_default().push(fqn);
+        }
+    }
+    let mut sections: BTreeMap<DefinitionKind, Map<String, Value>> = DefinitionKind::ALL
+        .into_iter()
+        .map(|kind| (kind, Map::new()))
+        .collect();
+    for (fqn, spec) in definitions {
+        let value = value_schema(spec);
+        let section = sections
+            .get_mut(&spec.kind)
+            .expect("every kind has a section");
+        section.insert((*fqn).to_owned(), value.clone());
+        if let Ok(parsed) = Fqn::parse(fqn)
+            && short[parsed.name()].len() == 1
+        {
+            let mut value = value;
+            if let Some(object) = value.as_object_mut() {
+                object.insert(
+                    "description".into(),
+                    json!(format!(
+                        "{fqn}: {}",
+                        spec.description.clone().unwrap_or_default()
+                    )),
+                );
+            }
+            section.insert(parsed.name().to_owned(), value);
+        }
+    }
+    let section = |kind: DefinitionKind| {
+        json!({"type": "object", "additionalProperties": false,
+               "properties": sections[&kind].clone()})
+    };
+    let dns_label = json!({"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"});
+    let strings = json!({"type": "object", "additionalProperties": {"type": "string"}});
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": format!("opm module (definitions of provider {provider})"),
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "components"],
+        "additionalProperties": false,
+        "properties": {
+            "apiVersion": {"const": "core.opm.dev/v1"},
+            "kind": {"const": "Module"},
+            "metadata": {
+                "type": "object",
+                "required": ["name", "version"],
+                "additionalProperties": false,
+                "properties": {
+                    "name": dns_label,
+                    "version": {"type": "string", "minLength": 1},
+                    "namespace": dns_label,
+                    "labels": strings,
+                },
+            },
+            "definitions": {"type": "object"},
+            "components": {
+                "type": "object",
+                "propertyNames": dns_label,
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                        "metadata": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "properties": {"labels": strings, "annotations": strings},
+                        },
+                        "resources": section(DefinitionKind::Resource),
+                        "traits": section(DefinitionKind::Trait),
+                        "policies": section(DefinitionKind::Policy),
+                    },
+                },
+            },
+        },
+    })
+}
+
+/// The schema of one attached value: the definition's own, with what its defaults fill no
+/// longer required and, when it has defaults, an empty value allowed.
+fn value_schema(spec: &DefinitionSpec) -> Value {
+    let mut schema = spec.schema.clone().unwrap_or_else(|| json!({}));
+    let Some(defaults) = &spec.defaults else {
+        return with_description(schema, spec);
+    };
+    if let (Some(object), Some(filled)) = (schema.as_object_mut(), defaults.as_object())
+        && let Some(Value::Array(required)) = object.get_mut("required")
+    {
+        required.retain(|name| name.as_str().is_none_or(|name| !filled.contains_key(name)));
+    }
+    with_description(json!({"anyOf": [{"type": "null"}, schema]}), spec)
+}
+
+fn with_description(mut schema: Value, spec: &DefinitionSpec) -> Value {
+    if let (Some(object), Some(description)) = (schema.as_object_mut(), &spec.description) {
+        object
+            .entry("description")
+            .or_insert_with(|| json!(description));
+    }
+    schema
+}
