@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         stderr: &mut stderr,
         env: &opm_runtime::cli::process_env,
         stderr_is_terminal: false,
+        stdout_is_terminal: false,
     };
     match mod_build::run_with(&cli.build, &mut out, &backend) {
         Ok(status) => status,

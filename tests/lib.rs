@@ -94,6 +94,7 @@ where
             stderr: &mut stderr,
             env,
             stderr_is_terminal: false,
+            stdout_is_terminal: false,
         };
         opm_runtime::cli::run(argv, &mut out)
     };

@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         stderr: &mut stderr,
         env: &opm_runtime::cli::process_env,
         stderr_is_terminal: std::io::stderr().is_terminal(),
+        stdout_is_terminal: std::io::stdout().is_terminal(),
     };
     opm_runtime::cli::run(std::env::args_os(), &mut out)
 }

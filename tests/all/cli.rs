@@ -180,6 +180,7 @@ fn usage_errors_are_coloured_only_on_a_terminal_without_no_color() {
                 stderr: &mut stderr,
                 env: &env,
                 stderr_is_terminal: terminal,
+                stdout_is_terminal: false,
             },
         );
         assert_eq!(status, std::process::ExitCode::from(2));

@@ -3,6 +3,7 @@
 mod authoring;
 mod bundles;
 mod cli;
+mod diff;
 mod examples;
 mod fixtures;
 mod guest_sdk;

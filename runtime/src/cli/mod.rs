@@ -82,6 +82,8 @@ enum ModuleCommand {
     Build(commands::mod_build::BuildArgs),
     /// Load, validate and match a module without running any transformer.
     Vet(commands::mod_vet::VetArgs),
+    /// Render a module and compare it with committed manifests or another provider's render.
+    Diff(commands::mod_diff::DiffArgs),
     /// Write a first module.yaml, and its schema for editors, that renders as written.
     Init(commands::mod_init::InitArgs),
     /// Print a JSON Schema of module.yaml with every definition of a provider, for editors.
@@ -100,13 +102,24 @@ pub struct Output<'a> {
     /// Whether `stderr` is a terminal, where messages may be coloured (unless `NO_COLOR` is
     /// set: see [`Output::colors`]).
     pub stderr_is_terminal: bool,
+    /// Whether `stdout` is a terminal, where `opm mod diff` colours its diff (the same rules).
+    pub stdout_is_terminal: bool,
 }
 
 impl Output<'_> {
     /// Whether messages on `stderr` are coloured: only on a terminal, and never when the
     /// `NO_COLOR` environment variable is set to anything (<https://no-color.org>).
     pub fn colors(&self) -> bool {
-        self.stderr_is_terminal && (self.env)("NO_COLOR").is_none_or(|value| value.is_empty())
+        self.stderr_is_terminal && self.no_color_unset()
+    }
+
+    /// Whether what is written on `stdout` may be coloured: the same, for stdout.
+    pub fn stdout_colors(&self) -> bool {
+        self.stdout_is_terminal && self.no_color_unset()
+    }
+
+    fn no_color_unset(&self) -> bool {
+        (self.env)("NO_COLOR").is_none_or(|value| value.is_empty())
     }
 }
 
@@ -149,6 +162,7 @@ where
         Command::Module(ModuleCommand::Build(args)) => commands::mod_build::run(args, out),
         Command::Cache(command) => commands::cache::run(command, out),
         Command::Module(ModuleCommand::Vet(args)) => commands::mod_vet::run(args, out),
+        Command::Module(ModuleCommand::Diff(args)) => commands::mod_diff::run(args, out),
         Command::Module(ModuleCommand::Init(args)) => commands::mod_init::run(args, out),
         Command::Module(ModuleCommand::Schema(args)) => commands::mod_schema::run(args, out),
         Command::Completion(args) => commands::completion::run(args, out),

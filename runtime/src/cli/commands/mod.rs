@@ -3,6 +3,7 @@
 pub mod cache;
 pub mod completion;
 pub mod mod_build;
+pub mod mod_diff;
 pub mod mod_init;
 pub mod mod_schema;
 pub mod mod_vet;

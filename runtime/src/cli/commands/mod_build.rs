@@ -100,6 +100,17 @@ pub type Backend<'a> = dyn Fn(&Plan, &Provider, &RenderContext, &Limits, &Redact
 
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    run_sandboxed(&args, out, &mut |rendered, pool, stdout, _| {
+        write_output(&args, rendered, pool, stdout)
+    })
+}
+
+/// Runs `opm mod build`'s render in the sandbox, handing a render that succeeded to `finish`.
+pub fn run_sandboxed(
+    args: &BuildArgs,
+    out: &mut Output<'_>,
+    finish: &mut Finish<'_>,
+) -> anyhow::Result<ExitCode> {
     let cache = args.cache.cache(out.env);
     // A progress line would be the one line on stderr that is not JSON.
     let progress = args.verbose != Some(Verbose::Json);
@@ -118,8 +129,14 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             progress,
         )
     };
-    run_with(&args, out, &sandboxed)
+    run_finishing(args, out, &sandboxed, finish)
 }
+
+/// What a render that succeeded is handed to: its resources, the render threads, stdout, and
+/// the redactor of the module's sensitive values. `opm mod build` writes the resources;
+/// `opm mod diff` compares them.
+pub type Finish<'a> = dyn FnMut(&Rendered, &rayon::ThreadPool, &mut dyn Write, &Redactor) -> anyhow::Result<ExitCode>
+    + 'a;
 
 /// Runs `opm mod build` with the calls rendered by `backend`: loading, planning, checking,
 /// ordering, reporting and writing exactly as `opm mod build` does.
@@ -127,6 +144,18 @@ pub fn run_with(
     args: &BuildArgs,
     out: &mut Output<'_>,
     backend: &Backend<'_>,
+) -> anyhow::Result<ExitCode> {
+    run_finishing(args, out, backend, &mut |rendered, pool, stdout, _| {
+        write_output(args, rendered, pool, stdout)
+    })
+}
+
+/// [`run_with`], handing a render that succeeded to `finish` instead of writing it.
+pub fn run_finishing(
+    args: &BuildArgs,
+    out: &mut Output<'_>,
+    backend: &Backend<'_>,
+    finish: &mut Finish<'_>,
 ) -> anyhow::Result<ExitCode> {
     let env = out.env;
     let mut sensitive = BTreeSet::new();
@@ -150,6 +179,7 @@ pub fn run_with(
             &mut stderr,
             &mut *out.stdout,
             backend,
+            finish,
         )
     });
     let status = if args.verbose == Some(Verbose::Json) {
@@ -196,6 +226,7 @@ fn build(
     stderr: &mut dyn Write,
     stdout: &mut dyn Write,
     backend: &Backend<'_>,
+    finish: &mut Finish<'_>,
 ) -> anyhow::Result<ExitCode> {
     let provider = provider::load_in(&args.module.provider, &std::env::current_dir()?)?;
     // Planning, rendering and serialising all run on these threads, as many as -j says.
@@ -258,6 +289,19 @@ fn build(
             return Ok(ExitCode::from(EXIT_FAILED));
         }
     }
+    let status = finish(&rendered, &pool, stdout, redactor)?;
+    drop_in_background((plan, rendered, provider));
+    Ok(status)
+}
+
+/// Writes the resources of a render that succeeded: one stream on stdout, or with `--split`
+/// one file each in `--out-dir`.
+fn write_output(
+    args: &BuildArgs,
+    rendered: &Rendered,
+    pool: &rayon::ThreadPool,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
     match &args.out_dir {
         Some(dir) => {
             let names = render::write::split_names(&rendered.resources);
@@ -279,7 +323,6 @@ fn build(
             serialized.write(stdout)?;
         }
     }
-    drop_in_background((plan, rendered, provider));
     Ok(ExitCode::SUCCESS)
 }
 

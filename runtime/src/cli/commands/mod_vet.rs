@@ -146,6 +146,7 @@ components:
                 stderr: &mut stderr,
                 env: &crate::cli::process_env,
                 stderr_is_terminal: false,
+                stdout_is_terminal: false,
             },
         );
         let code = if code == ExitCode::SUCCESS {

@@ -1,0 +1,429 @@
+//! `opm mod diff`: render a module and compare it with manifests already committed, or with the
+//! same module rendered by another provider.
+//!
+//! Resources are paired by identity (API group, kind, namespace, name) and compared as values,
+//! so key order and YAML style do not count. Each changed resource is printed as a unified diff
+//! of its YAML (keys sorted, so a reordering is no change), then the added and removed ones are
+//! listed; a summary goes to stderr. Exit status as `diff`'s: 0 when equal, 1 when different,
+//! 2 on error (a render that fails included).
+//!
+//! Secret data is masked unless `--show-secrets`: each value of a Secret's `data` and
+//! `stringData` reads `[redacted]`, or `[redacted: value before]` and `[redacted: value after]`
+//! when it differs, so a reviewer sees which keys changed and never their values (helm-diff's
+//! habit). Everything else is shown as `opm mod build` would print it.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde_json::{Map, Value};
+
+use super::mod_build::{self, BuildArgs};
+use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
+use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
+use crate::render::order::Identity;
+use crate::render::write::Format;
+
+/// Arguments of `opm mod diff`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm mod diff shop/module.yaml --against deploy/shop/          # a --split directory
+  opm mod build shop/module.yaml -f prod.yaml | opm mod diff shop/module.yaml -f prod.yaml --against -
+  opm mod diff shop/module.yaml --against-provider ./kubernetes-0.3.0.opmb")]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub module: ModuleArgs,
+
+    /// What to compare with: a directory of manifests (as `--split` writes them), a
+    /// multi-document YAML or JSON file, or `-` for stdin.
+    ///
+    /// Example: --against deploy/shop/
+    #[arg(
+        long,
+        value_name = "DIR|FILE|-",
+        required_unless_present = "against_provider",
+        conflicts_with = "against_provider"
+    )]
+    pub against: Option<String>,
+
+    /// Compare with the same module rendered by another provider (or another version of this
+    /// one): what upgrading the provider changes. Changes are shown from it to `-p`.
+    ///
+    /// Example: --against-provider ./kubernetes-0.2.0.opmb
+    #[arg(long, value_name = "PROVIDER")]
+    pub against_provider: Option<String>,
+
+    /// Show Secret data in the diff instead of masking it.
+    #[arg(long)]
+    pub show_secrets: bool,
+
+    /// Namespace of the rendered resources (default: the module's, else `default`).
+    ///
+    /// Example: -n shop-staging
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Transform calls run at once (default: every core).
+    ///
+    /// Example: -j 1
+    #[arg(short = 'j', long = "jobs", value_name = "JOBS")]
+    pub jobs: Option<usize>,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
+
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// Runs `opm mod diff`.
+pub fn run(args: DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let status = match diff(&args, out) {
+        Ok(status) => status,
+        Err(error) if crate::cli::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            writeln!(out.stderr, "error: {error:#}")?;
+            ExitCode::from(EXIT_USAGE)
+        }
+    };
+    Ok(status)
+}
+
+fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let Some(new) = render(args, &args.module.provider, out)? else {
+        return Ok(ExitCode::from(EXIT_USAGE));
+    };
+    let (old, old_name) = match (&args.against, &args.against_provider) {
+        (Some(against), _) => (read_against(against)?, against.clone()),
+        (None, Some(provider)) => match render(args, provider, out)? {
+            Some(old) => (old, format!("provider {provider}")),
+            None => return Ok(ExitCode::from(EXIT_USAGE)),
+        },
+        (None, None) => anyhow::bail!("say what to compare with: --against or --against-provider"),
+    };
+    let new_name = format!("provider {}", args.module.provider);
+    let changes = compare(&old, &new, !args.show_secrets);
+    let colors = out.stdout_colors();
+    let mut text = String::new();
+    for (identity, old, new) in &changes.changed {
+        text.push_str(&unified(identity, old, new, &old_name, &new_name, colors));
+    }
+    for (label, identities, colour) in [
+        ("added", &changes.added, GREEN),
+        ("removed", &changes.removed, RED),
+    ] {
+        for identity in identities {
+            text.push_str(&paint(&format!("{label}: {identity}\n"), colour, colors));
+        }
+    }
+    out.stdout.write_all(text.as_bytes())?;
+    let different = changes.changed.len() + changes.added.len() + changes.removed.len();
+    writeln!(
+        out.stderr,
+        "{}",
+        if different == 0 {
+            format!("no difference: {} resources are the same", new.len())
+        } else {
+            format!(
+                "{different} resource{} differ: {} changed, {} added, {} removed",
+                if different == 1 { "" } else { "s" },
+                changes.changed.len(),
+                changes.added.len(),
+                changes.removed.len()
+            )
+        }
+    )?;
+    Ok(if different == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    })
+}
+
+/// Renders the module with `provider` as `opm mod build` does, reporting problems on stderr;
+/// `None` when the render failed.
+fn render(
+    args: &DiffArgs,
+    provider: &str,
+    out: &mut Output<'_>,
+) -> anyhow::Result<Option<Vec<Value>>> {
+    let build = BuildArgs {
+        module: ModuleArgs {
+            provider: provider.to_owned(),
+            ..args.module.clone()
+        },
+        namespace: args.namespace.clone(),
+        output: Format::Json,
+        split: false,
+        out_dir: None,
+        verbose: None,
+        jobs: args.jobs,
+        limits: args.limits.clone(),
+        cache: args.cache.clone(),
+    };
+    let mut rendered = None;
+    let status = mod_build::run_sandboxed(&build, out, &mut |rendered_ok, _, _, _| {
+        rendered = Some(rendered_ok.resources.iter().map(|r| r.value()).collect());
+        Ok(ExitCode::SUCCESS)
+    })?;
+    Ok(rendered.filter(|_| status == ExitCode::SUCCESS))
+}
+
+/// The resources of `against`: every `.yaml`, `.yml` and `.json` file of a directory (in name
+/// order), one file, or stdin; each a stream of documents, a `List` standing for its items.
+fn read_against(against: &str) -> anyhow::Result<Vec<Value>> {
+    let mut texts = Vec::new();
+    if against == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the manifests to compare with from stdin")?;
+        texts.push(("stdin".to_owned(), text));
+    } else {
+        let path = Path::new(against);
+        let files = if path.is_dir() {
+            let mut files: Vec<_> = std::fs::read_dir(path)
+                .with_context(|| format!("cannot read {}", path.display()))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension()
+                            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+                })
+                .collect();
+            files.sort();
+            files
+        } else {
+            vec![path.to_owned()]
+        };
+        for file in files {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            texts.push((file.display().to_string(), text));
+        }
+    }
+    let mut resources = Vec::new();
+    for (name, text) in texts {
+        let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
+            .map_err(|e| anyhow::anyhow!("{name}: not YAML or JSON manifests: {e}"))?;
+        for document in documents {
+            match document {
+                Value::Null => {}
+                Value::Object(ref map) if map.get("kind") == Some(&Value::from("List")) => {
+                    let items = map.get("items").and_then(Value::as_array);
+                    resources.extend(items.into_iter().flatten().cloned());
+                }
+                Value::Object(_) => resources.push(document),
+                other => anyhow::bail!("{name}: a document is not a manifest but {other}"),
+            }
+        }
+    }
+    Ok(resources)
+}
+
+/// What differs between two sets of resources.
+#[derive(Debug, Default)]
+struct Changes {
+    /// Present on both sides with different values: identity, old, new.
+    changed: Vec<(Identity, Value, Value)>,
+    /// Only in the new render.
+    added: Vec<Identity>,
+    /// Only in the old set.
+    removed: Vec<Identity>,
+}
+
+/// Pairs `old` and `new` by identity and compares each pair as values; with `mask`, Secret
+/// data is masked first.
+fn compare(old: &[Value], new: &[Value], mask: bool) -> Changes {
+    let by_identity = |resources: &[Value]| -> BTreeMap<Identity, Value> {
+        resources
+            .iter()
+            .map(|value| (Identity::of(value, ""), value.clone()))
+            .collect()
+    };
+    let (old, new) = (by_identity(old), by_identity(new));
+    let mut changes = Changes::default();
+    for (identity, new_value) in &new {
+        match old.get(identity) {
+            None => changes.added.push(identity.clone()),
+            Some(old_value) if old_value != new_value => {
+                let (mut old_value, mut new_value) = (old_value.clone(), new_value.clone());
+                if mask && identity.group.is_empty() && identity.kind == "Secret" {
+                    mask_secret_data(&mut old_value, &mut new_value);
+                }
+                changes
+                    .changed
+                    .push((identity.clone(), old_value, new_value));
+            }
+            Some(_) => {}
+        }
+    }
+    changes.removed = old
+        .keys()
+        .filter(|identity| !new.contains_key(identity))
+        .cloned()
+        .collect();
+    changes
+}
+
+/// Replaces each value of the Secrets' `data` and `stringData` by `[redacted]`, or, when the
+/// two sides differ, by `[redacted: value before]` and `[redacted: value after]`.
+fn mask_secret_data(old: &mut Value, new: &mut Value) {
+    for field in ["data", "stringData"] {
+        let before = old.get(field).and_then(Value::as_object).cloned();
+        let after = new.get(field).and_then(Value::as_object).cloned();
+        mask(old, field, &before, &after, "[redacted: value before]");
+        mask(new, field, &after, &before, "[redacted: value after]");
+    }
+}
+
+/// Masks every value of `side`'s `field`, with `changed` for those `other` has differently.
+fn mask(
+    side: &mut Value,
+    field: &str,
+    this: &Option<Map<String, Value>>,
+    other: &Option<Map<String, Value>>,
+    changed: &str,
+) {
+    let Some(map) = side.get_mut(field).and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (key, value) in map.iter_mut() {
+        let theirs = other.as_ref().and_then(|m| m.get(key));
+        let differs = theirs.is_some() && this.as_ref().and_then(|m| m.get(key)) != theirs;
+        *value = Value::from(if differs { changed } else { "[redacted]" });
+    }
+}
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const CYAN: &str = "\x1b[36m";
+const BOLD: &str = "\x1b[1m";
+
+fn paint(text: &str, colour: &str, colors: bool) -> String {
+    if colors {
+        format!("{colour}{}\x1b[0m\n", text.trim_end_matches('\n'))
+    } else {
+        text.to_owned()
+    }
+}
+
+/// A unified diff of the YAML of `old` and `new` (keys sorted), headed by the identity.
+fn unified(
+    identity: &Identity,
+    old: &Value,
+    new: &Value,
+    old_name: &str,
+    new_name: &str,
+    colors: bool,
+) -> String {
+    let yaml = |value: &Value| {
+        crate::render::write::yaml(&sorted(value)).unwrap_or_else(|e| format!("# {e}\n"))
+    };
+    let (old_text, new_text) = (yaml(old), yaml(new));
+    let diff = similar::TextDiff::from_lines(&old_text, &new_text);
+    let body = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("{identity} ({old_name})"),
+            &format!("{identity} ({new_name})"),
+        )
+        .to_string();
+    if !colors {
+        return body;
+    }
+    body.lines()
+        .map(|line| {
+            let colour = if line.starts_with("+++") || line.starts_with("---") {
+                BOLD
+            } else if line.starts_with('+') {
+                GREEN
+            } else if line.starts_with('-') {
+                RED
+            } else if line.starts_with("@@") {
+                CYAN
+            } else {
+                return format!("{line}\n");
+            };
+            paint(line, colour, true)
+        })
+        .collect()
+}
+
+/// `value` with every object's keys sorted.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn secret(data: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"},
+               "stringData": data})
+    }
+
+    #[test]
+    fn values_are_compared_not_their_key_order() {
+        let a = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                       "data": {"a": "1", "b": "2"}});
+        let b = json!({"data": {"b": "2", "a": "1"}, "kind": "ConfigMap",
+                       "metadata": {"name": "c"}, "apiVersion": "v1"});
+        let changes = compare(&[a], &[b], true);
+        assert!(
+            changes.changed.is_empty() && changes.added.is_empty() && changes.removed.is_empty()
+        );
+    }
+
+    #[test]
+    fn secret_values_are_masked_but_which_changed_is_shown() {
+        let changes = compare(
+            &[secret(
+                json!({"same": "keep", "pw": "old-secret", "gone": "x"}),
+            )],
+            &[secret(
+                json!({"same": "keep", "pw": "new-secret", "new": "y"}),
+            )],
+            true,
+        );
+        let (_, old, new) = &changes.changed[0];
+        assert_eq!(
+            old["stringData"],
+            json!({"same": "[redacted]", "pw": "[redacted: value before]", "gone": "[redacted]"})
+        );
+        assert_eq!(
+            new["stringData"],
+            json!({"same": "[redacted]", "pw": "[redacted: value after]", "new": "[redacted]"})
+        );
+        let text = unified(&changes.changed[0].0, old, new, "a", "b", false);
+        assert!(
+            !text.contains("old-secret") && !text.contains("new-secret"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "-  pw: \"[redacted: value before]\"\n+  pw: \"[redacted: value after]\"\n"
+            ),
+            "{text}"
+        );
+    }
+}
