@@ -420,9 +420,8 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(
-                "-  pw: \"[redacted: value before]\"\n+  pw: \"[redacted: value after]\"\n"
-            ),
+            text.contains("\n-  pw: \"[redacted: value before]\"\n")
+                && text.contains("\n+  pw: \"[redacted: value after]\"\n"),
             "{text}"
         );
     }
