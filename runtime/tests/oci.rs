@@ -56,7 +56,7 @@ impl Registry {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
-            .expect("docker-registry is installed (../shared/tools/get-peers.sh)");
+            .expect("docker-registry is installed (tests/setup.sh)");
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(&address).is_err() {
             assert!(Instant::now() < deadline, "the registry did not start");

