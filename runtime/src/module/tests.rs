@@ -405,7 +405,7 @@ fn unreadable_file_is_an_error() {
     assert!(
         error
             .to_string()
-            .starts_with("cannot read /nonexistent/module.yaml: "),
+            .starts_with("there is no module at /nonexistent/module.yaml: create one with `opm mod init /nonexistent`"),
         "{error}"
     );
 }
