@@ -140,7 +140,7 @@ fn field<'a>(entries: &'a [Entry], key: &str) -> Option<&'a Node> {
 }
 
 /// Whether `name` is a DNS-1123 label: what Kubernetes accepts as a name.
-fn is_dns_label(name: &str) -> bool {
+pub(crate) fn is_dns_label(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 63
         && name

@@ -37,6 +37,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub(crate) use document::is_dns_label;
 pub use origin::Origin;
 pub(crate) use tree::yaml_message;
 

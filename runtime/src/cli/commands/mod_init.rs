@@ -14,6 +14,7 @@ use clap::Args;
 
 use super::mod_schema;
 use crate::cli::Output;
+use crate::module::is_dns_label;
 use crate::provider;
 
 /// Arguments of `opm mod init`.
@@ -104,16 +105,6 @@ fn write_new(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", path.display()))?;
     file.write_all(bytes)
         .with_context(|| format!("writing {}", path.display()))
-}
-
-fn is_dns_label(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
 }
 
 /// The module `opm mod init` writes, named `name`.
