@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn host_and_transformers_know_the_same_cluster_scoped_kinds() {
         assert_eq!(
-            opm_runtime::render::order::CLUSTER_SCOPED,
+            render::order::CLUSTER_SCOPED,
             opm_k8s_common::CLUSTER_SCOPED
         );
     }

@@ -358,7 +358,7 @@ fn the_module_schema_validates_every_example_and_refuses_mistakes() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    let hello = std::fs::read_to_string(opm_tests::hello()).unwrap();
+    let hello = std::fs::read_to_string(hello()).unwrap();
     for (mistake, from, to, said) in [
         (
             "a misspelt trait",
@@ -412,7 +412,10 @@ fn mod_init_writes_a_module_that_renders_and_never_overwrites() {
     let build = opm(["mod", "build", &module]);
     assert!(build.exited(0), "{}", build.stderr);
     assert!(build.stdout.contains("kind: Deployment") && build.stdout.contains("kind: Service"));
-    let output = check_jsonschema(&format!("{project}/module.schema.json"), &[module.clone()]);
+    let output = check_jsonschema(
+        &format!("{project}/module.schema.json"),
+        std::slice::from_ref(&module),
+    );
     assert!(
         output.status.success(),
         "{}",

@@ -176,8 +176,10 @@ pub fn run_finishing(
             module,
             env,
             &redactor,
-            &mut stderr,
-            &mut *out.stdout,
+            Streams {
+                stderr: &mut stderr,
+                stdout: &mut *out.stdout,
+            },
             backend,
             finish,
         )
@@ -218,16 +220,22 @@ fn json_exit_status(
     }
 }
 
+/// Where a build writes: diagnostics (through the redactor) and output.
+struct Streams<'a> {
+    stderr: &'a mut dyn Write,
+    stdout: &'a mut dyn Write,
+}
+
 fn build(
     args: &BuildArgs,
     module: crate::module::Module,
     env: &dyn Fn(&str) -> Option<String>,
     redactor: &Redactor,
-    stderr: &mut dyn Write,
-    stdout: &mut dyn Write,
+    streams: Streams<'_>,
     backend: &Backend<'_>,
     finish: &mut Finish<'_>,
 ) -> anyhow::Result<ExitCode> {
+    let Streams { stderr, stdout } = streams;
     let provider = provider::load_in(&args.module.provider, &std::env::current_dir()?)?;
     // Planning, rendering and serialising all run on these threads, as many as -j says.
     let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
