@@ -287,3 +287,39 @@ fn config_changes_roll_the_pods_through_a_checksum_annotation() {
     let template = &kind(&external, "Deployment")["spec"]["template"]["metadata"];
     assert!(template.get("annotations").is_none(), "{template}");
 }
+
+/// Finding 2, beyond the two named: what the workload transformers refuse about restart
+/// policies, update strategies and network policy ports, vet refuses too.
+#[test]
+fn restart_policies_update_strategies_and_policy_ports_are_refused_by_vet_and_build_alike() {
+    vet_and_build_refuse(
+        "  api:\n    resources: {Container: {image: api}}\n    traits: {RestartPolicy: {policy: Never}}\n",
+        "api",
+        "workload@v1#DeploymentTransformer",
+        "restartPolicy.policy is not allowed for a Deployment; use Always",
+    );
+    vet_and_build_refuse(
+        "  db:\n    metadata: {labels: {core.opm.dev/workload-type: stateful}}\n    resources: {Container: {image: db}}\n    traits: {UpdateStrategy: {type: Recreate}}\n",
+        "db",
+        "workload@v1#StatefulSetTransformer",
+        "updateStrategy is not supported by a StatefulSet; use type RollingUpdate or OnDelete",
+    );
+    vet_and_build_refuse(
+        "  api:\n    resources: {Container: {image: api}}\n    traits: {UpdateStrategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}}\n",
+        "api",
+        "workload@v1#DeploymentTransformer",
+        "updateStrategy is not supported by a Deployment",
+    );
+    vet_and_build_refuse(
+        "  task:\n    metadata: {labels: {core.opm.dev/workload-type: job}}\n    resources: {Container: {image: task}}\n    traits: {RestartPolicy: {policy: Always}}\n",
+        "task",
+        "workload@v1#JobTransformer",
+        "restartPolicy.policy is not allowed for a Job; use OnFailure or Never",
+    );
+    vet_and_build_refuse(
+        "  api:\n    resources: {Container: {image: api, ports: {http: {containerPort: 80}}}}\n    policies: {NetworkPolicy: {ports: [http]}}\n",
+        "api",
+        "network@v1#NetworkPolicyTransformer",
+        "networkPolicy.ports is set but networkPolicy.allowFrom is empty",
+    );
+}
