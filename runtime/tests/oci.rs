@@ -283,6 +283,58 @@ fn a_registry_serving_other_bytes_than_the_digest_names_is_refused() {
     assert!(!out.exists(), "nothing is written");
 }
 
+#[test]
+fn a_registry_serving_another_manifest_than_its_digest_is_refused() {
+    let registry = Registry::start("127.0.0.1");
+    let work = tempfile::tempdir().expect("temp dir");
+    let (bundle, _) = signed_bundle(work.path());
+    let repository = registry.oci("opm/kubernetes");
+    exited(
+        &opm(
+            work.path(),
+            &["provider", "push", bundle.to_str().unwrap(), &repository],
+        ),
+        0,
+    );
+
+    // The tag's manifest, changed on the registry's disk (still valid JSON: one hex digit of
+    // the config digest flipped), so the registry serves it under the digest the tag names.
+    let link = registry.dir.path().join(format!(
+        "data/docker/registry/v2/repositories/opm/kubernetes/_manifests/tags/{}/current/link",
+        version()
+    ));
+    let manifest_digest = std::fs::read_to_string(&link).expect("the tag's link");
+    let blob = registry.blob_file(manifest_digest.trim());
+    let text = std::fs::read_to_string(&blob).expect("the registry stores the manifest");
+    let at = text.find("sha256:").expect("a digest in the manifest") + "sha256:".len();
+    let flipped = if &text[at..at + 1] == "0" { "1" } else { "0" };
+    std::fs::write(
+        &blob,
+        format!("{}{flipped}{}", &text[..at], &text[at + 1..]),
+    )
+    .expect("tamper");
+
+    let out = work.path().join("out.opmb");
+    let (_, stderr) = exited(
+        &opm(
+            work.path(),
+            &[
+                "provider",
+                "pull",
+                &format!("{repository}:{}", version()),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ),
+        2,
+    );
+    assert!(
+        stderr.contains("refused") || stderr.contains("digest"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}
+
 /// Python with the `oras` package (the ORAS project's client), as `.ci/run` installs it.
 fn oras(script: &str, dir: &Path) {
     let output = Command::new("python3")

@@ -180,23 +180,27 @@ fn installed_bytes_that_differ_from_the_lock_or_are_missing_are_refused() {
         manifest["metadata"]["labels"]["swapped"] = Value::from("yes");
     });
     std::fs::write(&installed, &other).expect("swap");
-    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
-    assert!(
-        stderr.contains("not the locked blake3:")
-            && stderr.contains("run `opm provider init` --force"),
-        "{stderr}"
-    );
+    for command in ["build", "vet"] {
+        let (_, stderr) = exited(&fixture.opm(&["mod", command, &hello()]), 2);
+        assert!(
+            stderr.contains("not the locked blake3:")
+                && stderr.contains("run `opm provider init` --force"),
+            "mod {command}: {stderr}"
+        );
+    }
     // init notices too, and --force puts the locked bytes back.
     let (stdout, _) = exited(&fixture.opm(&["provider", "init", "--force"]), 0);
     assert!(stdout.contains("installed kubernetes 0.2.0"), "{stdout}");
     exited(&fixture.opm(&["mod", "build", &hello()]), 0);
 
     std::fs::remove_file(&installed).expect("remove");
-    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
-    assert!(
-        stderr.contains("kubernetes 0.2.0 is locked but not installed"),
-        "{stderr}"
-    );
+    for command in ["build", "vet"] {
+        let (_, stderr) = exited(&fixture.opm(&["mod", command, &hello()]), 2);
+        assert!(
+            stderr.contains("kubernetes 0.2.0 is locked but not installed"),
+            "mod {command}: {stderr}"
+        );
+    }
     exited(&fixture.opm(&["provider", "init"]), 0);
     exited(&fixture.opm(&["mod", "build", &hello()]), 0);
 }
@@ -288,9 +292,30 @@ fn where_keys_are_configured_only_a_bundle_signed_for_its_version_installs_and_r
     let installed = fixture
         .app()
         .join(".opm/providers/kubernetes/0.2.0/kubernetes-0.2.0.opmb.minisig");
-    std::fs::remove_file(installed).expect("rm");
+    std::fs::remove_file(&installed).expect("rm");
     let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
     assert!(stderr.contains("is not signed"), "{stderr}");
+
+    // Signed again, but for another version: refused at render time too.
+    let installed_bundle = installed.with_extension("");
+    minisign(&[
+        "-S",
+        "-W",
+        "-s",
+        secret.to_str().unwrap(),
+        "-m",
+        installed_bundle.to_str().unwrap(),
+        "-t",
+        comment,
+    ]);
+    assert!(installed.exists(), "minisign wrote {}", installed.display());
+    for command in ["build", "vet"] {
+        let (_, stderr) = exited(&fixture.opm(&["mod", command, &hello()]), 2);
+        assert!(
+            stderr.contains("is for kubernetes 0.1.0"),
+            "mod {command}: {stderr}"
+        );
+    }
 }
 
 #[test]
