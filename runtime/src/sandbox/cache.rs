@@ -575,4 +575,36 @@ mod tests {
         std::fs::set_permissions(&cache_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         assert!(CompileCache::open(cache_dir, &key_file).is_none());
     }
+
+    /// An entry is opened once, without following a link and without blocking, and checked
+    /// (regular file, the user's, private) on that same descriptor before it is read: a link or
+    /// a FIFO put in its place is refused, and cannot hang the render.
+    #[test]
+    fn an_entry_is_read_through_one_descriptor_that_refuses_links_and_fifos() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("entry");
+        std::fs::write(&real, b"code").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_own_file(&real, 0o077).unwrap(), b"code");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(read_own_file(&real, 0o077).is_err(), "others may read it");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(
+            read_own_file(&link, 0o077).is_err(),
+            "a link is not followed"
+        );
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert!(
+            read_own_file(&fifo, 0o077).is_err(),
+            "a FIFO is refused, not waited on"
+        );
+    }
 }
