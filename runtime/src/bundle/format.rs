@@ -58,7 +58,8 @@ pub fn canonical_json(value: &Value) -> Vec<u8> {
     bytes
 }
 
-fn sorted(value: &Value) -> Value {
+/// `value` with the keys of every object sorted.
+pub fn sorted(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

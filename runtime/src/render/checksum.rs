@@ -29,7 +29,8 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::Resource;
-use super::order::{CLUSTER_SCOPED, Identity};
+use super::order::{Identity, is_cluster_scoped};
+use crate::bundle::format::sorted;
 
 /// How a reference starts.
 pub const MARKER: &str = "opm:checksum ";
@@ -151,11 +152,15 @@ fn parse(text: &str, namespace: &str) -> Result<Vec<Identity>, String> {
             if kind.is_empty() || name.is_empty() {
                 return Err(reference);
             }
-            let scoped = CLUSTER_SCOPED.binary_search(&kind).is_ok();
             Ok(Identity {
                 group: group.to_owned(),
                 kind: kind.to_owned(),
-                namespace: if scoped { "" } else { namespace }.to_owned(),
+                namespace: if is_cluster_scoped(kind) {
+                    ""
+                } else {
+                    namespace
+                }
+                .to_owned(),
                 name: name.to_owned(),
             })
         })
@@ -238,9 +243,9 @@ fn digest(identity: &Identity, value: &Value) -> [u8; 32] {
             .collect();
         keys.sort();
         for key in keys {
-            canonical(&Value::String(key.clone()), &mut content);
+            serde_json::to_writer(&mut content, key).expect("a key serializes");
             content.push(b':');
-            canonical(&map[key], &mut content);
+            serde_json::to_writer(&mut content, &sorted(&map[key])).expect("JSON serializes");
             content.push(b',');
         }
     }
@@ -264,37 +269,6 @@ fn stretch(identity: &Identity, content: &[u8]) -> [u8; 32] {
         .hash_password_into(content, &salt.as_bytes()[..16], &mut out)
         .expect("Argon2 takes any password and a 16-byte salt");
     out
-}
-
-/// `value` as JSON with every object's keys sorted.
-fn canonical(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push(b'{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                canonical(&Value::String(key.clone()), out);
-                out.push(b':');
-                canonical(&map[key], out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                canonical(item, out);
-            }
-            out.push(b']');
-        }
-        other => out.extend_from_slice(other.to_string().as_bytes()),
-    }
 }
 
 #[cfg(test)]

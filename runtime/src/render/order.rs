@@ -86,6 +86,11 @@ pub const CLUSTER_SCOPED: &[&str] = &[
     "VolumeAttachment",
 ];
 
+/// Whether `kind` is one of the [`CLUSTER_SCOPED`] kinds.
+pub fn is_cluster_scoped(kind: &str) -> bool {
+    CLUSTER_SCOPED.binary_search(&kind).is_ok()
+}
+
 /// What makes two resources the same object in a cluster: API group, kind, the namespace it
 /// lands in, name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -111,7 +116,7 @@ impl Identity {
             .map(|(group, _)| group.to_owned())
             .unwrap_or_default();
         let kind = text(&resource["kind"]);
-        let namespace = if CLUSTER_SCOPED.binary_search(&kind.as_str()).is_ok() {
+        let namespace = if is_cluster_scoped(&kind) {
             String::new()
         } else {
             match resource["metadata"]["namespace"].as_str() {

@@ -100,7 +100,7 @@ pub type Backend<'a> = dyn Fn(&Plan, &Provider, &RenderContext, &Limits, &Redact
 
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    run_sandboxed(&args, out, &mut |rendered, pool, stdout, _| {
+    run_sandboxed(&args, out, &mut |rendered, pool, stdout| {
         write_output(&args, rendered, pool, stdout)
     })
 }
@@ -132,11 +132,10 @@ pub fn run_sandboxed(
     run_finishing(args, out, &sandboxed, finish)
 }
 
-/// What a render that succeeded is handed to: its resources, the render threads, stdout, and
-/// the redactor of the module's sensitive values. `opm mod build` writes the resources;
-/// `opm mod diff` compares them.
-pub type Finish<'a> = dyn FnMut(&Rendered, &rayon::ThreadPool, &mut dyn Write, &Redactor) -> anyhow::Result<ExitCode>
-    + 'a;
+/// What a render that succeeded is handed to: its resources, the render threads and stdout.
+/// `opm mod build` writes the resources; `opm mod diff` compares them.
+pub type Finish<'a> =
+    dyn FnMut(&Rendered, &rayon::ThreadPool, &mut dyn Write) -> anyhow::Result<ExitCode> + 'a;
 
 /// Runs `opm mod build` with the calls rendered by `backend`: loading, planning, checking,
 /// ordering, reporting and writing exactly as `opm mod build` does.
@@ -145,7 +144,7 @@ pub fn run_with(
     out: &mut Output<'_>,
     backend: &Backend<'_>,
 ) -> anyhow::Result<ExitCode> {
-    run_finishing(args, out, backend, &mut |rendered, pool, stdout, _| {
+    run_finishing(args, out, backend, &mut |rendered, pool, stdout| {
         write_output(args, rendered, pool, stdout)
     })
 }
@@ -297,7 +296,7 @@ fn build(
             return Ok(ExitCode::from(EXIT_FAILED));
         }
     }
-    let status = finish(&rendered, &pool, stdout, redactor)?;
+    let status = finish(&rendered, &pool, stdout)?;
     drop_in_background((plan, rendered, provider));
     Ok(status)
 }

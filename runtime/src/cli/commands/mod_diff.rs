@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use super::mod_build::{self, BuildArgs};
 use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
+use crate::bundle::format::sorted;
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
 use crate::render::order::Identity;
 use crate::render::write::Format;
@@ -81,15 +82,8 @@ pub struct DiffArgs {
 
 /// Runs `opm mod diff`.
 pub fn run(args: DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let status = match diff(&args, out) {
-        Ok(status) => status,
-        Err(error) if crate::cli::is_broken_pipe(&error) => ExitCode::SUCCESS,
-        Err(error) => {
-            writeln!(out.stderr, "error: {error:#}")?;
-            ExitCode::from(EXIT_USAGE)
-        }
-    };
-    Ok(status)
+    let result = diff(&args, out);
+    Ok(crate::cli::exit_status(result, out.stderr))
 }
 
 fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
@@ -165,7 +159,7 @@ fn render(
         cache: args.cache.clone(),
     };
     let mut rendered = None;
-    let status = mod_build::run_sandboxed(&build, out, &mut |rendered_ok, _, _, _| {
+    let status = mod_build::run_sandboxed(&build, out, &mut |rendered_ok, _, _| {
         rendered = Some(rendered_ok.resources.iter().map(|r| r.value()).collect());
         Ok(ExitCode::SUCCESS)
     })?;
@@ -352,23 +346,6 @@ fn unified(
             paint(line, colour, true)
         })
         .collect()
-}
-
-/// `value` with every object's keys sorted.
-fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&map[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -73,17 +73,7 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         );
     }
     let provider = provider::load(provider::DEFAULT_PROVIDER)?;
-    let definitions: Vec<_> = provider
-        .manifest
-        .definitions
-        .iter()
-        .map(|(fqn, spec)| (fqn.as_str(), spec))
-        .collect();
-    let schema_text = serde_json::to_string_pretty(&mod_schema::schema(
-        &provider.manifest.metadata.name,
-        &definitions,
-    ))?;
-    write_new(&schema, format!("{schema_text}\n").as_bytes())?;
+    write_new(&schema, mod_schema::text(&provider, None)?.as_bytes())?;
     write_new(&module, template(&name).as_bytes())?;
     writeln!(
         out.stderr,

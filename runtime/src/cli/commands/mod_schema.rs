@@ -23,8 +23,9 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::Output;
 use crate::definitions::{DefinitionKind, DefinitionSpec, Fqn};
+use crate::module::{self, Module};
 use crate::provider::DEFAULT_PROVIDER;
-use crate::{module, provider};
+use crate::provider::{self, Provider};
 
 /// Arguments of `opm mod schema`.
 #[derive(Debug, Args)]
@@ -52,12 +53,6 @@ pub struct SchemaArgs {
 /// Runs `opm mod schema`.
 pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let provider = provider::load_in(&args.provider, &std::env::current_dir()?)?;
-    let mut definitions: Vec<(&str, &DefinitionSpec)> = provider
-        .manifest
-        .definitions
-        .iter()
-        .map(|(fqn, spec)| (fqn.as_str(), spec))
-        .collect();
     let module = match &args.module {
         Some(path) => Some(module::load(
             path,
@@ -68,7 +63,24 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
-    if let Some(module) = &module {
+    let text = text(&provider, module.as_ref())?;
+    match &args.output {
+        Some(path) => crate::render::write::write_atomically(path, text.as_bytes())?,
+        None => out.stdout.write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The schema of modules rendered by `provider`, with `module`'s own definitions if given, as
+/// the text `opm mod schema` prints: pretty JSON and a final newline.
+pub fn text(provider: &Provider, module: Option<&Module>) -> anyhow::Result<String> {
+    let mut definitions: Vec<(&str, &DefinitionSpec)> = provider
+        .manifest
+        .definitions
+        .iter()
+        .map(|(fqn, spec)| (fqn.as_str(), spec))
+        .collect();
+    if let Some(module) = module {
         definitions.extend(
             module
                 .definitions()
@@ -76,13 +88,8 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
                 .map(|(fqn, definition)| (fqn.as_str(), &definition.spec)),
         );
     }
-    let text =
-        serde_json::to_string_pretty(&schema(&provider.manifest.metadata.name, &definitions))?;
-    match &args.output {
-        Some(path) => crate::render::write::write_atomically(path, format!("{text}\n").as_bytes())?,
-        None => writeln!(out.stdout, "{text}")?,
-    }
-    Ok(ExitCode::SUCCESS)
+    let schema = schema(&provider.manifest.metadata.name, &definitions);
+    Ok(format!("{}\n", serde_json::to_string_pretty(&schema)?))
 }
 
 /// The JSON Schema of a module that may attach `definitions` (FQN, spec).
