@@ -1,54 +1,78 @@
 //! Redaction of sensitive values (DESIGN §4.1, §7): values from `${env:…}` and everything under
 //! a Secret resource appear in rendered manifests and nowhere else.
 //!
-//! A [`Redactor`] knows the sensitive strings and replaces every occurrence with
-//! [`REDACTED`] — verbatim, JSON-escaped (as in `--verbose=json`) and base64-encoded (as a
-//! Kubernetes Secret's `data` holds it). A [`RedactingWriter`] applies it to everything written
-//! through it, line by line, so a command wraps its stderr once and nothing it prints there —
-//! errors, verbose output, what a guest logs, a guest's panic message — can leak.
+//! A [`Redactor`] knows the sensitive strings and replaces every occurrence with [`REDACTED`]:
+//! verbatim, each line of a multi-line value, JSON-escaped (as in `--verbose=json`),
+//! base64-encoded in the standard and URL-safe alphabets at each of the three offsets a value
+//! can start at inside a longer encoded string (as a Kubernetes Secret's `data` or a Docker
+//! `auth` of `user:password` holds it), and percent-encoded (as in a URL or a form). Where
+//! matches overlap or touch, the whole stretch they cover is replaced once, so no part of any
+//! value is left between two replacements. A [`RedactingWriter`] applies it to everything
+//! written through it, line by line, so a command wraps its stderr once and nothing it prints
+//! there — errors, verbose output, what a guest logs, a guest's panic message — can leak.
+//!
+//! A value shorter than [`MIN_REDACTED_CHARS`] characters is not redacted: it would match
+//! ordinary text (a port, `true`, a short word) and shred every message that contains it, and
+//! where `[redacted]` stood a reader could tell which ordinary word the value is. Such values are
+//! counted ([`Redactor::unredacted`]) so that the commands can warn about them.
 //!
 //! ```
 //! use opm_runtime::redact::Redactor;
-//! let redactor = Redactor::new(["hunter2".to_owned()]);
-//! assert_eq!(redactor.redact("password is hunter2"), "password is [redacted]");
+//! let redactor = Redactor::new(["hunter2-hunter2".to_owned(), "short".to_owned()]);
+//! assert_eq!(redactor.redact("password is hunter2-hunter2"), "password is [redacted]");
+//! assert_eq!(redactor.unredacted(), 1);
 //! ```
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use aho_corasick::AhoCorasick;
 use base64::Engine as _;
 
 /// What a sensitive value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
+/// The fewest characters a sensitive value must have to be redacted.
+pub const MIN_REDACTED_CHARS: usize = 8;
+
 /// Replaces sensitive strings in text.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    /// Every form of every sensitive value, longest first, so a value that contains another is
-    /// replaced whole.
+    /// Every form of every sensitive value, sorted.
     needles: Vec<String>,
+    /// Finds them all, overlapping matches included; `None` when there are none.
+    matcher: Option<AhoCorasick>,
+    /// How many values were too short to redact.
+    unredacted: usize,
 }
 
 impl Redactor {
-    /// A redactor for `secrets`. Empty strings are ignored; each value is also redacted in its
-    /// JSON-escaped and base64 forms, and each line of a multi-line value on its own.
+    /// A redactor for `secrets`. Empty strings are ignored, and values shorter than
+    /// [`MIN_REDACTED_CHARS`] characters only counted; each other value is redacted in every
+    /// form the module documentation lists.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         let mut needles = Vec::new();
+        let mut unredacted = 0;
         for secret in secrets {
             if secret.is_empty() {
                 continue;
             }
-            let escaped = serde_json::to_string(&secret).unwrap_or_default();
-            let escaped = escaped.trim_matches('"').to_owned();
-            let base64 = base64::engine::general_purpose::STANDARD.encode(secret.as_bytes());
-            for line in secret.lines().filter(|line| !line.trim().is_empty()) {
-                needles.push(line.to_owned());
+            if secret.chars().count() < MIN_REDACTED_CHARS {
+                unredacted += 1;
+                continue;
             }
-            needles.extend([secret, escaped, base64]);
+            needles.extend(forms(&secret));
         }
-        needles.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        needles.sort();
         needles.dedup();
-        Self { needles }
+        let matcher = (!needles.is_empty()).then(|| {
+            AhoCorasick::new(&needles).expect("a few thousand literal strings build a matcher")
+        });
+        Self {
+            needles,
+            matcher,
+            unredacted,
+        }
     }
 
     /// Whether there is nothing to redact.
@@ -56,16 +80,117 @@ impl Redactor {
         self.needles.is_empty()
     }
 
-    /// `text` with every sensitive string replaced by [`REDACTED`].
+    /// How many sensitive values are too short to be redacted.
+    pub fn unredacted(&self) -> usize {
+        self.unredacted
+    }
+
+    /// The warning to show when some values are too short to redact.
+    pub fn warning(&self) -> Option<String> {
+        let count = self.unredacted;
+        (count > 0).then(|| {
+            format!(
+                "{count} sensitive value{s} (from a Secret or ${{env:…}}) {are} shorter than \
+                 {MIN_REDACTED_CHARS} characters and {are} not redacted on stderr: short values \
+                 match ordinary text, and where [redacted] stood a reader could tell which word \
+                 it was; use longer secrets",
+                s = if count == 1 { "" } else { "s" },
+                are = if count == 1 { "is" } else { "are" },
+            )
+        })
+    }
+
+    /// `text` with every stretch covered by a sensitive string replaced by [`REDACTED`].
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut text = Cow::Borrowed(text);
-        for needle in &self.needles {
-            if text.contains(needle.as_str()) {
-                text = Cow::Owned(text.replace(needle.as_str(), REDACTED));
+        let Some(matcher) = &self.matcher else {
+            return Cow::Borrowed(text);
+        };
+        // Every match, overlapping ones too, merged into the stretches they cover.
+        let mut found: Vec<(usize, usize)> = matcher
+            .find_overlapping_iter(text)
+            .map(|found| (found.start(), found.end()))
+            .collect();
+        found.sort_unstable();
+        let mut covered: Vec<(usize, usize)> = Vec::new();
+        for (start, end) in found {
+            match covered.last_mut() {
+                Some((_, last)) if start <= *last => *last = (*last).max(end),
+                _ => covered.push((start, end)),
             }
         }
-        text
+        if covered.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in covered {
+            // A needle is whole UTF-8 text, so a match starts and ends on character boundaries;
+            // a base64 or percent form is ASCII.
+            out.push_str(&text[at..start]);
+            out.push_str(REDACTED);
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
     }
+}
+
+/// Every form of `secret` that is redacted.
+fn forms(secret: &str) -> Vec<String> {
+    let mut forms = vec![secret.to_owned()];
+    forms.extend(
+        secret
+            .lines()
+            .filter(|line| line.trim().chars().count() >= MIN_REDACTED_CHARS)
+            .map(str::to_owned),
+    );
+    let escaped = serde_json::to_string(secret).unwrap_or_default();
+    forms.push(escaped.trim_matches('"').to_owned());
+    for engine in [
+        base64::engine::general_purpose::STANDARD,
+        base64::engine::general_purpose::URL_SAFE,
+    ] {
+        forms.push(engine.encode(secret));
+        forms.extend((0..3).filter_map(|offset| base64_inside(&engine, secret, offset)));
+    }
+    for (space, upper) in [("%20", true), ("+", true), ("%20", false)] {
+        forms.push(percent_encoded(secret, space, upper));
+    }
+    forms.retain(|form| form.len() >= MIN_REDACTED_CHARS);
+    forms
+}
+
+/// The base64 characters that encode only bytes of `secret` when it starts `offset` bytes into
+/// a longer encoded string: the same whatever precedes or follows it.
+fn base64_inside(
+    engine: &base64::engine::GeneralPurpose,
+    secret: &str,
+    offset: usize,
+) -> Option<String> {
+    let mut bytes = vec![0u8; offset];
+    bytes.extend_from_slice(secret.as_bytes());
+    let encoded = engine.encode(&bytes);
+    // Character i encodes bits 6i..6i+6; the secret's are bits 8·offset..8·(offset+len).
+    let first = (8 * offset).div_ceil(6);
+    let end = 8 * bytes.len() / 6;
+    encoded.get(first..end).map(str::to_owned)
+}
+
+/// `secret` percent-encoded as RFC 3986 says for anything but unreserved characters, with
+/// `space` for a space (`%20`, or `+` in a form) and upper- or lowercase hex digits.
+fn percent_encoded(secret: &str, space: &str, upper: bool) -> String {
+    let mut out = String::with_capacity(secret.len() * 3);
+    for byte in secret.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(char::from(byte));
+            }
+            b' ' => out.push_str(space),
+            _ if upper => out.push_str(&format!("%{byte:02X}")),
+            _ => out.push_str(&format!("%{byte:02x}")),
+        }
+    }
+    out
 }
 
 /// A writer that redacts what passes through it. It holds back an unfinished line until the
@@ -129,20 +254,87 @@ mod tests {
 
     #[test]
     fn every_form_of_a_secret_is_redacted() {
-        let redactor = Redactor::new(["s3cr\"et".to_owned(), String::new()]);
-        assert_eq!(redactor.redact("a s3cr\"et b"), "a [redacted] b");
+        let redactor = Redactor::new(["s3cr\"et-value".to_owned(), String::new()]);
+        assert_eq!(redactor.redact("a s3cr\"et-value b"), "a [redacted] b");
         assert_eq!(
-            redactor.redact(r#"{"m":"s3cr\"et"}"#),
+            redactor.redact(r#"{"m":"s3cr\"et-value"}"#),
             r#"{"m":"[redacted]"}"#
         );
-        assert_eq!(redactor.redact("czNjciJldA=="), "[redacted]");
+        let base64 = base64::engine::general_purpose::STANDARD.encode("s3cr\"et-value");
+        assert_eq!(redactor.redact(&base64), "[redacted]");
         assert_eq!(redactor.redact("nothing here"), "nothing here");
     }
 
     #[test]
     fn a_longer_secret_containing_a_shorter_one_is_redacted_whole() {
-        let redactor = Redactor::new(["abc".to_owned(), "xxabcxx".to_owned()]);
-        assert_eq!(redactor.redact("xxabcxx abc"), "[redacted] [redacted]");
+        let redactor = Redactor::new(["abcdefgh".to_owned(), "xxabcdefghxx".to_owned()]);
+        assert_eq!(
+            redactor.redact("xxabcdefghxx abcdefgh"),
+            "[redacted] [redacted]"
+        );
+    }
+
+    #[test]
+    fn overlapping_secrets_leave_no_part_of_either_visible() {
+        let redactor = Redactor::new(["abcdefgh12".to_owned(), "gh12ijklmn".to_owned()]);
+        assert_eq!(redactor.redact("<abcdefgh12ijklmn>"), "<[redacted]>");
+        // A value overlapping itself.
+        let redactor = Redactor::new(["aaaaaaaa".to_owned()]);
+        assert_eq!(redactor.redact("-aaaaaaaaaaa-"), "-[redacted]-");
+        // Touching matches become one replacement.
+        let redactor = Redactor::new(["12345678".to_owned(), "abcdefgh".to_owned()]);
+        assert_eq!(redactor.redact("12345678abcdefgh"), "[redacted]");
+    }
+
+    #[test]
+    fn a_secret_base64_encoded_at_any_offset_inside_a_longer_value_is_redacted() {
+        let secret = "correct-horse-battery";
+        let redactor = Redactor::new([secret.to_owned()]);
+        for engine in [
+            base64::engine::general_purpose::STANDARD,
+            base64::engine::general_purpose::URL_SAFE,
+        ] {
+            for prefix in ["", "u:", "user:", "admin:"] {
+                for suffix in ["", "\n", "@host"] {
+                    let encoded = engine.encode(format!("{prefix}{secret}{suffix}"));
+                    let redacted = redactor.redact(&encoded);
+                    let visible = redacted.replace(REDACTED, "");
+                    // What is left encodes the prefix and suffix, and at most the two
+                    // characters that share bits with them.
+                    let most = (prefix.len() + suffix.len()).div_ceil(3) * 4 + 4;
+                    assert!(
+                        redacted.contains(REDACTED) && visible.len() <= most,
+                        "{prefix:?}{suffix:?}: {encoded} became {redacted}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_secret_percent_encoded_in_a_url_or_a_form_is_redacted() {
+        let redactor = Redactor::new(["p@ss w/rd:secret".to_owned()]);
+        for text in [
+            "postgres://app:p%40ss%20w%2Frd%3Asecret@db/app",
+            "password=p%40ss+w%2Frd%3Asecret&next=1",
+            "postgres://app:p%40ss%20w%2frd%3asecret@db/app",
+        ] {
+            let redacted = redactor.redact(text);
+            assert!(
+                redacted.contains(REDACTED) && !redacted.contains("secret@") && !redacted.contains("secret&"),
+                "{text} became {redacted}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_shorter_than_the_minimum_are_counted_not_redacted() {
+        let redactor = Redactor::new(["job".to_owned(), "5432".to_owned(), "long-enough".to_owned()]);
+        assert_eq!(redactor.unredacted(), 2);
+        assert_eq!(
+            redactor.redact(r#"workload-type is "stateless", not "job"; port 5432; long-enough"#),
+            r#"workload-type is "stateless", not "job"; port 5432; [redacted]"#
+        );
     }
 
     #[test]
@@ -153,13 +345,13 @@ mod tests {
 
     #[test]
     fn the_writer_finds_secrets_split_across_writes() {
-        let redactor = Redactor::new(["hunter2".to_owned()]);
+        let redactor = Redactor::new(["hunter2-hunter2".to_owned()]);
         let mut out = Vec::new();
         {
             let mut writer = RedactingWriter::new(&mut out, &redactor);
-            write!(writer, "pass: hun").unwrap();
+            write!(writer, "pass: hunter2-hun").unwrap();
             write!(writer, "ter2\nnext ").unwrap();
-            write!(writer, "hunter2").unwrap();
+            write!(writer, "hunter2-hunter2").unwrap();
         }
         assert_eq!(
             String::from_utf8(out).unwrap(),

@@ -796,6 +796,35 @@ fn an_unknown_field_in_the_manifest_is_refused_with_its_location() {
     );
 }
 
+/// The name and version become file names (`opm provider pull` writes `NAME-VERSION.opmb`,
+/// `init` installs under `.opm/providers/NAME/VERSION/`), so a manifest whose name is not a
+/// DNS label, or whose version is not semver, is refused as it is read.
+#[test]
+fn a_provider_name_or_version_that_could_leave_a_directory_is_refused_at_read() {
+    for (field, value) in [
+        ("name", "../../ESCAPED"),
+        ("name", "a/b"),
+        ("name", "Kubernetes"),
+        ("version", "1.0.0/../../x"),
+    ] {
+        let bytes = bundle_with(None, |m| {
+            m["metadata"][field] = json!(value);
+        });
+        let error = refusal(&bytes);
+        assert!(
+            error.starts_with(&format!("invalid provider manifest bad.opmb: metadata.{field} {value:?} is not")),
+            "{error}"
+        );
+    }
+    // The CLI says so too.
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("evil.opmb");
+    std::fs::write(&bundle, bundle_with(None, |m| m["metadata"]["name"] = json!("../../ESCAPED"))).unwrap();
+    let run = opm(["provider", "inspect", bundle.to_str().unwrap()]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(run.stderr.contains("metadata.name \"../../ESCAPED\" is not a provider name"), "{}", run.stderr);
+}
+
 #[test]
 fn a_manifest_not_in_canonical_form_is_refused() {
     let mut entries = entries_of(provider::embedded_bundle());

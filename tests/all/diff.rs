@@ -1,7 +1,7 @@
 //! `opm mod diff` (issue 14, item 5): a render compared with committed manifests or with another
 //! provider's render, resource by resource, as values; exit 0 equal, 1 different, 2 error.
 
-use opm_tests::{opm, provider_with, repo_root, write_file};
+use opm_tests::{opm, opm_env, provider_with, repo_root, write_file};
 
 fn shop() -> String {
     repo_root()
@@ -226,5 +226,83 @@ fn errors_exit_2() {
         run.exited(2),
         "a render that fails is an error: {}",
         run.stderr
+    );
+}
+
+/// A module whose values put an `${env:API_TOKEN}` into a container's env, a ConfigMap and a
+/// pod annotation.
+const TOKEN_MODULE: &str = "
+apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: tokens, version: 1.0.0, namespace: tokens}
+components:
+  api:
+    resources:
+      Container:
+        image: registry.example/api:1
+        env: {MODE: {value: fast}, API_TOKEN: {value: unset}}
+    traits:
+      PodMetadata: {annotations: {example.com/auth: unset}}
+  settings:
+    resources:
+      ConfigMap: {data: {token: unset, mode: fast}}
+";
+
+const TOKEN_VALUES: &str = "
+components:
+  api:
+    resources:
+      Container: {env: {API_TOKEN: {value: '${env:API_TOKEN}'}}}
+    traits:
+      PodMetadata: {annotations: {example.com/auth: 'Bearer ${env:API_TOKEN}'}}
+  settings:
+    resources:
+      ConfigMap: {data: {token: '${env:API_TOKEN}'}}
+";
+
+#[test]
+fn values_from_the_environment_are_masked_in_every_resource_unless_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = write_file(dir.path(), "module.yaml", TOKEN_MODULE);
+    let values = write_file(dir.path(), "values.yaml", TOKEN_VALUES);
+    let deploy = dir.path().join("deploy").display().to_string();
+    let (old, new) = ("old-token-4f9a1c", "new-token-7b2e0d");
+    let committed = opm_env(
+        ["mod", "build", &module, "-f", &values, "--split", "--out-dir", &deploy],
+        &[("API_TOKEN", old)],
+    );
+    assert!(committed.exited(0), "{}", committed.stderr);
+
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["mod", "diff", &module, "-f", &values, "--against", &deploy];
+        args.extend_from_slice(extra);
+        opm_env(args, &[("API_TOKEN", new)])
+    };
+    let run = diff(&[]);
+    assert!(run.exited(1), "{}{}", run.stdout, run.stderr);
+    for token in [old, new] {
+        assert!(!run.stdout.contains(token), "{token} shown:\n{}", run.stdout);
+        assert!(!run.stderr.contains(token), "{token} shown:\n{}", run.stderr);
+    }
+    for changed in [
+        "apps/Deployment tokens/api",
+        "ConfigMap tokens/settings",
+    ] {
+        assert!(run.stdout.contains(changed), "{changed}:\n{}", run.stdout);
+    }
+    // Each of the three places shows that it changed, not what to.
+    assert_eq!(
+        run.stdout.matches("[redacted: value after]").count(),
+        3,
+        "{}",
+        run.stdout
+    );
+
+    let shown = diff(&["--show-secrets"]);
+    assert!(shown.exited(1), "{}", shown.stderr);
+    assert!(
+        shown.stdout.contains(old) && shown.stdout.contains(new),
+        "{}",
+        shown.stdout
     );
 }

@@ -41,6 +41,45 @@ fn output_is_byte_identical_whatever_the_thread_count() {
     assert_eq!(json.stdout, again.stdout);
 }
 
+/// A transformer that renders what the guest's clocks and randomness read: the same render of
+/// the same inputs must read the same, however far apart the two renders run, with no
+/// `SOURCE_DATE_EPOCH` to fix the time.
+#[test]
+fn two_renders_seconds_apart_without_source_date_epoch_are_byte_identical() {
+    let provider = provider_with(&[(
+        "test.opm.dev/wasi@v1#ClockTransformer",
+        "
+description: Renders what the clocks read
+requiredLabels: {core.opm.dev/workload-type: clock}
+requiredResources: [opm.dev/resources/workload@v1#Container]
+component: clock.wasm
+",
+        guests::TESTING_WASI,
+    )]);
+    let module = write_file(
+        provider.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: clock, version: 1.0.0}\ncomponents:\n  now:\n    metadata: {labels: {core.opm.dev/workload-type: clock, wasi.opm.dev/mode: clock-random}}\n    resources:\n      Container: {image: busybox:1.36}\n",
+    );
+    let provider_dir = provider.path().display().to_string();
+    let render = |vars: &[(&str, &str)]| {
+        let run = opm_env(["mod", "build", &module, "-p", &provider_dir, "-o", "json"], vars);
+        assert!(run.exited(0), "{}", run.stderr);
+        run.stdout
+    };
+    let seconds = |stdout: &str| {
+        let list: Value = serde_json::from_str(stdout).unwrap();
+        list["items"][0]["data"]["unixSeconds"].clone()
+    };
+    let first = render(&[]);
+    assert_eq!(seconds(&first), "0", "{first}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(render(&[]) == first, "a second render, later, differs");
+    // SOURCE_DATE_EPOCH still sets the time when a pipeline wants it.
+    let dated = render(&[("SOURCE_DATE_EPOCH", "1767225600")]);
+    assert_eq!(seconds(&dated), "1767225600", "{dated}");
+}
+
 #[test]
 fn resources_come_in_install_order_then_by_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -256,6 +295,28 @@ fn a_secret_appears_in_the_rendered_output_only() {
     assert_no_secret(&run.stderr);
     let list: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(list["items"][0]["data"]["token"], SECRET);
+}
+
+/// A value too short to hide (here the Secret's `job`, which is also a workload type) is not
+/// redacted — that would turn every "job" on stderr into `[redacted]` and tell the reader which
+/// word the Secret holds — and `mod build` and `mod vet` say so; long values still are.
+#[test]
+fn a_short_secret_is_not_redacted_and_the_render_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = write_file(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: short, version: 1.0.0}\ncomponents:\n  creds:\n    resources:\n      Secret: {stringData: {mode: job, token: long-enough-token-value}}\n  batch:\n    metadata: {labels: {core.opm.dev/workload-type: job}}\n    resources:\n      Container: {image: busybox:1.36}\n",
+    );
+    let warning = "warning: 1 sensitive value (from a Secret or ${env:…}) is shorter than 8 characters and is not redacted on stderr";
+    let build = opm(["mod", "build", &module, "--verbose"]);
+    let vet = opm(["mod", "vet", &module]);
+    for run in [&build, &vet] {
+        assert!(run.exited(0), "{}", run.stderr);
+        assert!(run.stderr.contains(warning), "{}", run.stderr);
+        assert!(!run.stderr.contains("long-enough-token-value"), "{}", run.stderr);
+    }
+    assert!(build.stderr.contains("\"job\""), "{}", build.stderr);
 }
 
 /// The audit's finding: an error raised while the module was loaded, before the redactor

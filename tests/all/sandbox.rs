@@ -497,6 +497,57 @@ fn too_many_resources_hit_the_resource_limit() {
     );
 }
 
+/// The host stretches a Secret's content with a memory-hard hash for each checksum reference
+/// to it, after the call and outside its fuel and time: a call that references more Secrets
+/// than the host stretches for one call fails by name, without the host hashing them, and the
+/// healthy component beside it renders.
+#[test]
+fn a_call_referencing_ten_thousand_secrets_fails_at_the_secret_checksum_limit() {
+    let rendered = render_beside_a_healthy_component_labelled(
+        guests::TESTING_MISBEHAVE,
+        &[("misbehave.opm.dev/mode", "secret-checksums")],
+        Limits::default(),
+    );
+    assert_eq!(rendered.failures.len(), 1, "{:#?}", rendered.failures);
+    let failure = &rendered.failures[0];
+    assert_eq!((failure.component.as_str(), failure.transformer.as_str()), ("bad", HOSTILE));
+    assert_eq!(failure.error, FailureKind::TooManySecrets(9_999));
+    let message = failure.to_string();
+    assert!(
+        message.contains("references 9999 Secrets in checksum annotations, over the limit of 32 Secrets per call"),
+        "{message}"
+    );
+    let good: Vec<_> = rendered
+        .resources
+        .iter()
+        .filter(|resource| resource.component == "good")
+        .collect();
+    assert_eq!(good.len(), 1, "the healthy component still renders");
+    assert_eq!(good[0].value()["kind"], "Deployment");
+}
+
+/// Within the limit, every reference resolves.
+#[test]
+fn a_call_referencing_as_many_secrets_as_the_limit_resolves_them() {
+    let rendered = render_beside_a_healthy_component_labelled(
+        guests::TESTING_MISBEHAVE,
+        &[
+            ("misbehave.opm.dev/mode", "secret-checksums"),
+            ("misbehave.opm.dev/count", "32"),
+        ],
+        Limits::default(),
+    );
+    assert_eq!(rendered.failures, []);
+    let referrer = rendered
+        .resources
+        .iter()
+        .find(|resource| resource.identity.kind == "ConfigMap")
+        .expect("the referring ConfigMap")
+        .value();
+    let sum = &referrer["metadata"]["annotations"]["checksum.opm.dev/config"];
+    assert_eq!(sum.as_str().map(str::len), Some(64), "{sum}");
+}
+
 /// Issue 9, finding 8: a guest that logs a line starting with "panicked" and then traps some
 /// other way has trapped; it does not get to call that a panic.
 #[test]

@@ -17,7 +17,7 @@ use crate::definitions::fqn::{self, Fqn};
 const API_VERSION: &str = "core.opm.dev/v1";
 
 /// Adds every string under a Secret resource of the merged document `root` to `sensitive`
-/// (attached by its FQN or as `Secret`). It reads the tree as it is, before anything is checked,
+/// (attached by its FQN or as `Secret`), but for its `type`. It reads the tree as it is, before anything is checked,
 /// so that an error about the document can be redacted too.
 pub(crate) fn collect_secrets(root: &Node, sensitive: &mut BTreeSet<String>) {
     fn map(node: &Node) -> Option<&[Entry]> {
@@ -37,7 +37,12 @@ pub(crate) fn collect_secrets(root: &Node, sensitive: &mut BTreeSet<String>) {
             .unwrap_or_default();
         for resource in resources {
             if resource.key == SECRET_FQN || resource.key == fqn::short_name(SECRET_FQN) {
-                collect_strings(&resource.value.to_json(), sensitive);
+                let mut value = resource.value.to_json();
+                // Its `type` (`Opaque`, `kubernetes.io/tls`) says what it holds, not a secret.
+                if let Some(fields) = value.as_object_mut() {
+                    fields.remove("type");
+                }
+                collect_strings(&value, sensitive);
             }
         }
     }

@@ -181,6 +181,15 @@ impl Project {
             })?;
         let mut seen = std::collections::BTreeSet::new();
         for requirement in &config.providers {
+            if !crate::module::is_dns_label(&requirement.name) {
+                return Err(InstallError::Malformed {
+                    path,
+                    message: format!(
+                        "{:?} is not a provider name: lowercase letters, digits and hyphens",
+                        requirement.name
+                    ),
+                });
+            }
             if !seen.insert(&requirement.name) {
                 return Err(InstallError::Malformed {
                     path,

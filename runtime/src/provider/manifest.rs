@@ -176,7 +176,8 @@ impl TransformerSpec {
 
 impl ProviderManifest {
     /// Checks what serde does not: `apiVersion` and `kind`, that every transformer key and
-    /// requirement is an FQN (`apiVersion#name`), that `metadata.version` is semver, and that
+    /// requirement is an FQN (`apiVersion#name`), that `metadata.name` is a DNS label and
+    /// `metadata.version` semver (both become file names), and that
     /// `limits` have units this opm reads. `minVersion` is compared with this opm by
     /// [`validate`](super::validate).
     pub fn check(&self) -> Result<(), String> {
@@ -188,6 +189,15 @@ impl ProviderManifest {
         }
         if self.kind != "Provider" {
             return Err(format!("kind is {:?}; expected Provider", self.kind));
+        }
+        // The name and version become file names (`NAME-VERSION.opmb`, `.opm/providers/NAME/
+        // VERSION/`), so they are checked before anything is built from them.
+        if !crate::module::is_dns_label(&self.metadata.name) {
+            return Err(format!(
+                "metadata.name {:?} is not a provider name: lowercase letters, digits and \
+                 hyphens, at most 63, starting and ending with a letter or digit",
+                self.metadata.name
+            ));
         }
         semver::Version::parse(&self.metadata.version).map_err(|e| {
             format!(

@@ -19,9 +19,18 @@
 //! A Secret's content never enters the checksum directly. It is first stretched with Argon2id
 //! (19 MiB, two passes, the OWASP password-storage setting) salted with the Secret's namespace
 //! and name, so that guessing a value from the annotation costs a memory-hard hash per guess,
-//! and no table computed in advance applies. (A value short enough to enumerate can still be
-//! found that way, slowly: the annotation is deterministic by design, so it cannot hide a value
-//! whose every candidate can be tried. Anyone who can read the rendered Secret reads it anyway.)
+//! and a table computed in advance applies only to a Secret of that same namespace and name.
+//! (A value short enough to enumerate can still be found that way, slowly: the annotation is
+//! deterministic by design, so it cannot hide a value whose every candidate can be tried. Anyone
+//! who can read the rendered Secret reads it anyway.)
+//!
+//! That stretch is work the host does after the calls, outside their fuel and time, at a cost
+//! the transformers choose by what they reference. So it is bounded per call: the resources
+//! one call returned may reference at most [`MAX_SECRETS_PER_CALL`] distinct Secrets of the
+//! render; a call over it fails with [`Problem::TooManySecrets`] and none of its references is
+//! resolved. Each Secret is stretched once per render however many calls reference it, so a
+//! render stretches at most that many Secrets per call — about as long as one call's default
+//! time limit, which bounds what the call could make the host wait anyway.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -38,9 +47,32 @@ pub const MARKER: &str = "opm:checksum ";
 /// The BLAKE3 key-derivation context of the checksum.
 const CONTEXT: &str = "opm.dev 2026-11 config checksum v1";
 
-/// Resolves every checksum reference in `resources`. Returns, for each resource whose
-/// references do not parse, its index and why; that resource is left as it was.
-pub fn resolve(resources: &mut [Resource]) -> Vec<(usize, String)> {
+/// The most distinct Secrets the checksum references of one call's resources may name.
+pub const MAX_SECRETS_PER_CALL: usize = 32;
+
+/// Why a resource's references were left as they were.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The reference at `index` does not parse.
+    BadReference {
+        /// The resource's position.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The call that rendered the resource at `index` (its first resource with a reference)
+    /// names more Secrets than [`MAX_SECRETS_PER_CALL`].
+    TooManySecrets {
+        /// The resource's position.
+        index: usize,
+        /// How many distinct Secrets of the render its resources name.
+        secrets: usize,
+    },
+}
+
+/// Resolves every checksum reference in `resources`. Returns every [`Problem`]: the resources
+/// it names are left as they were.
+pub fn resolve(resources: &mut [Resource]) -> Vec<Problem> {
     let marked: Vec<usize> = resources
         .iter()
         .enumerate()
@@ -65,8 +97,11 @@ pub fn resolve(resources: &mut [Resource]) -> Vec<(usize, String)> {
         .rev()
         .map(|resource| (&resource.identity, resource))
         .collect();
+    let over = calls_over_the_secret_limit(resources, &parsed, &by_identity);
+    let within = |index: usize| !over.contains_key(&call_of(&resources[index]));
     let wanted: BTreeMap<&Identity, &Resource> = parsed
         .iter()
+        .filter(|(index, _, _)| within(*index))
         .filter_map(|(_, _, wanted)| wanted.as_ref().ok())
         .flatten()
         .filter_map(|identity| Some((identity, *by_identity.get(identity)?)))
@@ -82,25 +117,64 @@ pub fn resolve(resources: &mut [Resource]) -> Vec<(usize, String)> {
         })
         .collect();
 
-    let mut failures = Vec::new();
-    let patched: Vec<(usize, String)> = parsed
-        .iter_mut()
-        .filter_map(|(index, value, wanted)| match wanted {
-            Ok(_) => {
-                let namespace = resources[*index].identity.namespace.clone();
-                patch(value, &namespace, &digests);
-                Some((*index, value.to_string()))
-            }
-            Err(reason) => {
-                failures.push((*index, std::mem::take(reason)));
-                None
-            }
-        })
+    let mut problems: Vec<Problem> = over
+        .values()
+        .map(|&(index, secrets)| Problem::TooManySecrets { index, secrets })
         .collect();
+    let mut patched = Vec::new();
+    for (index, value, wanted) in &mut parsed {
+        match wanted {
+            Err(reason) => problems.push(Problem::BadReference {
+                index: *index,
+                reason: std::mem::take(reason),
+            }),
+            Ok(_) if within(*index) => {
+                let namespace = &resources[*index].identity.namespace;
+                patch(value, namespace, &digests);
+                patched.push((*index, value.to_string()));
+            }
+            Ok(_) => {}
+        }
+    }
+    drop(over);
     for (index, json) in patched {
         resources[index].json = json;
     }
-    failures
+    problems
+}
+
+/// The call that rendered `resource`: its component and transformer.
+fn call_of(resource: &Resource) -> (&str, &str) {
+    (&resource.component, &resource.transformer)
+}
+
+/// The calls whose resources' references name more than [`MAX_SECRETS_PER_CALL`] distinct
+/// Secrets that the render produced, each with its first referring resource and that count.
+fn calls_over_the_secret_limit<'a>(
+    resources: &'a [Resource],
+    parsed: &[(usize, Value, Result<BTreeSet<Identity>, String>)],
+    by_identity: &HashMap<&Identity, &Resource>,
+) -> BTreeMap<(&'a str, &'a str), (usize, usize)> {
+    let mut secrets: BTreeMap<(&str, &str), (usize, BTreeSet<&Identity>)> = BTreeMap::new();
+    for (index, _, wanted) in parsed {
+        let Ok(wanted) = wanted else { continue };
+        let (_, named) = secrets
+            .entry(call_of(&resources[*index]))
+            .or_insert_with(|| (*index, BTreeSet::new()));
+        named.extend(wanted.iter().filter(|identity| {
+            is_secret(identity) && by_identity.contains_key(identity)
+        }));
+    }
+    secrets
+        .into_iter()
+        .filter(|(_, (_, named))| named.len() > MAX_SECRETS_PER_CALL)
+        .map(|(call, (index, named))| (call, (index, named.len())))
+        .collect()
+}
+
+/// Whether `identity` is a core-group Secret, whose content is stretched.
+fn is_secret(identity: &Identity) -> bool {
+    identity.group.is_empty() && identity.kind == "Secret"
 }
 
 /// Every object the references in `value` name, or why one does not parse.
@@ -249,7 +323,7 @@ fn digest(identity: &Identity, value: &Value) -> [u8; 32] {
             content.push(b',');
         }
     }
-    if identity.group.is_empty() && identity.kind == "Secret" {
+    if is_secret(identity) {
         return stretch(identity, &content);
     }
     let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);
@@ -390,8 +464,46 @@ mod tests {
         assert_eq!(resolve(&mut resources), []);
         assert_eq!(annotation(&resources), json!({"keep": "me"}));
         let mut bad = vec![resource(deployment("opm:checksum settings"))];
-        let failures = resolve(&mut bad);
-        assert_eq!(failures.len(), 1);
-        assert!(failures[0].1.contains("is not KIND/NAME"), "{failures:?}");
+        let problems = resolve(&mut bad);
+        assert!(
+            matches!(&problems[..], [Problem::BadReference { index: 0, reason }]
+                     if reason.contains("is not KIND/NAME")),
+            "{problems:?}"
+        );
+    }
+
+    /// `count` Secrets named `s0`… rendered by the call (`component`, `t`), and a Deployment of
+    /// that call referencing them all.
+    fn secrets_and_a_reference(component: &str, count: usize) -> Vec<Resource> {
+        let names: Vec<String> = (0..count).map(|i| format!("Secret/{component}-s{i}")).collect();
+        let mut referrer = deployment(&format!("opm:checksum {}", names.join(" ")));
+        referrer["metadata"]["name"] = json!(component);
+        let mut resources = vec![Resource::new(component, "t", &referrer, "shop")];
+        for i in 0..count {
+            let mut one = secret(&format!("value-{i}"));
+            one["metadata"]["name"] = json!(format!("{component}-s{i}"));
+            resources.push(Resource::new(component, "t", &one, "shop"));
+        }
+        resources
+    }
+
+    #[test]
+    fn a_call_naming_more_secrets_than_the_limit_fails_and_the_others_resolve() {
+        let mut resources = secrets_and_a_reference("greedy", MAX_SECRETS_PER_CALL + 1);
+        let greedy_json = resources[0].json.clone();
+        let modest = secrets_and_a_reference("modest", MAX_SECRETS_PER_CALL);
+        let modest_at = resources.len();
+        resources.extend(modest);
+        let problems = resolve(&mut resources);
+        assert_eq!(
+            problems,
+            [Problem::TooManySecrets {
+                index: 0,
+                secrets: MAX_SECRETS_PER_CALL + 1
+            }]
+        );
+        assert_eq!(resources[0].json, greedy_json, "left as it was");
+        let sum = &annotation(&resources[modest_at..])["checksum.opm.dev/config"];
+        assert_eq!(sum.as_str().map(str::len), Some(64), "{sum}");
     }
 }

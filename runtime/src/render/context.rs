@@ -2,7 +2,6 @@
 //! provider, timestamp, strict flag, and the labels that track what opm rendered.
 
 use std::collections::BTreeMap;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -71,19 +70,24 @@ impl RenderContext {
 }
 
 /// The render timestamp: `SOURCE_DATE_EPOCH` (seconds since 1970) when `source_date_epoch` is
-/// given, else now; RFC 3339 in UTC, to the second.
+/// given, else [`DEFAULT_TIMESTAMP`]; RFC 3339 in UTC, to the second.
+///
+/// The default is fixed, not the current time: a render is a function of its inputs, so two
+/// renders of the same inputs are byte-identical however far apart they run, and a provider
+/// cannot behave differently after a date it chose. A pipeline that wants the time in its
+/// output sets `SOURCE_DATE_EPOCH`, e.g. to its last commit's (`git log -1 --format=%ct`).
 pub fn timestamp(source_date_epoch: Option<&str>) -> Result<String, String> {
-    let seconds = match source_date_epoch {
-        Some(text) => text.trim().parse::<i64>().map_err(|_| {
-            format!("SOURCE_DATE_EPOCH={text:?} is not a number of seconds since 1970-01-01")
-        })?,
-        None => SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
+    let Some(text) = source_date_epoch else {
+        return Ok(DEFAULT_TIMESTAMP.to_owned());
     };
+    let seconds = text.trim().parse::<i64>().map_err(|_| {
+        format!("SOURCE_DATE_EPOCH={text:?} is not a number of seconds since 1970-01-01")
+    })?;
     Ok(rfc3339(seconds))
 }
+
+/// The render timestamp when `SOURCE_DATE_EPOCH` is not set: the Unix epoch.
+pub const DEFAULT_TIMESTAMP: &str = "1970-01-01T00:00:00Z";
 
 /// Formats seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339(seconds: i64) -> String {
@@ -125,7 +129,8 @@ mod tests {
     }
 
     #[test]
-    fn source_date_epoch_fixes_the_timestamp() {
+    fn source_date_epoch_sets_the_timestamp_which_is_fixed_without_it() {
+        assert_eq!(timestamp(None).unwrap(), rfc3339(0));
         assert_eq!(timestamp(Some("86400")).unwrap(), "1970-01-02T00:00:00Z");
         assert!(
             timestamp(Some("yesterday"))

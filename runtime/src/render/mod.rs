@@ -139,6 +139,14 @@ pub enum FailureKind {
         /// What is wrong with the reference.
         reason: String,
     },
+    /// The call's checksum references name more Secrets than the host stretches for one call
+    /// (see [`checksum::MAX_SECRETS_PER_CALL`]).
+    #[error(
+        "references {0} Secrets in checksum annotations, over the limit of {max} Secrets per \
+         call (each costs the host a memory-hard hash)",
+        max = checksum::MAX_SECRETS_PER_CALL
+    )]
+    TooManySecrets(usize),
     /// More of the call's resources were invalid than are reported one by one.
     #[error("returned {0} more invalid resources")]
     MoreInvalid(usize),
@@ -271,16 +279,25 @@ pub fn execute_with(
         rendered.failures.extend(output.failures);
         rendered.calls.extend(output.report);
     }
-    for (index, reason) in checksum::resolve(&mut rendered.resources) {
+    for problem in checksum::resolve(&mut rendered.resources) {
+        let (index, error) = match problem {
+            checksum::Problem::BadReference { index, reason } => (
+                index,
+                FailureKind::Checksum {
+                    identity: rendered.resources[index].identity.to_string(),
+                    reason,
+                },
+            ),
+            checksum::Problem::TooManySecrets { index, secrets } => {
+                (index, FailureKind::TooManySecrets(secrets))
+            }
+        };
         let resource = &rendered.resources[index];
         rendered.failures.push(Failure {
             component: resource.component.clone(),
             transformer: resource.transformer.clone(),
             digest: runner.digest(&resource.transformer),
-            error: FailureKind::Checksum {
-                identity: resource.identity.to_string(),
-                reason,
-            },
+            error,
         });
     }
     order::sort(&mut rendered.resources);

@@ -100,7 +100,7 @@ pub type Backend<'a> = dyn Fn(&Plan, &Provider, &RenderContext, &Limits, &Redact
 
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    run_sandboxed(&args, out, &mut |rendered, pool, stdout| {
+    run_sandboxed(&args, out, &mut |rendered, _, pool, stdout| {
         write_output(&args, rendered, pool, stdout)
     })
 }
@@ -132,10 +132,11 @@ pub fn run_sandboxed(
     run_finishing(args, out, &sandboxed, finish)
 }
 
-/// What a render that succeeded is handed to: its resources, the render threads and stdout.
-/// `opm mod build` writes the resources; `opm mod diff` compares them.
-pub type Finish<'a> =
-    dyn FnMut(&Rendered, &rayon::ThreadPool, &mut dyn Write) -> anyhow::Result<ExitCode> + 'a;
+/// What a render that succeeded is handed to: its resources, the redactor of the module's
+/// sensitive values, the render threads and stdout. `opm mod build` writes the resources;
+/// `opm mod diff` compares them, masking what the redactor knows.
+pub type Finish<'a> = dyn FnMut(&Rendered, &Redactor, &rayon::ThreadPool, &mut dyn Write) -> anyhow::Result<ExitCode>
+    + 'a;
 
 /// Runs `opm mod build` with the calls rendered by `backend`: loading, planning, checking,
 /// ordering, reporting and writing exactly as `opm mod build` does.
@@ -144,7 +145,7 @@ pub fn run_with(
     out: &mut Output<'_>,
     backend: &Backend<'_>,
 ) -> anyhow::Result<ExitCode> {
-    run_finishing(args, out, backend, &mut |rendered, pool, stdout| {
+    run_finishing(args, out, backend, &mut |rendered, _, pool, stdout| {
         write_output(args, rendered, pool, stdout)
     })
 }
@@ -291,12 +292,15 @@ fn build(
         for warning in plan.warnings() {
             writeln!(stderr, "warning: {warning}")?;
         }
+        if let Some(warning) = redactor.warning() {
+            writeln!(stderr, "warning: {warning}")?;
+        }
         if failed {
             report_failures(&plan, &rendered, stderr)?;
             return Ok(ExitCode::from(EXIT_FAILED));
         }
     }
-    let status = finish(&rendered, &pool, stdout)?;
+    let status = finish(&rendered, redactor, &pool, stdout)?;
     drop_in_background((plan, rendered, provider));
     Ok(status)
 }
@@ -400,6 +404,10 @@ fn report_events(
         emit(json!({"event": "warning", "component": warning.component(),
                     "message": warning.to_string()}))?;
     }
+    let unredacted = redactor.warning();
+    if let Some(warning) = &unredacted {
+        emit(json!({"event": "warning", "message": warning}))?;
+    }
     for problem in plan.errors() {
         emit(json!({"event": "error", "component": problem.component(),
                     "message": problem.to_string()}))?;
@@ -413,7 +421,7 @@ fn report_events(
     let status = if errors == 0 { 0 } else { EXIT_FAILED };
     emit(
         json!({"event": "summary", "status": status, "errors": errors,
-                "warnings": plan.warnings().len(),
+                "warnings": plan.warnings().len() + usize::from(unredacted.is_some()),
                 "resources": if errors == 0 { rendered.resources.len() } else { 0 }}),
     )
 }

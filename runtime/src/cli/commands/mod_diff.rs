@@ -7,10 +7,16 @@
 //! listed; a summary goes to stderr. Exit status as `diff`'s: 0 when equal, 1 when different,
 //! 2 on error (a render that fails included).
 //!
-//! Secret data is masked unless `--show-secrets`: each value of a Secret's `data` and
-//! `stringData` reads `[redacted]`, or `[redacted: value before]` and `[redacted: value after]`
-//! when it differs, so a reviewer sees which keys changed and never their values (helm-diff's
-//! habit). Everything else is shown as `opm mod build` would print it.
+//! Sensitive values are masked unless `--show-secrets`, since diffs are what gets pasted into
+//! pull requests: each value of a Secret's `data` and `stringData`, and every string anywhere in
+//! any resource that holds a sensitive value of the module (from `${env:…}` or a Secret
+//! resource, in any form the [`Redactor`] knows), reads `[redacted]`, or
+//! `[redacted: value before]` and `[redacted: value after]` when the two sides differ there —
+//! so a reviewer sees what changed and never the values (helm-diff's habit). The old side's
+//! string at the same place is masked with the new one's (an item of a list of named objects,
+//! such as `env` or `containers`, is found by its `name`), so a rotated token shows neither its
+//! old nor its new value. Then the whole diff goes through the redactor once more. Everything
+//! else is shown as `opm mod build` would print it.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -25,6 +31,7 @@ use super::mod_build::{self, BuildArgs};
 use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
 use crate::bundle::format::sorted;
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
+use crate::redact::Redactor;
 use crate::render::order::Identity;
 use crate::render::write::Format;
 
@@ -87,19 +94,20 @@ pub fn run(args: DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 }
 
 fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let Some(new) = render(args, &args.module.provider, out)? else {
+    let Some((new, redactor)) = render(args, &args.module.provider, out)? else {
         return Ok(ExitCode::from(EXIT_USAGE));
     };
     let (old, old_name) = match (&args.against, &args.against_provider) {
         (Some(against), _) => (read_against(against)?, against.clone()),
         (None, Some(provider)) => match render(args, provider, out)? {
-            Some(old) => (old, format!("provider {provider}")),
+            Some((old, _)) => (old, format!("provider {provider}")),
             None => return Ok(ExitCode::from(EXIT_USAGE)),
         },
         (None, None) => anyhow::bail!("say what to compare with: --against or --against-provider"),
     };
     let new_name = format!("provider {}", args.module.provider);
-    let changes = compare(&old, &new, !args.show_secrets);
+    let mask = (!args.show_secrets).then_some(&redactor);
+    let changes = compare(&old, &new, mask);
     let colors = out.stdout_colors();
     let mut text = String::new();
     for (identity, old, new) in &changes.changed {
@@ -113,6 +121,10 @@ fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             text.push_str(&paint(&format!("{label}: {identity}\n"), colour, colors));
         }
     }
+    let text = match mask {
+        Some(redactor) => redactor.redact(&text),
+        None => text.into(),
+    };
     out.stdout.write_all(text.as_bytes())?;
     let different = changes.changed.len() + changes.added.len() + changes.removed.len();
     writeln!(
@@ -138,12 +150,13 @@ fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 }
 
 /// Renders the module with `provider` as `opm mod build` does, reporting problems on stderr;
-/// `None` when the render failed.
+/// the resources and the redactor of the module's sensitive values, or `None` when the render
+/// failed.
 fn render(
     args: &DiffArgs,
     provider: &str,
     out: &mut Output<'_>,
-) -> anyhow::Result<Option<Vec<Value>>> {
+) -> anyhow::Result<Option<(Vec<Value>, Redactor)>> {
     let build = BuildArgs {
         module: ModuleArgs {
             provider: provider.to_owned(),
@@ -159,8 +172,9 @@ fn render(
         cache: args.cache.clone(),
     };
     let mut rendered = None;
-    let status = mod_build::run_sandboxed(&build, out, &mut |rendered_ok, _, _| {
-        rendered = Some(rendered_ok.resources.iter().map(|r| r.value()).collect());
+    let status = mod_build::run_sandboxed(&build, out, &mut |rendered_ok, redactor, _, _| {
+        let resources = rendered_ok.resources.iter().map(|r| r.value()).collect();
+        rendered = Some((resources, redactor.clone()));
         Ok(ExitCode::SUCCESS)
     })?;
     Ok(rendered.filter(|_| status == ExitCode::SUCCESS))
@@ -229,9 +243,9 @@ struct Changes {
     removed: Vec<Identity>,
 }
 
-/// Pairs `old` and `new` by identity and compares each pair as values; with `mask`, Secret
-/// data is masked first.
-fn compare(old: &[Value], new: &[Value], mask: bool) -> Changes {
+/// Pairs `old` and `new` by identity and compares each pair as values; with a redactor to
+/// `mask` by, Secret data and every string holding a sensitive value are masked first.
+fn compare(old: &[Value], new: &[Value], mask: Option<&Redactor>) -> Changes {
     let by_identity = |resources: &[Value]| -> BTreeMap<Identity, Value> {
         resources
             .iter()
@@ -245,8 +259,11 @@ fn compare(old: &[Value], new: &[Value], mask: bool) -> Changes {
             None => changes.added.push(identity.clone()),
             Some(old_value) if old_value != new_value => {
                 let (mut old_value, mut new_value) = (old_value.clone(), new_value.clone());
-                if mask && identity.group.is_empty() && identity.kind == "Secret" {
-                    mask_secret_data(&mut old_value, &mut new_value);
+                if let Some(redactor) = mask {
+                    if identity.group.is_empty() && identity.kind == "Secret" {
+                        mask_secret_data(&mut old_value, &mut new_value);
+                    }
+                    mask_sensitive(&mut old_value, &mut new_value, redactor);
                 }
                 changes
                     .changed
@@ -290,6 +307,83 @@ fn mask(
         let differs = theirs.is_some() && this.as_ref().and_then(|m| m.get(key)) != theirs;
         *value = Value::from(if differs { changed } else { "[redacted]" });
     }
+}
+
+/// One step into a resource: a key, an item of a list found by its `name`, or by position.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Key(String),
+    Named(String),
+    Index(usize),
+}
+
+/// Masks, on both sides, every string that holds a sensitive value on either side, and the
+/// string at the same place on the other side.
+fn mask_sensitive(old: &mut Value, new: &mut Value, redactor: &Redactor) {
+    let mut places = std::collections::BTreeSet::new();
+    for side in [&*old, &*new] {
+        sensitive_places(side, &mut Vec::new(), redactor, &mut places);
+    }
+    for place in places {
+        let before = step_into(old, &place).and_then(|v| v.as_str().map(str::to_owned));
+        let after = step_into(new, &place).and_then(|v| v.as_str().map(str::to_owned));
+        let differs = before.is_some() && after.is_some() && before != after;
+        for (side, label) in [
+            (&mut *old, "[redacted: value before]"),
+            (&mut *new, "[redacted: value after]"),
+        ] {
+            if let Some(value @ Value::String(_)) = step_into(side, &place) {
+                *value = Value::from(if differs { label } else { "[redacted]" });
+            }
+        }
+    }
+}
+
+/// Adds to `places` the place of every string under `value` (at `path`) that the redactor
+/// would change.
+fn sensitive_places(
+    value: &Value,
+    path: &mut Vec<Step>,
+    redactor: &Redactor,
+    places: &mut std::collections::BTreeSet<Vec<Step>>,
+) {
+    match value {
+        Value::String(text) => {
+            if redactor.redact(text) != text.as_str() {
+                places.insert(path.clone());
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                path.push(match item.get("name").and_then(Value::as_str) {
+                    Some(name) => Step::Named(name.to_owned()),
+                    None => Step::Index(index),
+                });
+                sensitive_places(item, path, redactor, places);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push(Step::Key(key.clone()));
+                sensitive_places(item, path, redactor, places);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The value at `place` under `value`, if there is one.
+fn step_into<'a>(value: &'a mut Value, place: &[Step]) -> Option<&'a mut Value> {
+    place.iter().try_fold(value, |value, step| match (step, value) {
+        (Step::Key(key), Value::Object(map)) => map.get_mut(key),
+        (Step::Named(name), Value::Array(items)) => items
+            .iter_mut()
+            .find(|item| item.get("name").and_then(Value::as_str) == Some(name)),
+        (Step::Index(index), Value::Array(items)) => items.get_mut(*index),
+        _ => None,
+    })
 }
 
 const RED: &str = "\x1b[31m";
@@ -365,7 +459,7 @@ mod tests {
                        "data": {"a": "1", "b": "2"}});
         let b = json!({"data": {"b": "2", "a": "1"}, "kind": "ConfigMap",
                        "metadata": {"name": "c"}, "apiVersion": "v1"});
-        let changes = compare(&[a], &[b], true);
+        let changes = compare(&[a], &[b], Some(&Redactor::default()));
         assert!(
             changes.changed.is_empty() && changes.added.is_empty() && changes.removed.is_empty()
         );
@@ -380,7 +474,7 @@ mod tests {
             &[secret(
                 json!({"same": "keep", "pw": "new-secret", "new": "y"}),
             )],
-            true,
+            Some(&Redactor::default()),
         );
         let (_, old, new) = &changes.changed[0];
         assert_eq!(
@@ -401,5 +495,36 @@ mod tests {
                 && text.contains("\n+  pw: \"[redacted: value after]\"\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_env_value_in_any_field_is_masked_and_its_old_value_with_it() {
+        let deployment = |token: &str, extra_env: bool| {
+            let mut env = vec![json!({"name": "API_TOKEN", "value": token})];
+            if extra_env {
+                env.insert(0, json!({"name": "MODE", "value": "fast"}));
+            }
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api",
+                   "annotations": {"auth": format!("Bearer {token}")}},
+                   "spec": {"template": {"spec": {"containers": [
+                       {"name": "api", "image": "api:1", "env": env}]}}}})
+        };
+        let redactor = Redactor::new(["new-token-value".to_owned()]);
+        let changes = compare(
+            &[deployment("old-token-value", false)],
+            &[deployment("new-token-value", true)],
+            Some(&redactor),
+        );
+        let (identity, old, new) = &changes.changed[0];
+        let text = unified(identity, old, new, "a", "b", false);
+        assert!(
+            !text.contains("old-token-value") && !text.contains("new-token-value"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[redacted: value before]") && text.contains("[redacted: value after]"),
+            "{text}"
+        );
+        assert!(text.contains("MODE"), "what is not sensitive still shows: {text}");
     }
 }

@@ -50,6 +50,9 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let redactor = Redactor::new(sensitive);
     let mut stdout = RedactingWriter::new(&mut *out.stdout, &redactor);
     let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
+    if let Some(warning) = redactor.warning() {
+        writeln!(stderr, "warning: {warning}")?;
+    }
     let result = module
         .map_err(anyhow::Error::from)
         .and_then(|module| vet(&args, &module, &mut stdout, &mut stderr));

@@ -19,6 +19,9 @@
 //!   (the copy out of the guest, not only the check after it, must stop at the limit);
 //! - `many-resources`: returns tiny resources, as many as its `misbehave.opm.dev/count` label
 //!   says (a million when it has none);
+//! - `secret-checksums`: returns as many tiny Secrets as its `misbehave.opm.dev/count` label
+//!   says (9,999 when it has none) and a ConfigMap whose checksum annotation references them
+//!   all, so that the host would stretch every one;
 //! - `fake-panic`: logs a line that looks like a panic, then traps on an out-of-bounds read;
 //! - `grow-then-spin`: asks for far more memory than any limit, ignores the refusal, then
 //!   loops forever;
@@ -89,6 +92,31 @@ impl Transformer for Misbehave {
                     .and_then(|count| count.parse().ok())
                     .unwrap_or(1_000_000);
                 (0..count).map(|_| json!({})).collect()
+            }
+            "secret-checksums" => {
+                let count = component
+                    .label("misbehave.opm.dev/count")
+                    .and_then(|count| count.parse().ok())
+                    .unwrap_or(9_999);
+                let names: Vec<String> = (0..count).map(|i| format!("Secret/s{i}")).collect();
+                let mut resources = vec![json!({
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": component.name(),
+                        "annotations": {"checksum.opm.dev/config":
+                                        format!("opm:checksum {}", names.join(" "))},
+                    },
+                })];
+                resources.extend((0..count).map(|i| {
+                    json!({
+                        "apiVersion": "v1",
+                        "kind": "Secret",
+                        "metadata": {"name": format!("s{i}")},
+                        "stringData": {"v": i.to_string()},
+                    })
+                }));
+                resources
             }
             "fake-panic" => {
                 log::error("panicked at src/lib.rs:1:1: not really");
