@@ -1,5 +1,5 @@
-//! The render pipeline end to end (DESIGN §7): determinism whatever the thread count, fail on
-//! end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
+//! The render pipeline end to end (`docs/rendering.md`): determinism whatever the thread count,
+//! fail on end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
 
 use opm_tests::{file_names, guests, hello, opm, opm_env, provider_with, write_file};
 use serde_json::{Value, json};
