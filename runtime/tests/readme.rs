@@ -1,7 +1,7 @@
-//! The README's commands work as written (issue 14, item 9): every line of its `sh` blocks that
-//! starts with `opm ` runs, in order, with bash, in a scratch directory that holds the
-//! repository's examples, with this build's `opm` first on PATH, and exits 0. (The set-up
-//! commands, which build opm and run this suite, are CI's own: `.ci/run` runs them.)
+//! The README's commands work as written: every line of its `sh` blocks that starts with `opm `
+//! runs, in order, with bash, in a scratch directory that holds the repository's examples, with
+//! this build's `opm` first on PATH, and exits 0. (The set-up commands, which build opm and run
+//! this suite, are CI's own: `.ci/run` runs them.)
 
 use std::path::Path;
 use std::process::Command;

@@ -129,8 +129,8 @@ fn ambiguous_short_name_is_an_error_listing_candidates() {
     );
 }
 
-/// Issue 13, finding 4: a name that resolves to nothing (ambiguous or unknown) is the one cause
-/// reported; the component matching no transformer because of it is not a second error.
+/// A name that resolves to nothing (ambiguous or unknown) is the one cause reported; the component
+/// matching no transformer because of it is not a second error.
 #[test]
 fn an_unresolved_resource_name_is_reported_once() {
     let ambiguous = module_with(
