@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end benchmark of `opm mod build` against `helm template` (issue 12, "What to build" 5).
+# End-to-end benchmark of `opm mod build` against `helm template` (docs/performance.md).
 #
 # For each size N in SIZES it generates, in WORK:
 #   nN/module.yaml  a module of N components, each a stateless Container + Expose + Replicas;
@@ -32,12 +32,12 @@
 #   RUNS        measured runs per variant, size and J; the median is reported   [5]
 #   WORK        work directory (regenerated modules and charts, caches, results)
 #               [${TMPDIR:-/tmp}/opm-e2e]
-#   OPM_SHARED_DIR  where tools/get-peers.sh lives, used when helm is not on PATH  [<repo>/../shared]
 #
 # Needs bash >= 5, python3 with PyYAML (the equivalence check), GNU time at /usr/bin/time, and
-# helm 4 (put on PATH by get-peers.sh). Wall time is measured by bash ($EPOCHREALTIME, around
-# /usr/bin/time, so in milliseconds rather than GNU time's 10 ms); CPU time and peak RSS come
-# from GNU time (`-f "%e %U %S %M"`; %e is kept in raw.tsv too).
+# helm 4 (when it is not on PATH, tests/setup.sh installs the pinned one and puts it there).
+# Wall time is measured by bash ($EPOCHREALTIME, around /usr/bin/time, so in milliseconds
+# rather than GNU time's 10 ms); CPU time and peak RSS come from GNU time
+# (`-f "%e %U %S %M"`; %e is kept in raw.tsv too).
 set -euo pipefail
 
 die() { echo "e2e: error: $*" >&2; exit 1; }
@@ -79,16 +79,9 @@ command -v python3 >/dev/null || die "python3 is needed"
 python3 -c 'import yaml' 2>/dev/null ||
   die "python3 has no PyYAML (module 'yaml'); install it with your system's package manager (e.g. apt-get install python3-yaml)"
 if ! command -v helm >/dev/null; then
-  shared=${OPM_SHARED_DIR:-../shared}
-  [[ $shared == /* ]] || shared=$root/$shared
-  peers=
-  for candidate in "$shared/tools/get-peers.sh" /work/shared/tools/get-peers.sh; do
-    if [[ -x $candidate ]]; then peers=$candidate; break; fi
-  done
-  [[ -n $peers ]] || die "helm is not on PATH and no tools/get-peers.sh was found (set OPM_SHARED_DIR)"
-  log "helm is not on PATH: running $peers"
-  eval "$("$peers")"
-  command -v helm >/dev/null || die "helm is still not on PATH after $peers"
+  log "helm is not on PATH: running tests/setup.sh"
+  eval "$("$root/tests/setup.sh")"
+  command -v helm >/dev/null || die "helm is still not on PATH after tests/setup.sh"
 fi
 helm_version=$(helm version --template '{{.Version}}' 2>/dev/null || echo unknown)
 [[ $helm_version == v4.* ]] || log "warning: helm is $helm_version, not helm 4"

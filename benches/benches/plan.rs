@@ -1,8 +1,8 @@
-//! Planning cost: matching 10,000 components against 60 transformers (DESIGN §8: cost grows
-//! linearly with components), with every explanation (`opm mod vet`) and with only what
-//! problems need (`opm mod build`); flattening each matched component into its calls' input
-//! JSON is part of both. Also 1,000 components, to show the ratio. Components are planned on
-//! the rayon pool (two threads on the project machine).
+//! Planning cost: matching 10,000 components against 60 transformers (`docs/performance.md`: cost
+//! grows linearly with components), with every explanation (`opm mod vet`) and with only what
+//! problems need (`opm mod build`); flattening each matched component into its calls' input JSON is
+//! part of both. Also 1,000 components, to show the ratio. Components are planned on the rayon pool
+//! (two threads on the project machine).
 //!
 //! Run: `cargo bench -p opm-benches --bench plan`.
 

@@ -1,5 +1,5 @@
-//! The cost of one sandboxed transform call with a fresh instance (DESIGN §8: at least 25,000
-//! fresh-instance calls per second per core), for every transformer of the embedded provider
+//! The cost of one sandboxed transform call with a fresh instance (`docs/performance.md`: at least
+//! 25,000 fresh-instance calls per second per core), for every transformer of the embedded provider
 //! beside the same crate called natively in-process; and of whole renders of many components.
 //!
 //! Run: `cargo bench -p opm-benches --bench sandbox`.

@@ -1,4 +1,5 @@
-//! [`Component`], the typed view of the JSON a transformer receives (DESIGN §4.4).
+//! [`Component`], the typed view of the JSON a transformer receives (described in the
+//! repository's `docs/module-format.md`).
 
 use std::collections::BTreeMap;
 

@@ -56,8 +56,8 @@ pub use serde_json::{Map, Value, json};
 /// The host calls `transform` once per matched component, in a fresh sandbox each time, so an
 /// implementation keeps no state between calls.
 pub trait Transformer {
-    /// Renders `component` (DESIGN §4.4) in `context` into platform resources, each a JSON object
-    /// with `apiVersion`, `kind` and `metadata.name`.
+    /// Renders `component` (the repository's `docs/module-format.md`) in `context` into platform
+    /// resources, each a JSON object with `apiVersion`, `kind` and `metadata.name`.
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError>;
 }
 

@@ -1,7 +1,7 @@
-//! The host–guest contract beyond the WIT types (DESIGN §3, §6): what a transformer component
-//! must export and what it may import. Both the bundle checks ([`crate::bundle::component`]),
-//! which refuse a component at load, and the sandbox ([`crate::sandbox`]), which links its
-//! imports, read it from here, so the two can never disagree.
+//! The host–guest contract beyond the WIT types (`docs/host-guest-contract.md`): what a transformer
+//! component must export and what it may import. Both the bundle checks
+//! ([`crate::bundle::component`]), which refuse a component at load, and the sandbox
+//! ([`crate::sandbox`]), which links its imports, read it from here, so the two can never disagree.
 //!
 //! A transformer may import opm's own `log` and `types` interfaces, and the WASI 0.2 interfaces
 //! other toolchains' components import (componentize-js, componentize-py, `wasm32-wasip2`,

@@ -1,5 +1,5 @@
-//! Redaction of sensitive values (DESIGN §4.1, §7): values from `${env:…}` and everything under
-//! a Secret resource appear in rendered manifests and nowhere else.
+//! Redaction of sensitive values (`docs/module-format.md#sensitive-values`): values from `${env:…}`
+//! and everything under a Secret resource appear in rendered manifests and nowhere else.
 //!
 //! A [`Redactor`] knows the sensitive strings and replaces every occurrence with [`REDACTED`]:
 //! verbatim, each line of a multi-line value, JSON-escaped (as in `--verbose=json`),

@@ -1,7 +1,7 @@
-//! Provider bundles (issue 4, DESIGN §5.2): pack is deterministic, inspect shows what a bundle
-//! holds, signatures interoperate with the real `minisign` both ways, and loading refuses every
-//! kind of bad bundle with an error naming the entry — one test per refusal, each building the
-//! bad bundle.
+//! Provider bundles (`providers/README.md`, "Bundles"): pack is deterministic, inspect shows what a
+//! bundle holds, signatures interoperate with the real `minisign` both ways, and loading refuses
+//! every kind of bad bundle with an error naming the entry — one test per refusal, each building
+//! the bad bundle.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -163,8 +163,8 @@ fn bad_usage_exits_2() {
     assert!(run.stderr.contains("not a size"), "{}", run.stderr);
 }
 
-/// Issue 14, finding 2: usage errors were always written with ANSI colours, into files, CI
-/// logs and with `NO_COLOR` set. Colour only on a terminal, never with `NO_COLOR`.
+/// Usage errors are coloured only on a terminal, and never with `NO_COLOR` set: files and CI
+/// logs get no ANSI escapes.
 #[test]
 fn usage_errors_are_coloured_only_on_a_terminal_without_no_color() {
     let run_with = |terminal: bool, no_color: Option<&str>| {
@@ -204,8 +204,8 @@ fn usage_errors_are_coloured_only_on_a_terminal_without_no_color() {
     );
 }
 
-/// Issue 14, finding 3: a missing module.yaml said its cause twice (`…(os error 2): No such
-/// file or directory (os error 2)`) and not what to do.
+/// A missing module.yaml is said once, with what to do, not its cause twice (`…(os error 2):
+/// No such file or directory (os error 2)`).
 #[test]
 fn a_missing_module_is_said_once_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
@@ -273,8 +273,8 @@ fn a_timeout_too_large_is_refused_on_the_command_line_and_in_a_manifest() {
     );
 }
 
-/// Issue 12: `opm cache dir` shows the compile cache and what it holds, `--no-cache` neither
-/// reads nor writes it, and `opm cache clear` empties it without touching anything else there.
+/// `opm cache dir` shows the compile cache and what it holds, `--no-cache` neither reads nor writes
+/// it, and `opm cache clear` empties it without touching anything else there.
 #[test]
 fn the_compile_cache_is_shown_bypassed_and_cleared() {
     let home = tempfile::tempdir().expect("temp dir");
@@ -336,8 +336,8 @@ fn check_jsonschema(schema: &str, files: &[String]) -> std::process::Output {
         .expect("check-jsonschema is not on PATH: `eval \"$(tests/setup.sh)\"` installs it")
 }
 
-/// Item 6: `opm mod schema` is a JSON Schema an independent validator uses: every example
-/// validates, and a misspelt trait, a wrong type and an unknown field are refused by it.
+/// `opm mod schema` is a JSON Schema an independent validator uses: every example validates, and a
+/// misspelt trait, a wrong type and an unknown field are refused by it.
 #[test]
 fn the_module_schema_validates_every_example_and_refuses_mistakes() {
     let dir = tempfile::tempdir().unwrap();
@@ -397,8 +397,8 @@ fn the_module_schema_validates_every_example_and_refuses_mistakes() {
     assert_eq!(printed.stdout, std::fs::read_to_string(&schema).unwrap());
 }
 
-/// Item 7: `opm mod init` writes a module that renders as written and validates against the
-/// schema beside it, and never overwrites a file.
+/// `opm mod init` writes a module that renders as written and validates against the schema beside
+/// it, and never overwrites a file.
 #[test]
 fn mod_init_writes_a_module_that_renders_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
@@ -441,7 +441,7 @@ fn mod_init_writes_a_module_that_renders_and_never_overwrites() {
     assert!(bad.stderr.contains("must be a DNS label"), "{}", bad.stderr);
 }
 
-/// Item 8: the bash completion script loads in bash and completes `opm mod b` to `build`.
+/// The bash completion script loads in bash and completes `opm mod b` to `build`.
 #[test]
 fn bash_completion_completes_subcommands() {
     let run = opm(["completion", "bash"]);

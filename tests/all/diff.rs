@@ -1,5 +1,5 @@
-//! `opm mod diff` (issue 14, item 5): a render compared with committed manifests or with another
-//! provider's render, resource by resource, as values; exit 0 equal, 1 different, 2 error.
+//! `opm mod diff`: a render compared with committed manifests or with another provider's render,
+//! resource by resource, as values; exit 0 equal, 1 different, 2 error.
 
 use opm_tests::{opm, opm_env, provider_with, repo_root, write_file};
 

@@ -15,8 +15,8 @@ use crate::sandbox::{
     single_failure,
 };
 
-/// Issue 9, finding 3: eight memories of 62.5 MiB each ran under a 64 MiB limit, because the
-/// limit applied to each memory alone; it is the total of the call's memories.
+/// The memory limit is the total of the call's memories, not each memory's own: eight memories
+/// of 62.5 MiB each do not run under a 64 MiB limit.
 #[test]
 fn many_memories_share_one_memory_limit() {
     let rendered = render_beside_a_healthy_component(guests::MANY_MEMORIES, Limits::default());
@@ -29,8 +29,8 @@ fn many_memories_share_one_memory_limit() {
     assert!(message.contains("of linear memory in all"), "{message}");
 }
 
-/// Issue 9, finding 4: 100 list entries pointing at one 1 MiB string cost the host 100 MiB
-/// before the output was checked; the copy now stops at the output limit.
+/// 100 list entries pointing at one 1 MiB string would cost the host 100 MiB once lifted; the
+/// copy out of the guest stops at the output limit before that.
 #[test]
 fn an_output_list_aliasing_one_string_stops_at_the_output_limit() {
     let rendered = render_beside_a_healthy_component(guests::ALIASED_OUTPUT, Limits::default());
@@ -39,7 +39,7 @@ fn an_output_list_aliasing_one_string_stops_at_the_output_limit() {
     assert!(message.contains("output limit of 16 MiB"), "{message}");
 }
 
-/// Issue 9, finding 2, from core WebAssembly: an error text of 60 MiB.
+/// An error text of 60 MiB, from core WebAssembly, stops at the output limit.
 #[test]
 fn a_60_mib_error_text_stops_at_the_output_limit() {
     let limits = Limits {
@@ -51,8 +51,8 @@ fn a_60_mib_error_text_stops_at_the_output_limit() {
     assert_eq!(*error, CallError::Copy { limit: 16 << 20 }, "{message}");
 }
 
-/// Issue 9, finding 8, from core WebAssembly: a refused `memory.grow` the guest ignores, then an
-/// endless loop: the time limit stopped it, not the memory limit.
+/// From core WebAssembly: a refused `memory.grow` the guest ignores, then an endless loop, is
+/// stopped by the time limit and reported as such, not as the memory limit.
 #[test]
 fn an_ignored_memory_refusal_then_a_loop_is_a_timeout() {
     let limits = Limits {
@@ -71,7 +71,7 @@ fn an_ignored_memory_refusal_then_a_loop_is_a_timeout() {
     );
 }
 
-/// Issue 9, finding 1, from core WebAssembly: twenty million empty log lines.
+/// Twenty million empty log lines, from core WebAssembly, keep the log within its bound.
 #[test]
 fn twenty_million_empty_log_lines_keep_the_log_bounded() {
     let limits = Limits {
@@ -141,8 +141,8 @@ fn a_malformed_binary_and_a_core_module_are_refused_at_load() {
     ));
 }
 
-/// Issue 9, finding 5, with a real transformer: a component that exports the contract but
-/// needs threads is refused at load, and in a render fails alone.
+/// With a real transformer: a component that exports the contract but needs threads is refused
+/// at load, and in a render fails alone.
 #[test]
 fn a_component_needing_threads_is_refused_at_load_and_fails_alone_in_a_render() {
     let error = component::check(guests::SHARED_MEMORY).expect_err("refused at load");

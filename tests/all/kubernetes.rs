@@ -1,6 +1,6 @@
-//! The default Kubernetes provider's promises beyond valid output (issue 13): what `opm mod vet`
-//! refuses, `opm mod build` refuses with the same words, and the other way round, before any
-//! transformer runs; and the footguns it removes.
+//! The default Kubernetes provider's promises beyond valid output: what `opm mod vet` refuses,
+//! `opm mod build` refuses with the same words, and the other way round, before any transformer
+//! runs; and the footguns it removes.
 
 use opm_tests::{opm, write_file};
 use serde_json::Value;
@@ -50,7 +50,7 @@ fn kind<'a>(resources: &'a [Value], kind: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} in {resources:#?}"))
 }
 
-/// Finding 2: an Ingress without Expose passed vet and failed in the transformer.
+/// An Ingress without Expose is refused by vet, not only by the transformer.
 #[test]
 fn an_ingress_without_expose_is_refused_by_vet_and_build_alike() {
     vet_and_build_refuse(
@@ -61,8 +61,7 @@ fn an_ingress_without_expose_is_refused_by_vet_and_build_alike() {
     );
 }
 
-/// Finding 2: Autoscaling on a daemon, job or cronjob passed vet and failed in the
-/// autoscaler.
+/// Autoscaling on a daemon, job or cronjob is refused by vet, not only by the autoscaler.
 #[test]
 fn autoscaling_a_daemon_job_or_cronjob_is_refused_by_vet_and_build_alike() {
     for (workload, extra) in [
@@ -81,8 +80,8 @@ fn autoscaling_a_daemon_job_or_cronjob_is_refused_by_vet_and_build_alike() {
     }
 }
 
-/// Finding 1: one ReadWriteOnce claim mounted by three replicas, or by a daemon on every node,
-/// rendered and then never started on a second node.
+/// One ReadWriteOnce claim mounted by three replicas, or by a daemon on every node, is refused:
+/// it would render and then never start on a second node.
 #[test]
 fn a_single_node_claim_shared_by_several_pods_is_refused() {
     let refusal = "its PersistentStorage is one claim shared by every replica";
@@ -119,8 +118,8 @@ fn a_single_node_claim_shared_by_several_pods_is_refused() {
     );
 }
 
-/// Finding 1, what does render: one replica is replaced with Recreate, and storage every node
-/// can mount may be shared by any number of replicas.
+/// What does render: one replica is replaced with Recreate, and storage every node can mount may be
+/// shared by any number of replicas.
 #[test]
 fn storage_that_works_renders() {
     let single = build_json(
@@ -155,8 +154,8 @@ fn vet_refuses(components: &str, expected: &[&str]) {
     }
 }
 
-/// Item 7: pull secrets, graceful shutdown and pod metadata refuse at vet what Kubernetes
-/// would refuse, and what would silently break the workload (overriding its selector labels).
+/// Pull secrets, graceful shutdown and pod metadata refuse at vet what Kubernetes would refuse, and
+/// what would silently break the workload (overriding its selector labels).
 #[test]
 fn pod_traits_refuse_at_vet_what_kubernetes_would() {
     vet_refuses(
@@ -171,9 +170,9 @@ fn pod_traits_refuse_at_vet_what_kubernetes_would() {
     );
 }
 
-/// Item 8: any object, written whole, renders as written plus labels and namespace; what the
-/// API server would refuse, and a Secret (whose values only the Secret resource keeps out of
-/// logs), is refused at vet.
+/// Any object, written whole, renders as written plus labels and namespace; what the API server
+/// would refuse, and a Secret (whose values only the Secret resource keeps out of logs), is refused
+/// at vet.
 #[test]
 fn any_object_renders_as_written_and_bad_ones_are_refused_at_vet() {
     let resources = build_json(
@@ -204,8 +203,8 @@ fn any_object_renders_as_written_and_bad_ones_are_refused_at_vet() {
     );
 }
 
-/// Item 6: a Role binds the component's own service account, and what the API server refuses
-/// in a rule is refused at vet.
+/// A Role binds the component's own service account, and what the API server refuses in a rule is
+/// refused at vet.
 #[test]
 fn roles_bind_the_component_account_and_bad_rules_are_refused_at_vet() {
     vet_and_build_refuse(
@@ -224,8 +223,8 @@ fn roles_bind_the_component_account_and_bad_rules_are_refused_at_vet() {
     );
 }
 
-/// Item 5: an HttpRoute needs the Service that Expose renders, like an Ingress, and its schema
-/// refuses what the Gateway API's would.
+/// An HttpRoute needs the Service that Expose renders, like an Ingress, and its schema refuses what
+/// the Gateway API's would.
 #[test]
 fn http_routes_need_expose_and_a_valid_shape() {
     vet_and_build_refuse(
@@ -245,9 +244,9 @@ fn http_routes_need_expose_and_a_valid_shape() {
     );
 }
 
-/// Item 9: a workload that reads a ConfigMap or Secret of its module carries a checksum of
-/// their content on its pod template: changing the config rolls the pods, a new module version
-/// does not, and the Secret's value cannot be read from the checksum.
+/// A workload that reads a ConfigMap or Secret of its module carries a checksum of their content on
+/// its pod template: changing the config rolls the pods, a new module version does not, and the
+/// Secret's value cannot be read from the checksum.
 #[test]
 fn config_changes_roll_the_pods_through_a_checksum_annotation() {
     let components = |setting: &str, password: &str| {
@@ -288,8 +287,8 @@ fn config_changes_roll_the_pods_through_a_checksum_annotation() {
     assert!(template.get("annotations").is_none(), "{template}");
 }
 
-/// Finding 2, beyond the two named: what the workload transformers refuse about restart
-/// policies, update strategies and network policy ports, vet refuses too.
+/// What the workload transformers refuse about restart policies, update strategies and network
+/// policy ports, vet refuses too.
 #[test]
 fn restart_policies_update_strategies_and_policy_ports_are_refused_by_vet_and_build_alike() {
     vet_and_build_refuse(

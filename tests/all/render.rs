@@ -1,5 +1,5 @@
-//! The render pipeline end to end (DESIGN §7): determinism whatever the thread count, fail on
-//! end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
+//! The render pipeline end to end (`docs/rendering.md`): determinism whatever the thread count,
+//! fail on end, redaction of sensitive values, atomic `--split --out-dir`, and `--verbose=json`.
 
 use opm_tests::{file_names, guests, hello, opm, opm_env, provider_with, write_file};
 use serde_json::{Value, json};
@@ -421,9 +421,9 @@ fn json_lines(stderr: &str) -> Vec<Value> {
         .collect()
 }
 
-/// Issue 14, finding 1: under `--verbose=json` the final error report was text among the JSON
-/// lines. Every line is one JSON object: `error` and `warning` events with what the text says,
-/// and a closing `summary` with the counts and the exit status.
+/// Under `--verbose=json` the final error report is not text among the JSON lines: every line is
+/// one JSON object: `error` and `warning` events with what the text says, and a closing `summary`
+/// with the counts and the exit status.
 #[test]
 fn verbose_json_reports_errors_warnings_and_a_summary_as_json() {
     let run = build_misbehaving(
@@ -781,9 +781,9 @@ fn two_components_rendering_one_resource_is_an_error_naming_both() {
     );
 }
 
-/// Issue 13, finding 3: duplicates are found by the namespace a resource lands in. A resource
-/// without `metadata.namespace` lands in the target namespace, so it is the same object as one
-/// that names it; a cluster-scoped kind lands in no namespace, whatever it writes.
+/// Duplicates are found by the namespace a resource lands in. A resource without
+/// `metadata.namespace` lands in the target namespace, so it is the same object as one that names
+/// it; a cluster-scoped kind lands in no namespace, whatever it writes.
 #[test]
 fn duplicates_are_found_by_the_namespace_a_resource_lands_in() {
     for (first, second, identity) in [

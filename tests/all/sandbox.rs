@@ -391,8 +391,8 @@ fn misbehave(mode: &str, limits: Limits) -> Rendered {
     )
 }
 
-/// Issue 9, finding 1: two million empty log lines were all kept (the budget counted bytes
-/// only); now each line costs its text plus a fixed cost, and the rest are only counted.
+/// Each log line costs its text plus a fixed cost, so two million empty lines are not all kept:
+/// past the log limit, lines are dropped and only counted.
 #[test]
 fn empty_log_lines_are_charged_and_dropped_past_the_log_limit() {
     let limits = Limits {
@@ -403,8 +403,8 @@ fn empty_log_lines_are_charged_and_dropped_past_the_log_limit() {
     assert_empty_lines_charged(&rendered, &limits, 2_000_000);
 }
 
-/// Issue 9, finding 1: a render's logs are bounded as a whole, not only per call: each of N
-/// calls keeps at most `render_log / N` bytes.
+/// A render's logs are bounded as a whole, not only per call: each of N calls keeps at most
+/// `render_log / N` bytes.
 #[test]
 fn a_render_keeps_at_most_its_share_of_the_render_log_per_call() {
     let limits = Limits {
@@ -422,8 +422,8 @@ fn a_render_keeps_at_most_its_share_of_the_render_log_per_call() {
     assert!(chatty.logs_dropped > 9_900, "{}", chatty.logs_dropped);
 }
 
-/// Issue 9, finding 2: a 60 MiB error text was copied, kept and printed whole; now it counts
-/// against the output limit, and the copy out of the guest stops there.
+/// An error text counts against the output limit: a 60 MiB one is not copied, kept or printed
+/// whole, since the copy out of the guest stops at the limit.
 #[test]
 fn a_huge_error_text_counts_against_the_output_limit() {
     let limits = Limits {
@@ -440,8 +440,8 @@ fn a_huge_error_text_counts_against_the_output_limit() {
     assert!(message.len() < 1024, "{} bytes of message", message.len());
 }
 
-/// Issue 9, finding 4: 30 MiB of output was copied into the host before its size was checked
-/// against a 1 MiB limit; now the copy itself stops at the limit, and the error names it.
+/// Output over the limit is never copied into the host whole: with a 1 MiB limit, the copy of
+/// 30 MiB stops at the limit, and the error names it.
 #[test]
 fn the_copy_out_of_the_guest_stops_at_the_output_limit() {
     let limits = Limits {
@@ -548,8 +548,8 @@ fn a_call_referencing_as_many_secrets_as_the_limit_resolves_them() {
     assert_eq!(sum.as_str().map(str::len), Some(64), "{sum}");
 }
 
-/// Issue 9, finding 8: a guest that logs a line starting with "panicked" and then traps some
-/// other way has trapped; it does not get to call that a panic.
+/// A guest that logs a line starting with "panicked" and then traps some other way has
+/// trapped; it does not get to call that a panic.
 #[test]
 fn logging_panicked_does_not_make_a_trap_a_panic() {
     let rendered = misbehave("fake-panic", Limits::default());
@@ -560,8 +560,8 @@ fn logging_panicked_does_not_make_a_trap_a_panic() {
     assert!(trap.contains("out of bounds memory access"), "{trap}");
 }
 
-/// Issue 9, finding 8: a denied `memory.grow` the guest handled won over the endless loop that
-/// followed; what stopped the call is the fuel limit.
+/// A denied `memory.grow` the guest handled does not hide the endless loop that followed: what
+/// stopped the call is the fuel limit, and the error says so.
 #[test]
 fn a_handled_memory_refusal_does_not_hide_the_limit_that_stopped_the_call() {
     let limits = Limits {
@@ -573,8 +573,8 @@ fn a_handled_memory_refusal_does_not_hide_the_limit_that_stopped_the_call() {
     assert_eq!(*error, CallError::Fuel { limit: 20_000_000 }, "{message}");
 }
 
-/// Issue 9, finding 7: a log line and an error text cut at 4,096 bytes were cut before they
-/// were redacted, so a secret straddling the cut printed half of itself.
+/// A log line and an error text cut at 4,096 bytes are redacted before they are cut, so a
+/// secret straddling the cut never prints half of itself.
 #[test]
 fn a_secret_straddling_the_cut_is_redacted_in_logs_and_errors() {
     let secret = "nginx:1.27";
@@ -620,8 +620,8 @@ fn shared_memory_component() -> Vec<u8> {
     .expect("valid component text")
 }
 
-/// Issue 9, finding 5: a component that did not compile aborted the whole render; now it fails
-/// its own calls, reported with the others, and the rest of the render completes.
+/// A component that does not compile does not abort the render: it fails its own calls,
+/// reported with the others, and the rest of the render completes.
 #[test]
 fn a_transformer_that_does_not_compile_fails_alone() {
     let rendered = render_beside_a_healthy_component(&shared_memory_component(), Limits::default());
@@ -641,8 +641,8 @@ fn a_transformer_that_does_not_compile_fails_alone() {
     assert_eq!(rendered.resources[0].value()["kind"], "Deployment");
 }
 
-/// Issue 9, finding 5: the load checks validated with every WebAssembly feature and skipped
-/// function bodies, so a component the engine cannot compile passed them (and `opm mod vet`).
+/// The load checks validate with the engine's WebAssembly features, so a component the engine
+/// cannot compile does not pass them (nor `opm mod vet`).
 #[test]
 fn the_load_checks_use_the_engines_features() {
     let error = opm_runtime::bundle::component::check(&shared_memory_component())
@@ -655,7 +655,7 @@ fn the_load_checks_use_the_engines_features() {
     assert!(error.contains("threads"), "{error}");
 }
 
-/// Issue 9, finding 5: function bodies are validated at load too.
+/// The load checks validate function bodies too.
 #[test]
 fn the_load_checks_validate_function_bodies() {
     let ill_typed = wat::parse_str(

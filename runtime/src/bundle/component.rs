@@ -1,7 +1,8 @@
 //! Checks a transformer's component without compiling it: that it is a WebAssembly component
 //! (not a core module, not precompiled native code), that it validates, that it exports
 //! `opm:transformer/transformer@1.0.0` with the `transform` signature of `wit/transformer.wit`,
-//! and that it imports nothing the sandbox does not offer (DESIGN §6).
+//! and that it imports nothing the sandbox does not offer
+//! (`docs/host-guest-contract.md#what-a-component-must-be`).
 //!
 //! ```
 //! use opm_runtime::bundle::component::{self, ComponentError};

@@ -1,5 +1,5 @@
-//! The bundle file format, and the code that writes it (DESIGN §5.2; documented for users in
-//! `providers/README.md`).
+//! The bundle file format, and the code that writes it (documented for users in
+//! `providers/README.md`, "Bundles").
 //!
 //! A bundle (`NAME-VERSION.opmb`) is an uncompressed POSIX ustar archive holding, in this order:
 //!

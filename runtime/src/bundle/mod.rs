@@ -1,5 +1,5 @@
 //! Provider bundles: one file holding a manifest and the components of its transformers,
-//! content-addressed with BLAKE3 (DESIGN §5.2).
+//! content-addressed with BLAKE3 (`providers/README.md`, "Bundles").
 //!
 //! - [`format`] defines the file format and writes it ([`format::pack`]); `runtime/build.rs`
 //!   uses it too, so the embedded provider is an ordinary bundle.

@@ -1,5 +1,6 @@
-//! Signatures of bundle files with minisign keys (DESIGN §5.2), using the `minisign` crate by
-//! minisign's author, which reads and writes the standard key and signature files.
+//! Signatures of bundle files with minisign keys (`providers/README.md`, "Signatures"), using the
+//! `minisign` crate by minisign's author, which reads and writes the standard key and signature
+//! files.
 //!
 //! A signature covers the bundle file's bytes, and is stored beside it as `BUNDLE.minisig`,
 //! minisign's own default. Since the file holds the canonical manifest, which holds every

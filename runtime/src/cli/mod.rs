@@ -3,7 +3,7 @@
 //! [`run`] is the whole CLI as a function of its arguments and output streams, so tests can drive
 //! it in-process; `main.rs` only connects it to the process. Exit status: 0 success, 1 the render
 //! or check failed (including a signature that does not verify), 2 bad usage, unreadable input,
-//! or input that loading refuses, such as a tampered bundle (DESIGN §7).
+//! or input that loading refuses, such as a tampered bundle (`docs/cli.md#exit-status`).
 
 pub mod commands;
 pub mod progress;
@@ -14,9 +14,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Exit status of a render or check that failed (DESIGN §7).
+/// Exit status of a render or check that failed (`docs/cli.md#exit-status`).
 pub const EXIT_FAILED: u8 = 1;
-/// Exit status of bad usage or unreadable input (DESIGN §7).
+/// Exit status of bad usage or unreadable input (`docs/cli.md#exit-status`).
 pub const EXIT_USAGE: u8 = 2;
 
 /// opm renders platform-agnostic modules into Kubernetes manifests through sandboxed

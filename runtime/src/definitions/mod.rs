@@ -1,4 +1,5 @@
-//! Definitions: the resources, traits and policies a component attaches (DESIGN §4.2).
+//! Definitions: the resources, traits and policies a component attaches
+//! (`docs/module-format.md#definitions`).
 //!
 //! A definition is named by its FQN (`opm.dev/resources/workload@v1#Container`), has a kind, the
 //! spec field it fills, labels that it gives every component attaching it, defaults, and a JSON

@@ -1,5 +1,5 @@
-//! The matching algorithm (DESIGN §4.3–§4.5) and the flattening of a component into the JSON a
-//! transformer receives (§4.4).
+//! The matching algorithm (`docs/matching.md`, effective labels included) and the flattening of
+//! a component into the JSON a transformer receives (`docs/module-format.md`).
 //!
 //! For each component, in name order: resolve what it attaches against the catalog, merge each
 //! value over its definition's defaults and validate it, compute the effective labels, test every
@@ -530,7 +530,8 @@ fn build_spec(
     spec
 }
 
-/// The labels of every attached definition, overlaid by the component's own (DESIGN §4.3).
+/// The labels of every attached definition, overlaid by the component's own
+/// (`docs/module-format.md#effective-labels`).
 fn effective_labels(
     component: &Component,
     attached: &BTreeMap<String, Attached<'_>>,
@@ -656,7 +657,8 @@ fn check(
     (reasons, missing)
 }
 
-/// The part of §4.4's JSON that every matched transformer shares.
+/// The part of a transformer's input that every matched transformer shares: all of it but
+/// `defaults` (`docs/module-format.md#what-a-transformer-receives`).
 fn flatten(
     component: &Component,
     attached: &BTreeMap<String, Attached<'_>>,

@@ -1,9 +1,10 @@
-//! Matching components to transformers (DESIGN §4.5), natively, before any WebAssembly runs.
+//! Matching components to transformers (`docs/matching.md`), natively, before any WebAssembly runs.
 //!
 //! [`plan`] takes a loaded [`Module`](crate::module::Module) and a provider manifest and returns a
 //! [`Plan`]: for every component its effective labels, the transformers that match and why, the
 //! ones that do not and exactly what is missing, what no match handles, and every error and
-//! warning; plus the [`Call`]s to run, each with the JSON its transformer receives (§4.4).
+//! warning; plus the [`Call`]s to run, each with the JSON its transformer receives
+//! (`docs/module-format.md#what-a-transformer-receives`).
 //!
 //! - [`engine`] is the algorithm and the flattening;
 //! - [`plan`](mod@plan) holds the plan's types and its problems;

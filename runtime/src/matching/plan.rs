@@ -85,7 +85,8 @@ impl Plan {
     }
 }
 
-/// One transform to run: a transformer on a component, with the JSON it receives (DESIGN §4.4).
+/// One transform to run: a transformer on a component, with the JSON it receives
+/// (`docs/module-format.md#what-a-transformer-receives`).
 #[derive(Clone, Serialize)]
 pub struct Call {
     /// The component's name.
@@ -137,7 +138,8 @@ pub struct ComponentPlan {
     pub name: String,
     /// Where it is declared.
     pub origin: Origin,
-    /// Effective labels (DESIGN §4.3), each with where its value came from.
+    /// Effective labels (`docs/module-format.md#effective-labels`), each with where its value
+    /// came from.
     pub labels: BTreeMap<String, EffectiveLabel>,
     /// Attached resource FQNs, sorted.
     pub resources: Vec<String>,
@@ -306,7 +308,7 @@ impl fmt::Display for Missing {
 /// no-match error shows them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Attachments {
-    /// Effective labels (DESIGN §4.3).
+    /// Effective labels (`docs/module-format.md#effective-labels`).
     pub labels: BTreeMap<String, String>,
     /// Attached resource FQNs, sorted.
     pub resources: Vec<String>,

@@ -3,7 +3,8 @@
 //! Every problem is collected (not just the first), each with the origin of the node at fault:
 //! unknown fields, wrong types, a wrong `apiVersion` or `kind`, names that are not DNS labels,
 //! label values that are not strings, attachment names that are neither an FQN nor a short name,
-//! definitions that do not have the shape of §4.2, and a module without components.
+//! definitions that do not have the shape of `docs/module-format.md#definitions`, and a module
+//! without components.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,4 +1,5 @@
-//! Module files (DESIGN §4.1): loading `module.yaml` (or JSON) with its values into a [`Module`].
+//! Module files (`docs/module-format.md`): loading `module.yaml` (or JSON) with its values into a
+//! [`Module`].
 //!
 //! [`load`] reads the module file, deep-merges each values file onto it in order (with
 //! `${env:NAME}` substituted in values files), applies each `--set`, and only then interprets

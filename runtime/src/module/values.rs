@@ -1,9 +1,9 @@
 //! Values files: `${env:NAME}` substitution and the deep merge onto the module document.
 //!
-//! Merge rule (DESIGN §4.1, as Helm users expect): maps merge key by key, scalars and lists
-//! replace, and a `null` in a values file removes the key it names. Under a component's
-//! `resources`, `traits` and `policies`, a short name and an FQN with that short name are the
-//! same key, so `traits: {Replicas: 5}` in a values file changes
+//! Merge rule (`docs/module-format.md#values`, as Helm users expect): maps merge key by key,
+//! scalars and lists replace, and a `null` in a values file removes the key it names. Under a
+//! component's `resources`, `traits` and `policies`, a short name and an FQN with that short name
+//! are the same key, so `traits: {Replicas: 5}` in a values file changes
 //! `opm.dev/traits/scaling@v1#Replicas` in the module.
 //!
 //! In a values file, `${env:NAME}` anywhere in a string is replaced by the environment variable

@@ -1,7 +1,8 @@
-//! Installed providers (DESIGN §5.3): a project names the providers it uses in
-//! `.opm/providers.yaml`; `opm provider init` resolves each in its source, verifies it, installs
-//! its bundle under `.opm/providers/NAME/VERSION/` and pins it in `.opm/providers.lock.json`;
-//! `opm mod build -p NAME` then loads exactly the locked bytes ([`load_locked`]).
+//! Installed providers (`providers/README.md`, "Installed providers"): a project names the
+//! providers it uses in `.opm/providers.yaml`; `opm provider init` resolves each in its source,
+//! verifies it, installs its bundle under `.opm/providers/NAME/VERSION/` and pins it in
+//! `.opm/providers.lock.json`; `opm mod build -p NAME` then loads exactly the locked bytes
+//! ([`load_locked`]).
 //!
 //! ```yaml
 //! # .opm/providers.yaml

@@ -1,4 +1,4 @@
-//! The provider manifest, `provider.yaml` (DESIGN §5.1).
+//! The provider manifest, `provider.yaml` (`providers/README.md#the-manifest`).
 
 use std::collections::BTreeMap;
 
@@ -139,8 +139,8 @@ pub struct TransformerSpec {
     pub digest: Option<String>,
 }
 
-/// A condition on the JSON a transformer receives (DESIGN §4.4): a JSON Schema it must satisfy,
-/// and what to tell the module's author when it does not.
+/// A condition on the JSON a transformer receives (`docs/module-format.md`): a JSON Schema it must
+/// satisfy, and what to tell the module's author when it does not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Validation {

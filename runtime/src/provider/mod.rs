@@ -1,8 +1,9 @@
-//! Providers: a manifest plus the WebAssembly components of its transformers (DESIGN §5).
+//! Providers: a manifest plus the WebAssembly components of its transformers
+//! (`providers/README.md`).
 //!
 //! [`load`] takes what a user passes to `--provider`: a bundle file (`NAME-VERSION.opmb`,
-//! DESIGN §5.2), a provider source directory (a `provider.yaml` whose `component` paths are
-//! relative to it: the transformer author's dev loop), or the name of the embedded default
+//! `providers/README.md`), a provider source directory (a `provider.yaml` whose `component` paths
+//! are relative to it: the transformer author's dev loop), or the name of the embedded default
 //! provider (`kubernetes`, itself a bundle packed at build time).
 //!
 //! Loading trusts nothing, and compiles nothing: a bundle's structure and digests are checked by

@@ -1,5 +1,6 @@
-//! The render context every transform receives (DESIGN §7): module name, namespace, version,
-//! provider, timestamp, strict flag, and the labels that track what opm rendered.
+//! The render context every transform receives (`docs/rendering.md#the-context`): module name,
+//! namespace, version, provider, timestamp, strict flag, and the labels that track what opm
+//! rendered.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
 //! Rendering: runs every planned (transformer, component) call in the sandbox, in parallel,
-//! then checks, labels and orders what came back (DESIGN §7), resolving the checksum
+//! then checks, labels and orders what came back (`docs/rendering.md`), resolving the checksum
 //! references of [`checksum`] once every call has run.
 //!
 //! [`execute`] takes the calls and compiled transformers and returns a [`Rendered`]: the
@@ -33,7 +33,8 @@ pub type Transformers = BTreeMap<String, Result<CompiledTransformer, CompileErro
 /// Most invalid resources reported for one call; the rest are counted in one more failure.
 const MAX_INVALID_REPORTED: usize = 10;
 
-/// One transform to run: the transformer's FQN, the component's name, and the §4.4 JSON.
+/// One transform to run: the transformer's FQN, the component's name, and the JSON the
+/// transformer receives (`docs/module-format.md#what-a-transformer-receives`).
 #[derive(Debug, Clone)]
 pub struct Job {
     /// The component's name.

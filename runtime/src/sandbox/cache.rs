@@ -1,5 +1,6 @@
-//! The on-disk cache of compiled components (DESIGN §6, §8): compiling a transformer with
-//! Cranelift costs tens of milliseconds, loading it back costs well under one.
+//! The on-disk cache of compiled components (`docs/host-guest-contract.md`, `docs/performance.md`):
+//! compiling a transformer with Cranelift costs tens of milliseconds, loading it back costs well
+//! under one.
 //!
 //! Compiled code is native code: loading it is `unsafe`, and a forged entry would run in the
 //! host. So an entry is authenticated, not merely checked for corruption:

@@ -459,7 +459,7 @@ mod tests {
         }
     }
 
-    /// Issue 9, finding 1: empty log lines bypassed the log budget.
+    /// An empty log line costs its fixed cost, so empty lines cannot bypass the log budget.
     #[test]
     fn empty_log_lines_are_charged_against_the_budget() {
         let mut log = sink(64 << 10, &[]);
@@ -470,8 +470,8 @@ mod tests {
         assert_eq!(log.lines.len() + log.dropped, 1_000_000);
     }
 
-    /// Issue 9, finding 7: a log line was cut before it was redacted, so a secret straddling
-    /// the cut printed half of itself.
+    /// A log line is redacted before it is cut, so a secret straddling the cut never prints
+    /// half of itself.
     #[test]
     fn a_secret_straddling_the_cut_is_redacted_before_the_cut() {
         let secret = "s3cr3t-t0k3n-value";
@@ -483,7 +483,8 @@ mod tests {
         assert!(kept.len() <= MAX_LOG_LINE + '…'.len_utf8());
     }
 
-    /// Issue 9, finding 8: any guest could mark a trap as a panic by logging "panicked…".
+    /// Only the SDK's hook, the last line before the abort, makes a trap a panic: a guest that
+    /// logged "panicked…" earlier has trapped.
     #[test]
     fn only_the_last_line_before_the_abort_counts_as_a_panic() {
         let mut log = sink(1 << 20, &[]);

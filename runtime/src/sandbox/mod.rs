@@ -1,5 +1,6 @@
 //! The sandbox: one wasmtime [`Engine`] per process, each transformer compiled once, and a
-//! fresh, limited instance in its own `Store` for every transform call (DESIGN §6).
+//! fresh, limited instance in its own `Store` for every transform call
+//! (`docs/host-guest-contract.md#what-the-sandbox-guarantees`).
 //!
 //! - [`Sandbox`] owns the engine, the linker (which offers `log` and a WASI 0.2 that grants
 //!   nothing, see [`wasi`](self::wasi)), the epoch ticker that enforces wall-clock limits, and

@@ -1,4 +1,5 @@
-//! WASI 0.2 that grants nothing, for components from other toolchains (DESIGN §6).
+//! WASI 0.2 that grants nothing, for components from other toolchains
+//! (`docs/host-guest-contract.md#what-the-sandbox-guarantees`).
 //!
 //! Components built by componentize-js, componentize-py, `wasm32-wasip2` Rust or wasi-libc C
 //! import WASI even when they never touch a file. [`add_to_linker`] satisfies every interface

@@ -1,9 +1,9 @@
 //! `opm mod build`: render a module into platform manifests.
 //!
-//! Pipeline (DESIGN §7): load module and values → load provider → validate, flatten and match
-//! (the plan) → compile the matched transformers → run every call in parallel → check, label
-//! and order → write. Every component is attempted; all problems are reported together at the
-//! end, and nothing is written to stdout unless the whole render succeeded.
+//! Pipeline (`docs/rendering.md#the-pipeline`): load module and values → load provider → validate,
+//! flatten and match (the plan) → compile the matched transformers → run every call in parallel →
+//! check, label and order → write. Every component is attempted; all problems are reported together
+//! at the end, and nothing is written to stdout unless the whole render succeeded.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;

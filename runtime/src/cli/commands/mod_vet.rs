@@ -1,8 +1,8 @@
 //! `opm mod vet`: load, validate and match a module; run no transformer.
 //!
-//! Prints the plan (DESIGN §4.5): per component, which transformers match and why, which do not
-//! and what is missing, and what no match handles; then warnings and errors. Exits 1 when the
-//! plan has errors, 2 when the module or provider cannot be loaded.
+//! Prints the plan (`docs/matching.md#the-plan`): per component, which transformers match and why,
+//! which do not and what is missing, and what no match handles; then warnings and errors. Exits 1
+//! when the plan has errors, 2 when the module or provider cannot be loaded.
 
 use std::collections::BTreeSet;
 use std::io::Write;

@@ -1,6 +1,6 @@
 //! `opm provider pack DIR [-o FILE]`: packs a provider source directory into one bundle file
-//! (DESIGN §5.2) and prints its digest. Core modules are turned into components; every
-//! component is checked before it is packed. Exits 2 when the source is refused.
+//! (`providers/README.md`, "Bundles") and prints its digest. Core modules are turned into
+//! components; every component is checked before it is packed. Exits 2 when the source is refused.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
-//! `opm provider sign BUNDLE --key KEY`: signs a bundle file with a minisign secret key and
-//! writes the detached signature to `BUNDLE.minisig` (DESIGN §5.2). The bundle is loaded and
-//! checked first, so a corrupt bundle is never signed. The signature verifies with
+//! `opm provider sign BUNDLE --key KEY`: signs a bundle file with a minisign secret key and writes
+//! the detached signature to `BUNDLE.minisig` (`providers/README.md`, "Signatures"). The bundle is
+//! loaded and checked first, so a corrupt bundle is never signed. The signature verifies with
 //! `minisign -Vm BUNDLE -p KEY.pub` as well as with `opm provider verify`.
 
 use std::path::PathBuf;

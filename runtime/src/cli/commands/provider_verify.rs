@@ -1,6 +1,7 @@
 //! `opm provider verify BUNDLE --key PUB...`: checks a bundle's detached minisign signature
 //! (`BUNDLE.minisig`) against trusted public keys, then loads the bundle and checks every digest
-//! and component (DESIGN §5.2). Signatures made by `minisign -Sm BUNDLE` verify too.
+//! and component (`providers/README.md`, "Signatures"). Signatures made by `minisign -Sm BUNDLE`
+//! verify too.
 //!
 //! Exit status: 0 verified; 1 the check failed (no signature, a key that is not trusted, a
 //! signature that does not match the bytes); 2 unreadable input (bundle, key or signature file)

@@ -1,4 +1,4 @@
-//! The 18 acceptance criteria of the matching spec (`shared/seeds/001-transformer-matching.md`).
+//! The 18 acceptance criteria of matching (`docs/matching.md#acceptance-criteria`), in order.
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! The edge cases of the matching spec, the rules of the issue beyond it, and bad input.
+//! Matching's edge cases, the plan's rules beyond the acceptance criteria, and bad input.
 
 use serde_json::json;
 
@@ -73,8 +73,8 @@ fn component_with_no_resources_is_an_error() {
     );
 }
 
-/// DESIGN §4.5 speaks of unhandled traits and resources; a policy that no matched transformer
-/// enforces is as silently dropped, so it is unhandled too (a warning, an error under --strict).
+/// A policy that no matched transformer enforces would be silently dropped, as a trait would, so
+/// it is unhandled too: a warning, an error under --strict (`docs/matching.md`).
 #[test]
 fn an_unhandled_policy_is_a_warning_and_an_error_under_strict() {
     let mut provider = provider();
@@ -129,8 +129,8 @@ fn ambiguous_short_name_is_an_error_listing_candidates() {
     );
 }
 
-/// Issue 13, finding 4: a name that resolves to nothing (ambiguous or unknown) is the one cause
-/// reported; the component matching no transformer because of it is not a second error.
+/// A name that resolves to nothing (ambiguous or unknown) is the one cause reported; the component
+/// matching no transformer because of it is not a second error.
 #[test]
 fn an_unresolved_resource_name_is_reported_once() {
     let ambiguous = module_with(

@@ -1,8 +1,8 @@
-//! The matching spec as tests: every acceptance criterion (`ac01_…` to `ac18_…`), the spec's
+//! The rules of `docs/matching.md` as tests: every acceptance criterion (`ac01_…` to `ac18_…`),
 //! edge cases and bad input (`edge`), and order independence (`props`).
 //!
-//! The provider is `testdata/provider/provider.yaml`, a Kubernetes-like provider with the
-//! transformers of the spec's appendix A.
+//! The provider is `testdata/provider/provider.yaml`, a Kubernetes-like provider with workload,
+//! Service, storage, config and network-policy transformers.
 
 mod ac;
 mod edge;
@@ -61,7 +61,7 @@ pub(super) fn messages(problems: &[matching::Problem]) -> Vec<String> {
     problems.iter().map(ToString::to_string).collect()
 }
 
-/// The stateless web component of DESIGN §4.1.
+/// The stateless web component of `docs/module-format.md#the-module-file`.
 pub(super) const API: &str = concat!(
     "  api:\n",
     "    resources:\n",

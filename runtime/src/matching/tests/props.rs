@@ -144,8 +144,8 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// `opm mod build` plans without explanations (issue 12): it must find exactly the problems,
-    /// warnings and calls that `opm mod vet` finds, and differ only in the reasons it drops.
+    /// `opm mod build` plans without explanations: it must find exactly the problems, warnings and
+    /// calls that `opm mod vet` finds, and differ only in the reasons it drops.
     #[test]
     fn a_plan_without_explanations_has_the_same_problems_and_calls(specs in specs()) {
         let specs: Vec<Spec> = specs.into_iter().filter(|s| !s.attached.is_empty()).collect();

@@ -1,4 +1,4 @@
-//! An OPM container (DESIGN §4.6) as a Kubernetes container.
+//! An OPM container (`docs/vocabulary.md`) as a Kubernetes container.
 
 use opm_guest::{Map, TransformError, Value, json};
 

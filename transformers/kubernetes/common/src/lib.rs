@@ -3,7 +3,7 @@
 //! - [`object_metadata`], [`selector_labels`] and [`template_labels`]: names, namespace and
 //!   labels of every resource; selectors match the module (`app.kubernetes.io/instance`) and the
 //!   component (`app.kubernetes.io/name`), and pod templates leave out the module version;
-//! - [`container`] and [`image_reference`]: an OPM container (DESIGN §4.6) as a Kubernetes one;
+//! - [`container`], [`image_reference`]: an OPM container (`docs/vocabulary.md`) for Kubernetes;
 //! - [`pod`]: the pod template of a workload (containers, sidecars, init containers, volumes,
 //!   probes, scheduling, security, service account, restart policy) and the workload settings
 //!   that several kinds share (replicas, update strategy);

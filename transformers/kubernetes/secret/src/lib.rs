@@ -1,7 +1,7 @@
 //! SecretTransformer: renders the Secret resource of a component into a `v1` Secret named after
 //! the component, its values as `stringData`.
 //!
-//! Every value is sensitive (DESIGN §4.1): it goes into the rendered Secret and nowhere else.
+//! Every value is sensitive (`docs/module-format.md`): it goes into the rendered Secret alone.
 //! This transformer never logs, and its errors name keys, never values.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
