@@ -321,7 +321,9 @@ mod tests {
         ] {
             let redacted = redactor.redact(text);
             assert!(
-                redacted.contains(REDACTED) && !redacted.contains("secret@") && !redacted.contains("secret&"),
+                redacted.contains(REDACTED)
+                    && !redacted.contains("secret@")
+                    && !redacted.contains("secret&"),
                 "{text} became {redacted}"
             );
         }
@@ -329,7 +331,11 @@ mod tests {
 
     #[test]
     fn values_shorter_than_the_minimum_are_counted_not_redacted() {
-        let redactor = Redactor::new(["job".to_owned(), "5432".to_owned(), "long-enough".to_owned()]);
+        let redactor = Redactor::new([
+            "job".to_owned(),
+            "5432".to_owned(),
+            "long-enough".to_owned(),
+        ]);
         assert_eq!(redactor.unredacted(), 2);
         assert_eq!(
             redactor.redact(r#"workload-type is "stateless", not "job"; port 5432; long-enough"#),

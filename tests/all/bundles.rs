@@ -812,17 +812,28 @@ fn a_provider_name_or_version_that_could_leave_a_directory_is_refused_at_read() 
         });
         let error = refusal(&bytes);
         assert!(
-            error.starts_with(&format!("invalid provider manifest bad.opmb: metadata.{field} {value:?} is not")),
+            error.starts_with(&format!(
+                "invalid provider manifest bad.opmb: metadata.{field} {value:?} is not"
+            )),
             "{error}"
         );
     }
     // The CLI says so too.
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("evil.opmb");
-    std::fs::write(&bundle, bundle_with(None, |m| m["metadata"]["name"] = json!("../../ESCAPED"))).unwrap();
+    std::fs::write(
+        &bundle,
+        bundle_with(None, |m| m["metadata"]["name"] = json!("../../ESCAPED")),
+    )
+    .unwrap();
     let run = opm(["provider", "inspect", bundle.to_str().unwrap()]);
     assert!(run.exited(2), "{}", run.stderr);
-    assert!(run.stderr.contains("metadata.name \"../../ESCAPED\" is not a provider name"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("metadata.name \"../../ESCAPED\" is not a provider name"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -268,7 +268,16 @@ fn values_from_the_environment_are_masked_in_every_resource_unless_asked_for() {
     let deploy = dir.path().join("deploy").display().to_string();
     let (old, new) = ("old-token-4f9a1c", "new-token-7b2e0d");
     let committed = opm_env(
-        ["mod", "build", &module, "-f", &values, "--split", "--out-dir", &deploy],
+        [
+            "mod",
+            "build",
+            &module,
+            "-f",
+            &values,
+            "--split",
+            "--out-dir",
+            &deploy,
+        ],
         &[("API_TOKEN", old)],
     );
     assert!(committed.exited(0), "{}", committed.stderr);
@@ -281,13 +290,18 @@ fn values_from_the_environment_are_masked_in_every_resource_unless_asked_for() {
     let run = diff(&[]);
     assert!(run.exited(1), "{}{}", run.stdout, run.stderr);
     for token in [old, new] {
-        assert!(!run.stdout.contains(token), "{token} shown:\n{}", run.stdout);
-        assert!(!run.stderr.contains(token), "{token} shown:\n{}", run.stderr);
+        assert!(
+            !run.stdout.contains(token),
+            "{token} shown:\n{}",
+            run.stdout
+        );
+        assert!(
+            !run.stderr.contains(token),
+            "{token} shown:\n{}",
+            run.stderr
+        );
     }
-    for changed in [
-        "apps/Deployment tokens/api",
-        "ConfigMap tokens/settings",
-    ] {
+    for changed in ["apps/Deployment tokens/api", "ConfigMap tokens/settings"] {
         assert!(run.stdout.contains(changed), "{changed}:\n{}", run.stdout);
     }
     // Each of the three places shows that it changed, not what to.

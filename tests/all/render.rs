@@ -63,7 +63,10 @@ component: clock.wasm
     );
     let provider_dir = provider.path().display().to_string();
     let render = |vars: &[(&str, &str)]| {
-        let run = opm_env(["mod", "build", &module, "-p", &provider_dir, "-o", "json"], vars);
+        let run = opm_env(
+            ["mod", "build", &module, "-p", &provider_dir, "-o", "json"],
+            vars,
+        );
         assert!(run.exited(0), "{}", run.stderr);
         run.stdout
     };
@@ -314,7 +317,11 @@ fn a_short_secret_is_not_redacted_and_the_render_says_so() {
     for run in [&build, &vet] {
         assert!(run.exited(0), "{}", run.stderr);
         assert!(run.stderr.contains(warning), "{}", run.stderr);
-        assert!(!run.stderr.contains("long-enough-token-value"), "{}", run.stderr);
+        assert!(
+            !run.stderr.contains("long-enough-token-value"),
+            "{}",
+            run.stderr
+        );
     }
     assert!(build.stderr.contains("\"job\""), "{}", build.stderr);
 }

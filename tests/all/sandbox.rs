@@ -510,11 +510,16 @@ fn a_call_referencing_ten_thousand_secrets_fails_at_the_secret_checksum_limit() 
     );
     assert_eq!(rendered.failures.len(), 1, "{:#?}", rendered.failures);
     let failure = &rendered.failures[0];
-    assert_eq!((failure.component.as_str(), failure.transformer.as_str()), ("bad", HOSTILE));
+    assert_eq!(
+        (failure.component.as_str(), failure.transformer.as_str()),
+        ("bad", HOSTILE)
+    );
     assert_eq!(failure.error, FailureKind::TooManySecrets(9_999));
     let message = failure.to_string();
     assert!(
-        message.contains("references 9999 Secrets in checksum annotations, over the limit of 32 Secrets per call"),
+        message.contains(
+            "references 9999 Secrets in checksum annotations, over the limit of 32 Secrets per call"
+        ),
         "{message}"
     );
     let good: Vec<_> = rendered

@@ -161,9 +161,11 @@ fn calls_over_the_secret_limit<'a>(
         let (_, named) = secrets
             .entry(call_of(&resources[*index]))
             .or_insert_with(|| (*index, BTreeSet::new()));
-        named.extend(wanted.iter().filter(|identity| {
-            is_secret(identity) && by_identity.contains_key(identity)
-        }));
+        named.extend(
+            wanted
+                .iter()
+                .filter(|identity| is_secret(identity) && by_identity.contains_key(identity)),
+        );
     }
     secrets
         .into_iter()
@@ -475,7 +477,9 @@ mod tests {
     /// `count` Secrets named `s0`… rendered by the call (`component`, `t`), and a Deployment of
     /// that call referencing them all.
     fn secrets_and_a_reference(component: &str, count: usize) -> Vec<Resource> {
-        let names: Vec<String> = (0..count).map(|i| format!("Secret/{component}-s{i}")).collect();
+        let names: Vec<String> = (0..count)
+            .map(|i| format!("Secret/{component}-s{i}"))
+            .collect();
         let mut referrer = deployment(&format!("opm:checksum {}", names.join(" ")));
         referrer["metadata"]["name"] = json!(component);
         let mut resources = vec![Resource::new(component, "t", &referrer, "shop")];

@@ -376,14 +376,16 @@ fn sensitive_places(
 
 /// The value at `place` under `value`, if there is one.
 fn step_into<'a>(value: &'a mut Value, place: &[Step]) -> Option<&'a mut Value> {
-    place.iter().try_fold(value, |value, step| match (step, value) {
-        (Step::Key(key), Value::Object(map)) => map.get_mut(key),
-        (Step::Named(name), Value::Array(items)) => items
-            .iter_mut()
-            .find(|item| item.get("name").and_then(Value::as_str) == Some(name)),
-        (Step::Index(index), Value::Array(items)) => items.get_mut(*index),
-        _ => None,
-    })
+    place
+        .iter()
+        .try_fold(value, |value, step| match (step, value) {
+            (Step::Key(key), Value::Object(map)) => map.get_mut(key),
+            (Step::Named(name), Value::Array(items)) => items
+                .iter_mut()
+                .find(|item| item.get("name").and_then(Value::as_str) == Some(name)),
+            (Step::Index(index), Value::Array(items)) => items.get_mut(*index),
+            _ => None,
+        })
 }
 
 const RED: &str = "\x1b[31m";
@@ -525,6 +527,9 @@ mod tests {
             text.contains("[redacted: value before]") && text.contains("[redacted: value after]"),
             "{text}"
         );
-        assert!(text.contains("MODE"), "what is not sensitive still shows: {text}");
+        assert!(
+            text.contains("MODE"),
+            "what is not sensitive still shows: {text}"
+        );
     }
 }
