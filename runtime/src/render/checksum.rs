@@ -50,6 +50,10 @@ const CONTEXT: &str = "opm.dev 2026-11 config checksum v1";
 /// The most distinct Secrets the checksum references of one call's resources may name.
 pub const MAX_SECRETS_PER_CALL: usize = 32;
 
+/// A resource with references: its position, its value, and what they name or why they do
+/// not parse.
+type Parsed = (usize, Value, Result<BTreeSet<Identity>, String>);
+
 /// Why a resource's references were left as they were.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
@@ -82,7 +86,7 @@ pub fn resolve(resources: &mut [Resource]) -> Vec<Problem> {
     if marked.is_empty() {
         return Vec::new();
     }
-    let mut parsed: Vec<(usize, Value, Result<BTreeSet<Identity>, String>)> = marked
+    let mut parsed: Vec<Parsed> = marked
         .par_iter()
         .map(|&index| {
             let resource = &resources[index];
@@ -152,7 +156,7 @@ fn call_of(resource: &Resource) -> (&str, &str) {
 /// Secrets that the render produced, each with its first referring resource and that count.
 fn calls_over_the_secret_limit<'a>(
     resources: &'a [Resource],
-    parsed: &[(usize, Value, Result<BTreeSet<Identity>, String>)],
+    parsed: &[Parsed],
     by_identity: &HashMap<&Identity, &Resource>,
 ) -> BTreeMap<(&'a str, &'a str), (usize, usize)> {
     let mut secrets: BTreeMap<(&str, &str), (usize, BTreeSet<&Identity>)> = BTreeMap::new();

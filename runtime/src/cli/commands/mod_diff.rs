@@ -348,10 +348,8 @@ fn sensitive_places(
     places: &mut std::collections::BTreeSet<Vec<Step>>,
 ) {
     match value {
-        Value::String(text) => {
-            if redactor.redact(text) != text.as_str() {
-                places.insert(path.clone());
-            }
+        Value::String(text) if redactor.redact(text) != text.as_str() => {
+            places.insert(path.clone());
         }
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
