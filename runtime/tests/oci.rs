@@ -283,7 +283,7 @@ fn a_registry_serving_other_bytes_than_the_digest_names_is_refused() {
     );
     assert!(
         stderr.contains("a registry that serves other bytes than the digest names is refused")
-            && stderr.contains(&format!("Expected {digest}")),
+            && stderr.contains(&format!("expected {digest}: refused")),
         "{stderr}"
     );
     assert!(!out.exists(), "nothing is written");
@@ -555,18 +555,21 @@ fn credentials_come_from_the_docker_config_and_are_never_printed() {
 const BOUNDED_RSS: u64 = 100 << 20;
 
 /// A digest a hostile registry names for anything.
-const SOME_DIGEST: &str =
-    "sha256:abababababababababababababababababababababababababababababababab";
+const SOME_DIGEST: &str = "sha256:abababababababababababababababababababababababababababababababab";
 
 /// Runs `opm args` in a fresh directory against a hostile registry and checks that it failed
 /// with exit 2, within [`BOUNDED_RSS`], saying each of `expected`; returns its stderr.
 fn refused_with_bounded_memory(dir: &Path, args: &[&str], expected: &[&str]) -> String {
     let run = hostile::run_measured(dir, args);
     eprintln!(
-        "opm {}: peak RSS {} KiB{}",
+        "opm {}: peak RSS at most {} KiB (its own, sampled: {} KiB){}; {}",
         args.join(" "),
         run.peak_rss >> 10,
-        if run.killed { " (killed)" } else { "" }
+        run.sampled_peak >> 10,
+        if run.killed { " (killed)" } else { "" },
+        run.stderr
+            .get(..run.stderr.len().min(600))
+            .unwrap_or(&run.stderr)
     );
     assert!(!run.killed, "opm was killed: {run:?}");
     assert_eq!(run.code, Some(2), "{run:?}");

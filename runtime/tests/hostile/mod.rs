@@ -161,8 +161,13 @@ pub struct Measured {
     pub stdout: String,
     /// What it printed to stderr.
     pub stderr: String,
-    /// Its peak resident memory, in bytes.
+    /// Its peak resident memory in bytes as `wait4` reports it (`ru_maxrss`): an upper bound,
+    /// since Linux counts in it the memory of the test process that spawned it (the
+    /// `vfork`-shared memory it replaced at `exec`).
     pub peak_rss: u64,
+    /// The highest `VmHWM` of its own memory seen while it ran, sampled every 10 ms: its own
+    /// peak, short of what it reached in its last 10 ms.
+    pub sampled_peak: u64,
     /// Whether the watchdog killed it, over [`KILL_RSS`] or [`KILL_AFTER`].
     pub killed: bool,
 }
@@ -174,8 +179,13 @@ pub const KILL_RSS: u64 = 1 << 30;
 pub const KILL_AFTER: Duration = Duration::from_secs(120);
 
 /// Runs the `opm` under test with `args` in `dir` (with `HOME` there and no `OPM_REGISTRY` or
-/// `DOCKER_CONFIG`) and measures its peak resident memory as the kernel accounts it on exit.
+/// `DOCKER_CONFIG`) and measures its peak resident memory: as the kernel accounts it on exit, an
+/// upper bound that a test can assert on, and as sampled while it ran.
 pub fn run_measured(dir: &Path, args: &[&str]) -> Measured {
+    #[expect(
+        clippy::zombie_processes,
+        reason = "wait4 below reaps it, to read its rusage"
+    )]
     let mut child = Command::new(env!("CARGO_BIN_EXE_opm"))
         .args(args)
         .current_dir(dir)
@@ -199,6 +209,7 @@ pub fn run_measured(dir: &Path, args: &[&str]) -> Measured {
     let pid = libc::pid_t::try_from(child.id()).expect("a pid");
     let started = Instant::now();
     let mut killed = false;
+    let mut sampled_peak = 0;
     let (status, usage) = loop {
         let mut status = 0;
         // SAFETY: `rusage` is plain data that wait4 fills in; all-zero bytes are a valid value.
@@ -210,7 +221,9 @@ pub fn run_measured(dir: &Path, args: &[&str]) -> Measured {
         if reaped == pid {
             break (status, usage);
         }
-        if !killed && (resident(child.id()) > KILL_RSS || started.elapsed() > KILL_AFTER) {
+        let (resident, high_water) = memory(child.id());
+        sampled_peak = sampled_peak.max(high_water);
+        if !killed && (resident > KILL_RSS || started.elapsed() > KILL_AFTER) {
             killed = true;
             // SAFETY: kill has no memory effects; `pid` is our unreaped child, so it cannot
             // name another process.
@@ -225,18 +238,20 @@ pub fn run_measured(dir: &Path, args: &[&str]) -> Measured {
         stderr: stderr.join().expect("stderr reader"),
         // Linux counts ru_maxrss in kilobytes.
         peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+        sampled_peak,
         killed,
     }
 }
 
-/// The resident memory of process `pid` now, in bytes (0 once it is gone).
-fn resident(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("VmRSS:"))?;
-            let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kilobytes * 1024)
-        })
-        .unwrap_or(0)
+/// The resident memory of process `pid` now and its high-water mark (`VmRSS`, `VmHWM`), in
+/// bytes (0 once it is gone).
+fn memory(pid: u32) -> (u64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or(0, |kilobytes| kilobytes * 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }
