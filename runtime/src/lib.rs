@@ -12,6 +12,8 @@
 //! - [`sandbox`] runs one transform call in a fresh, limited instance;
 //! - [`render`] runs the plan and checks, orders and writes the output;
 //! - [`redact`] keeps sensitive values out of everything but the rendered output;
+//! - [`oci`] moves provider bundles through OCI registries, and [`printable`] escapes what a
+//!   remote party wrote before it reaches a terminal;
 //! - [`cli`] is the `opm` command line over all of it.
 
 pub mod authoring;
@@ -22,6 +24,7 @@ pub mod definitions;
 pub mod matching;
 pub mod module;
 pub mod oci;
+pub mod printable;
 pub mod provider;
 pub mod redact;
 pub mod render;

@@ -4,6 +4,10 @@
 //! project's Python client reads what opm pushes and pushes what opm pulls; a registry that
 //! serves other bytes than a digest names is refused; plain HTTP is used only for loopback
 //! unless allowed.
+//!
+//! And a hostile registry (`hostile`): endless manifests, tag lists, tokens and error bodies are
+//! cut at their limits while opm's memory stays bounded, and the escape sequences of its error
+//! text reach the terminal escaped.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -11,8 +15,10 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 mod common;
+mod hostile;
 
 use common::{exited, hello, keypair, opm};
+use hostile::{Body, Hostile, Reply};
 
 /// A `docker-registry` serving `dir` on `address`, stopped when dropped.
 struct Registry {
@@ -277,7 +283,7 @@ fn a_registry_serving_other_bytes_than_the_digest_names_is_refused() {
     );
     assert!(
         stderr.contains("a registry that serves other bytes than the digest names is refused")
-            && stderr.contains(&format!("Expected {digest}")),
+            && stderr.contains(&format!("expected {digest}: refused")),
         "{stderr}"
     );
     assert!(!out.exists(), "nothing is written");
@@ -543,4 +549,179 @@ fn credentials_come_from_the_docker_config_and_are_never_printed() {
     for text in [&stdout, &stderr] {
         assert!(!text.contains(PASSWORD) && !text.contains(&auth), "{text}");
     }
+}
+
+/// The most memory an `opm` run against a hostile registry may reach.
+const BOUNDED_RSS: u64 = 100 << 20;
+
+/// A digest a hostile registry names for anything.
+const SOME_DIGEST: &str = "sha256:abababababababababababababababababababababababababababababababab";
+
+/// Runs `opm args` in a fresh directory against a hostile registry and checks that it failed
+/// with exit 2, within [`BOUNDED_RSS`], saying each of `expected`; returns its stderr.
+fn refused_with_bounded_memory(dir: &Path, args: &[&str], expected: &[&str]) -> String {
+    let run = hostile::run_measured(dir, args);
+    eprintln!(
+        "opm {}: peak RSS at most {} KiB (its own, sampled: {} KiB){}; {}",
+        args.join(" "),
+        run.peak_rss >> 10,
+        run.sampled_peak >> 10,
+        if run.killed { " (killed)" } else { "" },
+        run.stderr
+            .get(..run.stderr.len().min(600))
+            .unwrap_or(&run.stderr)
+    );
+    assert!(!run.killed, "opm was killed: {run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
+    for text in expected {
+        assert!(run.stderr.contains(text), "{text:?} in {}", run.stderr);
+    }
+    assert!(
+        run.peak_rss < BOUNDED_RSS,
+        "peak RSS {} bytes, over {BOUNDED_RSS}",
+        run.peak_rss
+    );
+    run.stderr
+}
+
+/// A manifest route: HEAD answers with `digest_header`'s digest (if any), GET streams forever.
+fn endless_manifest(digest_header: bool) -> Hostile {
+    Hostile::start(move |request, _| {
+        if request.path.contains("/manifests/") && request.method == "HEAD" {
+            let reply = Reply::new("200 OK", Body::Bytes(Vec::new()))
+                .header("Content-Type", "application/vnd.oci.image.manifest.v1+json");
+            return if digest_header {
+                reply.header("Docker-Content-Digest", SOME_DIGEST)
+            } else {
+                reply
+            };
+        }
+        if request.path.contains("/manifests/") {
+            return Reply::new("200 OK", Body::Endless("{\"layers\": [\"a\", "))
+                .header("Content-Type", "application/vnd.oci.image.manifest.v1+json");
+        }
+        Reply::new("404 Not Found", Body::Bytes(Vec::new()))
+    })
+}
+
+#[test]
+fn an_endless_manifest_is_cut_at_its_limit_with_bounded_memory() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let registry = endless_manifest(true);
+    refused_with_bounded_memory(
+        work.path(),
+        &["provider", "pull", &registry.oci("opm/kubernetes:1.0.0")],
+        &["manifest", "limit of 1048576 bytes"],
+    );
+}
+
+#[test]
+fn an_endless_manifest_on_the_digest_resolving_get_is_cut_at_its_limit_with_bounded_memory() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let registry = endless_manifest(false);
+    refused_with_bounded_memory(
+        work.path(),
+        &["provider", "pull", &registry.oci("opm/kubernetes:1.0.0")],
+        &["manifest", "limit of 1048576 bytes"],
+    );
+}
+
+#[test]
+fn an_endless_tag_list_is_cut_at_its_limit_with_bounded_memory() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let registry = Hostile::start(|request, _| {
+        if request.path.contains("/tags/list") {
+            return Reply::new("200 OK", Body::Endless("\"1.0.0\", "))
+                .header("Content-Type", "application/json");
+        }
+        Reply::new("404 Not Found", Body::Bytes(Vec::new()))
+    });
+    std::fs::create_dir_all(work.path().join(".opm")).expect("mkdir");
+    std::fs::write(
+        work.path().join(".opm/providers.yaml"),
+        format!(
+            "providers:\n  - name: kubernetes\n    version: \"^0.1.0\"\n    source: {}\n",
+            registry.oci("opm/kubernetes")
+        ),
+    )
+    .expect("write");
+    refused_with_bounded_memory(
+        work.path(),
+        &["provider", "init"],
+        &["tag list", "limit of 1048576 bytes"],
+    );
+}
+
+#[test]
+fn an_endless_token_is_cut_at_its_limit_with_bounded_memory() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let registry = Hostile::start(|request, address| {
+        if request.path.starts_with("/token") {
+            return Reply::new("200 OK", Body::Endless("{\"token\": \"aaaa"))
+                .header("Content-Type", "application/json");
+        }
+        Reply::new("401 Unauthorized", Body::Bytes(Vec::new())).header(
+            "WWW-Authenticate",
+            &format!(
+                "Bearer realm=\"http://{address}/token\",service=\"hostile\",\
+                 scope=\"repository:opm/kubernetes:pull\""
+            ),
+        )
+    });
+    refused_with_bounded_memory(
+        work.path(),
+        &["provider", "pull", &registry.oci("opm/kubernetes:1.0.0")],
+        &["token", "limit of 65536 bytes"],
+    );
+}
+
+#[test]
+fn an_endless_error_body_is_cut_to_its_first_bytes_with_bounded_memory() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let registry = Hostile::start(|_, _| {
+        Reply::new(
+            "500 Internal Server Error",
+            Body::Endless("overloaded, try again later; "),
+        )
+    });
+    let stderr = refused_with_bounded_memory(
+        work.path(),
+        &[
+            "provider",
+            "pull",
+            &registry.oci(&format!("opm/kubernetes@{SOME_DIGEST}")),
+        ],
+        &["500", "overloaded, try again later", "first 4096 bytes"],
+    );
+    assert!(stderr.len() < 16 << 10, "{} bytes of stderr", stderr.len());
+}
+
+#[test]
+fn escape_sequences_in_a_registry_error_reach_stderr_escaped() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let registry = Hostile::start(|_, _| {
+        Reply::new(
+            "403 Forbidden",
+            Body::Bytes(b"\x1b[2J\x1b[Hverified\r\n\x07".to_vec()),
+        )
+    });
+    let run = hostile::run_measured(
+        work.path(),
+        &[
+            "provider",
+            "pull",
+            &registry.oci(&format!("opm/kubernetes@{SOME_DIGEST}")),
+        ],
+    );
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains(r"\u{1b}[2J\u{1b}[Hverified\r\n\u{7}"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.chars().any(|c| c.is_control() && c != '\n'),
+        "{:?}",
+        run.stderr
+    );
 }

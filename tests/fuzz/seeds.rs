@@ -8,7 +8,9 @@
 //! - `bundle`: the embedded provider's bundle cut down to one transformer at a time (each small
 //!   enough to mutate quickly), and a bundle whose component is not WebAssembly;
 //! - `component`: each of the embedded provider's components that is as small, and a core module;
-//! - `output`: every resource of `examples/*/rendered.yaml`, as the JSON a transformer returns.
+//! - `output`: every resource of `examples/*/rendered.yaml`, as the JSON a transformer returns;
+//! - `registry`: a provider artifact's manifest as `opm provider push` writes it, an index
+//!   listing it, a tag list, token responses and `WWW-Authenticate` challenges.
 //!
 //! Seed file names are the seeds' BLAKE3, as libFuzzer names what it adds to a corpus.
 
@@ -16,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use opm_runtime::bundle::{self, format};
-use opm_runtime::provider;
+use opm_runtime::{oci, provider};
 use serde_json::{Map, Value};
 
 /// Bundles and components over this size make slow seeds; the smaller ones cover the same code.
@@ -109,10 +111,56 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
+    for seed in registry_seeds()? {
+        seeds.add("registry", &seed)?;
+    }
+
     for (target, count) in &seeds.written {
         println!("{target}: {count} seeds");
     }
     Ok(())
+}
+
+/// What a registry sends opm: a provider manifest as `opm provider push` writes it, an index
+/// listing it, a tag list, token responses and challenges.
+fn registry_seeds() -> Result<Vec<Vec<u8>>, Box<dyn std::error::Error>> {
+    let descriptor = |media_type: &str, bytes: &[u8]| oci::Descriptor {
+        media_type: media_type.to_owned(),
+        digest: format!("sha256:{}", format::hex_digest(bytes)),
+        size: bytes.len() as u64,
+        artifact_type: None,
+        annotations: None,
+    };
+    let manifest = serde_json::to_vec(&oci::Manifest {
+        schema_version: 2,
+        media_type: Some(oci::MANIFEST_MEDIA_TYPE.to_owned()),
+        artifact_type: Some(oci::ARTIFACT_TYPE.to_owned()),
+        config: descriptor(oci::CONFIG_MEDIA_TYPE, b"{}"),
+        layers: vec![
+            descriptor(oci::BUNDLE_MEDIA_TYPE, b"bundle"),
+            descriptor(oci::SIGNATURE_MEDIA_TYPE, b"signature"),
+        ],
+        annotations: Some(BTreeMap::from([
+            (oci::NAME_ANNOTATION.to_owned(), "kubernetes".to_owned()),
+            (oci::VERSION_ANNOTATION.to_owned(), "0.2.0".to_owned()),
+        ])),
+    })?;
+    let mut listed = descriptor(oci::MANIFEST_MEDIA_TYPE, &manifest);
+    listed.artifact_type = Some(oci::ARTIFACT_TYPE.to_owned());
+    let index = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": oci::INDEX_MEDIA_TYPE,
+        "manifests": [listed],
+    }))?;
+    Ok(vec![
+        manifest,
+        index,
+        br#"{"name": "opm/kubernetes", "tags": ["0.1.0", "0.2.0", "latest"]}"#.to_vec(),
+        br#"{"token": "eyJhbGciOiJFUzI1NiJ9.e30.c2ln", "expires_in": 300}"#.to_vec(),
+        br#"{"access_token": "abc", "token": ""}"#.to_vec(),
+        br#"Bearer realm="https://auth.example.com/token",service="registry.example.com",scope="repository:opm/kubernetes:pull""#.to_vec(),
+        br#"Basic realm="Registry Realm", Bearer realm="https://a/t", error="insufficient_scope""#.to_vec(),
+    ])
 }
 
 /// The example directories, sorted.

@@ -191,14 +191,22 @@ where
     exit_status(result, out.stderr)
 }
 
-/// The exit status of a command's `result`, after writing its error, if any, to `stderr`: a
+/// The exit status of a command's `result`, after writing its error, if any, to `stderr` (with
+/// control characters other than line feeds escaped, [`crate::printable::escape_lines`]): a
 /// broken pipe is a quiet success, any other error exits with [`EXIT_USAGE`].
 pub(crate) fn exit_status(result: anyhow::Result<ExitCode>, stderr: &mut dyn Write) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            let _ = writeln!(stderr, "error: {error:#}");
+            // Errors quote what registries and files said: no escape sequence reaches the
+            // terminal through them.
+            let message = format!("{error:#}");
+            let _ = writeln!(
+                stderr,
+                "error: {}",
+                crate::printable::escape_lines(&message)
+            );
             ExitCode::from(EXIT_USAGE)
         }
     }

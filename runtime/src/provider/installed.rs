@@ -404,7 +404,7 @@ pub enum Source {
     Path(PathBuf),
     /// An OCI repository, or one tag or digest of it.
     Oci {
-        /// The reference (oci-client gives one without a tag the tag `latest`).
+        /// The reference (one written without a tag or digest names the tag `latest`).
         reference: crate::oci::OciRef,
         /// Whether the reference as written names a tag or digest: then it is the one version
         /// on offer; else every version tag of the repository is.
@@ -509,12 +509,7 @@ pub fn offered(
             let version = annotations
                 .get(crate::oci::VERSION_ANNOTATION)
                 .and_then(|v| semver::Version::parse(v).ok())
-                .or_else(|| {
-                    reference
-                        .reference
-                        .tag()
-                        .and_then(|t| semver::Version::parse(t).ok())
-                })
+                .or_else(|| reference.tag().and_then(|t| semver::Version::parse(t).ok()))
                 .ok_or_else(|| {
                     provider_error(
                         name,
@@ -599,9 +594,7 @@ pub fn fetch(
         }),
         Offer::Oci(reference) => {
             let reference = match oci_digest {
-                Some(digest) => crate::oci::OciRef {
-                    reference: reference.reference.clone_with_digest(digest.to_owned()),
-                },
+                Some(digest) => reference.with_digest(digest),
                 None => reference.clone(),
             };
             let progress = crate::cli::progress::Progress::start(format!("pulling {reference}"));

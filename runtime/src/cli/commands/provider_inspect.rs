@@ -108,11 +108,18 @@ pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> 
         SignatureStatus::NotABundleFile
     };
     let report = report(&provider, signature);
+    // A bundle's text (descriptions, labels, producers) may come from a registry: nothing in
+    // it reaches the terminal unescaped.
     match args.output {
-        InspectFormat::Text => write_text(&report, out.stdout)?,
+        InspectFormat::Text => {
+            let mut text = Vec::new();
+            write_text(&report, &mut text)?;
+            let text = String::from_utf8_lossy(&text);
+            write!(out.stdout, "{}", crate::printable::escape_lines(&text))?;
+        }
         InspectFormat::Json => {
             let text = serde_json::to_string_pretty(&report)?;
-            writeln!(out.stdout, "{text}")?;
+            writeln!(out.stdout, "{}", crate::printable::escape_json(&text))?;
         }
     }
     Ok(match report.signature {

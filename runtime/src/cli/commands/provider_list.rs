@@ -74,6 +74,11 @@ pub fn run(_args: ListArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             newest,
         ]);
     }
+    // Cells quote registries' errors and what bundles say: escaped before they are measured.
+    let rows: Vec<[String; 6]> = rows
+        .into_iter()
+        .map(|row| row.map(|cell| crate::printable::escape(&cell).into_owned()))
+        .collect();
     let widths: Vec<usize> = (0..6)
         .map(|i| {
             rows.iter()

@@ -52,8 +52,9 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         && *annotated != digest
     {
         anyhow::bail!(
-            "{source}: the artifact's annotation says bundle {annotated}, but the bundle is \
-             {digest}: refused"
+            "{source}: the artifact's annotation says bundle {}, but the bundle is {digest}: \
+             refused",
+            crate::printable::escape(annotated)
         );
     }
     let path = args.output.unwrap_or_else(|| {
