@@ -725,3 +725,71 @@ fn escape_sequences_in_a_registry_error_reach_stderr_escaped() {
         run.stderr
     );
 }
+
+/// A registry cannot choose where `pull` writes: a bundle whose manifest names the provider
+/// `../../ESCAPED` (from which `pull` would make the file name `NAME-VERSION.opmb`) is refused as
+/// it is read, and nothing is written anywhere.
+#[test]
+fn a_pulled_bundle_named_to_escape_the_directory_is_refused_and_nothing_is_written() {
+    use opm_runtime::bundle::{self, format};
+    let registry = Registry::start("127.0.0.1");
+    let work = tempfile::tempdir().expect("temp dir");
+    let embedded = bundle::read("embedded", opm_runtime::provider::embedded_bundle()).unwrap();
+    let mut manifest: serde_json::Value = serde_json::from_slice(&embedded.manifest).unwrap();
+    manifest["metadata"]["name"] = serde_json::json!("../../ESCAPED");
+    let components = embedded
+        .components
+        .iter()
+        .map(|(path, bytes)| (path.clone(), bytes.to_vec()))
+        .collect();
+    let packed = format::pack(manifest, &components).expect("packs");
+    // Pushed as a registry would serve it: the library's push does not check what it sends.
+    let target = opm_runtime::oci::OciRef::parse(&registry.oci("opm/evil:1.0.0")).unwrap();
+    opm_runtime::oci::push(
+        &target,
+        &packed.bytes,
+        None,
+        ("evil", "1.0.0", &packed.digest),
+        &opm_runtime::oci::Options::default(),
+    )
+    .expect("the registry takes it");
+
+    let deep = work.path().join("a/b");
+    std::fs::create_dir_all(&deep).unwrap();
+    let (_, stderr) = exited(
+        &opm(
+            &deep,
+            &["provider", "pull", &registry.oci("opm/evil:1.0.0")],
+        ),
+        2,
+    );
+    assert!(
+        stderr.contains("metadata.name \"../../ESCAPED\" is not a provider name"),
+        "{stderr}"
+    );
+    let mut written = Vec::new();
+    for entry in walk(work.path()) {
+        written.push(
+            entry
+                .strip_prefix(work.path())
+                .unwrap()
+                .display()
+                .to_string(),
+        );
+    }
+    assert_eq!(written, ["a", "a/b"], "nothing is written");
+}
+
+/// Every path under `dir`, sorted.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        found.push(path.clone());
+        if path.is_dir() {
+            found.extend(walk(&path));
+        }
+    }
+    found.sort();
+    found
+}
