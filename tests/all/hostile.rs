@@ -392,7 +392,11 @@ fn security_md_names_only_tests_that_exist() {
     let root = opm_tests::repo_root();
     let text = std::fs::read_to_string(root.join("SECURITY.md")).expect("SECURITY.md");
     let mut sources = String::new();
-    let mut dirs = vec![root.join("tests/all"), root.join("runtime/src")];
+    let mut dirs = vec![
+        root.join("tests/all"),
+        root.join("runtime/src"),
+        root.join("runtime/tests"),
+    ];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).expect("reads").flatten() {
             let path = entry.path();
