@@ -38,9 +38,8 @@ pub const MIN_REDACTED_CHARS: usize = 8;
 /// Replaces sensitive strings in text.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    /// Every form of every sensitive value, sorted.
-    needles: Vec<String>,
-    /// Finds them all, overlapping matches included; `None` when there are none.
+    /// Finds every form of every sensitive value, overlapping matches included; `None` when
+    /// there is nothing to redact.
     matcher: Option<AhoCorasick>,
     /// How many values were too short to redact.
     unredacted: usize,
@@ -69,7 +68,6 @@ impl Redactor {
             AhoCorasick::new(&needles).expect("a few thousand literal strings build a matcher")
         });
         Self {
-            needles,
             matcher,
             unredacted,
         }
@@ -77,7 +75,7 @@ impl Redactor {
 
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
-        self.needles.is_empty()
+        self.matcher.is_none()
     }
 
     /// How many sensitive values are too short to be redacted.

@@ -168,7 +168,7 @@ fn calls_over_the_secret_limit<'a>(
         named.extend(
             wanted
                 .iter()
-                .filter(|identity| is_secret(identity) && by_identity.contains_key(identity)),
+                .filter(|identity| identity.is_secret() && by_identity.contains_key(identity)),
         );
     }
     secrets
@@ -176,11 +176,6 @@ fn calls_over_the_secret_limit<'a>(
         .filter(|(_, (_, named))| named.len() > MAX_SECRETS_PER_CALL)
         .map(|(call, (index, named))| (call, (index, named.len())))
         .collect()
-}
-
-/// Whether `identity` is a core-group Secret, whose content is stretched.
-fn is_secret(identity: &Identity) -> bool {
-    identity.group.is_empty() && identity.kind == "Secret"
 }
 
 /// Every object the references in `value` name, or why one does not parse.
@@ -329,7 +324,7 @@ fn digest(identity: &Identity, value: &Value) -> [u8; 32] {
             content.push(b',');
         }
     }
-    if is_secret(identity) {
+    if identity.is_secret() {
         return stretch(identity, &content);
     }
     let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);

@@ -107,6 +107,11 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// Whether it is a core-group Secret.
+    pub fn is_secret(&self) -> bool {
+        self.group.is_empty() && self.kind == "Secret"
+    }
+
     /// The identity of a checked resource rendered into `target_namespace`.
     pub fn of(resource: &Value, target_namespace: &str) -> Self {
         let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();

@@ -260,7 +260,7 @@ fn compare(old: &[Value], new: &[Value], mask: Option<&Redactor>) -> Changes {
             Some(old_value) if old_value != new_value => {
                 let (mut old_value, mut new_value) = (old_value.clone(), new_value.clone());
                 if let Some(redactor) = mask {
-                    if identity.group.is_empty() && identity.kind == "Secret" {
+                    if identity.is_secret() {
                         mask_secret_data(&mut old_value, &mut new_value);
                     }
                     mask_sensitive(&mut old_value, &mut new_value, redactor);
