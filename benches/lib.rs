@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use opm_guest::{Component, Context, TransformError, Transformer};
-use opm_runtime::render::{Job, Runner};
+use opm_runtime::matching::Call;
+use opm_runtime::render::Runner;
 use opm_runtime::sandbox::{CallError, CallOutcome, Limits, LogLevel, LogLine};
 use opm_runtime::wit;
 
@@ -104,7 +105,7 @@ pub fn transformers() -> BTreeMap<&'static str, Transform> {
     ])
 }
 
-/// Calls each job's transformer in-process, as the guest SDK's glue does in the sandbox: parse
+/// Calls each call's transformer in-process, as the guest SDK's glue does in the sandbox: parse
 /// the component, transform, serialise each resource; logs kept, not printed.
 #[derive(Debug)]
 pub struct Native {
@@ -114,14 +115,14 @@ pub struct Native {
 impl Runner for Native {
     fn call(
         &self,
-        job: &Job,
+        call: &Call,
         context: &wit::Context,
         _limits: &Limits,
     ) -> Result<CallOutcome, String> {
         let transform = *self
             .transformers
-            .get(job.transformer.as_str())
-            .ok_or_else(|| format!("{} is not compiled into opm-native", job.transformer))?;
+            .get(call.transformer.as_str())
+            .ok_or_else(|| format!("{} is not compiled into opm-native", call.transformer))?;
         let started = Instant::now();
         let context = Context {
             name: context.name.clone(),
@@ -133,7 +134,7 @@ impl Runner for Native {
             labels: context.labels.iter().cloned().collect(),
         };
         let (result, lines) = opm_guest::log::capture(|| {
-            let component = Component::from_json(&job.input)?;
+            let component = Component::from_json(&call.input)?;
             transform(&component, &context)
         });
         let result = result
@@ -185,11 +186,7 @@ impl Default for Native {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::{BTreeMap, BTreeSet};
-
-    use opm_runtime::render::{self, RenderContext, Transformers};
-    use opm_runtime::sandbox::{Limits, Sandbox};
-    use opm_runtime::{matching, module, provider};
+    use opm_runtime::render::{self, Request};
 
     use super::Native;
 
@@ -205,50 +202,47 @@ mod tests {
     }
 
     /// The baseline the sandbox is measured against must be the same work: every example renders
-    /// to the same resources in the sandbox and natively.
+    /// through the one pipeline to the same resources in the sandbox and natively.
     #[test]
     fn native_calls_render_what_the_sandbox_renders() {
-        let provider = provider::load_embedded().expect("embedded provider");
-        let limits = Limits::default();
-        let sandbox = Sandbox::new(&limits).expect("engine");
         let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+        let env =
+            |name: &str| (name != "SOURCE_DATE_EPOCH").then(|| "from-the-environment".to_owned());
+        let native = Native::new();
         let mut rendered_any = 0;
         for entry in std::fs::read_dir(examples).expect("examples") {
-            let path = entry.expect("entry").path().join("module.yaml");
-            let module = module::load(
-                &path,
-                &[],
-                &[],
-                &|_| Some("from-the-environment".to_owned()),
-                &mut BTreeSet::new(),
-            )
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let plan = matching::plan(&module, &provider.manifest, false);
-            assert!(plan.is_ok(), "{}: {:?}", path.display(), plan.errors());
-            let context = RenderContext {
-                name: module.name().to_owned(),
-                namespace: module.namespace().unwrap_or("default").to_owned(),
-                version: module.version().to_owned(),
-                provider: "kubernetes".into(),
-                timestamp: "2026-01-01T00:00:00Z".into(),
-                strict: false,
-                module_labels: module.labels().clone(),
+            let dir = entry.expect("entry").path();
+            let request = Request {
+                progress: false,
+                ..Request::new(dir.join("module.yaml"))
             };
-            let jobs = render::jobs(&plan);
-            let compiled: Transformers = jobs
-                .iter()
-                .map(|job| {
-                    let fqn = job.transformer.as_str();
-                    let bytes = &provider.components[fqn];
-                    (fqn.to_owned(), sandbox.compile(fqn, bytes))
-                })
-                .collect::<BTreeMap<_, _>>();
-            let sandboxed = render::execute(&sandbox, &compiled, &jobs, &context, &limits);
-            let native = render::execute_with(&Native::new(), &jobs, &context, &limits);
-            assert!(sandboxed.failures.is_empty(), "{:?}", sandboxed.failures);
-            assert!(native.failures.is_empty(), "{:?}", native.failures);
-            assert!(!sandboxed.resources.is_empty(), "{}", path.display());
-            assert_eq!(sandboxed.resources, native.resources, "{}", path.display());
+            let sandboxed = render::build(&request, &env).render;
+            let sandboxed = sandboxed.unwrap_or_else(|e| panic!("{}: {e:#}", dir.display()));
+            let native = render::build_with(&request, &env, Some(&native)).render;
+            let native = native.unwrap_or_else(|e| panic!("{}: {e:#}", dir.display()));
+            assert!(
+                !sandboxed.failed(),
+                "{}: {:?}",
+                dir.display(),
+                sandboxed.rendered.failures
+            );
+            assert!(
+                !native.failed(),
+                "{}: {:?}",
+                dir.display(),
+                native.rendered.failures
+            );
+            assert!(
+                !sandboxed.rendered.resources.is_empty(),
+                "{}",
+                dir.display()
+            );
+            assert_eq!(
+                sandboxed.rendered.resources,
+                native.rendered.resources,
+                "{}",
+                dir.display()
+            );
             rendered_any += 1;
         }
         assert!(rendered_any >= 5, "{rendered_any} examples");

@@ -1,7 +1,8 @@
 //! `opm-native`: `opm mod build` with the embedded Kubernetes provider's transformer crates
 //! compiled into this process and called directly, instead of their WebAssembly components in
-//! the sandbox. Everything else — loading, planning, checking, labelling, ordering, writing — is
-//! `opm mod build`'s own code ([`mod_build::run_with`]), so the difference between the two is
+//! the sandbox. Everything else — loading, planning, checking, labelling, ordering, reporting,
+//! writing — is `opm mod build`'s own code (the pipeline [`render::build_with`], with this
+//! process's [`Native`] runner in place of the sandbox), so the difference between the two is
 //! what the sandbox costs. Used by `benches/e2e.sh` as its variant (c); not a product.
 //!
 //! ```sh
@@ -13,9 +14,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use opm_benches::Native;
-use opm_runtime::cli::Output;
 use opm_runtime::cli::commands::mod_build::{self, BuildArgs};
-use opm_runtime::render;
+use opm_runtime::{render, report};
 
 /// `opm-native` takes exactly `opm mod build`'s arguments.
 #[derive(Debug, Parser)]
@@ -31,24 +31,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let env = &opm_runtime::cli::process_env;
     let native = Native::new();
-    let backend = |plan: &_, _: &_, context: &_, limits: &_, _: &_| {
-        Ok(render::execute_with(
-            &native,
-            &render::jobs(plan),
-            context,
-            limits,
-        ))
-    };
+    let built = render::build_with(&cli.build.request(env), env, Some(&native));
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
-    let mut out = Output {
-        stdout: &mut stdout,
-        stderr: &mut stderr,
-        env: &opm_runtime::cli::process_env,
-        stderr_is_terminal: false,
-        stdout_is_terminal: false,
-    };
-    match mod_build::run_with(&cli.build, &mut out, &backend) {
+    let status = report::render(built, cli.build.verbose(), &mut stderr, &mut |done, _| {
+        mod_build::write_output(&cli.build, done, &mut stdout)
+    });
+    match status {
         Ok(status) => status,
         Err(error) => {
             eprintln!("error: {error:#}");

@@ -36,7 +36,7 @@ fn output(c: &mut Criterion) {
     };
     let rendered = render::execute_with(
         &Native::new(),
-        &render::jobs(&plan),
+        &plan.calls().collect::<Vec<_>>(),
         &context,
         &Limits::default(),
     );

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use opm_benches::Native;
-use opm_runtime::render::{self, Job, RenderContext, Runner};
+use opm_runtime::matching::Call;
+use opm_runtime::render::{self, RenderContext, Runner};
 use opm_runtime::sandbox::{Limits, Sandbox};
 use opm_runtime::{matching, module, provider};
 use serde_json::json;
@@ -55,9 +56,9 @@ fn per_transformer(c: &mut Criterion) {
     let text = std::fs::read_to_string(path).expect("examples/everything");
     let module = module::from_str(&text, "everything").expect("module");
     let plan = matching::plan(&module, &provider.manifest, false);
-    let mut first: BTreeMap<String, Job> = BTreeMap::new();
-    for job in render::jobs(&plan) {
-        first.entry(job.transformer.clone()).or_insert(job);
+    let mut first: BTreeMap<String, &Call> = BTreeMap::new();
+    for call in plan.calls() {
+        first.entry(call.transformer.clone()).or_insert(call);
     }
     assert_eq!(
         first.len(),
@@ -104,20 +105,25 @@ fn renders(c: &mut Criterion) {
     let mut group = c.benchmark_group("render");
     group.sample_size(10);
     for components in [100usize, 1_000] {
-        let jobs: Vec<Job> = (0..components)
-            .map(|i| Job {
+        let calls: Vec<Call> = (0..components)
+            .map(|i| Call {
                 component: format!("c{i:05}"),
                 transformer: DEPLOYMENT.into(),
                 input: input(&format!("c{i:05}")),
             })
             .collect();
         group.throughput(Throughput::Elements(components as u64));
-        group.bench_with_input(BenchmarkId::new("execute", components), &jobs, |b, jobs| {
-            b.iter(|| {
-                let rendered = render::execute(&sandbox, &compiled, jobs, &context(), &limits);
-                assert_eq!(rendered.resources.len(), jobs.len());
-            })
-        });
+        let calls: Vec<&Call> = calls.iter().collect();
+        group.bench_with_input(
+            BenchmarkId::new("execute", components),
+            &calls,
+            |b, calls| {
+                b.iter(|| {
+                    let rendered = render::execute(&sandbox, &compiled, calls, &context(), &limits);
+                    assert_eq!(rendered.resources.len(), calls.len());
+                })
+            },
+        );
     }
     group.finish();
 }

@@ -10,7 +10,9 @@
 //! - [`definitions`] validates what components attach;
 //! - [`matching`] computes the plan: which transformer runs on which component, and why;
 //! - [`sandbox`] runs one transform call in a fresh, limited instance;
-//! - [`render`] runs the plan and checks, orders and writes the output;
+//! - [`render`] runs the plan and checks, orders and writes the output, and
+//!   [`render::build`] is the whole pipeline as one call;
+//! - [`report`] turns what a render decided and did into words, events and an exit status;
 //! - [`redact`] keeps sensitive values out of everything but the rendered output;
 //! - [`oci`] moves provider bundles through OCI registries, and [`printable`] escapes what a
 //!   remote party wrote before it reaches a terminal;
@@ -28,5 +30,6 @@ pub mod printable;
 pub mod provider;
 pub mod redact;
 pub mod render;
+pub mod report;
 pub mod sandbox;
 pub mod wit;

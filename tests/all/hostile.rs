@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use opm_runtime::bundle::component::{self, ComponentError};
-use opm_runtime::render::{self, FailureKind, Job, Rendered, Transformers};
+use opm_runtime::matching::Call;
+use opm_runtime::render::{self, FailureKind, Rendered, Transformers};
 use opm_runtime::sandbox::{CallError, Limits, Sandbox};
 use opm_tests::guests;
 use serde_json::json;
@@ -264,10 +265,10 @@ fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
         })
         .to_string()
     };
-    let mut jobs: Vec<Job> = (0..healthy)
+    let mut calls: Vec<Call> = (0..healthy)
         .map(|i| {
             let name = format!("healthy-{i:03}");
-            Job {
+            Call {
                 input: input(&name, &[]),
                 component: name,
                 transformer: DEPLOYMENT.into(),
@@ -278,7 +279,7 @@ fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
         let fqn = format!("test.opm.dev/hostile@v1#{}", attack.name);
         transformers.insert(fqn.clone(), sandbox.compile(&fqn, attack.guest));
         let component = format!("attack-{}", attack.name);
-        jobs.push(Job {
+        calls.push(Call {
             input: input(&component, attack.labels),
             component,
             transformer: fqn,
@@ -290,7 +291,15 @@ fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
         .num_threads(2)
         .build()
         .expect("render threads")
-        .install(|| render::execute(&sandbox, &transformers, &jobs, &context(), &limits))
+        .install(|| {
+            render::execute(
+                &sandbox,
+                &transformers,
+                &calls.iter().collect::<Vec<_>>(),
+                &context(),
+                &limits,
+            )
+        })
 }
 
 /// Checks that every healthy component rendered its Deployment and that each attack failed,

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use opm_runtime::render::{self, CallReport, FailureKind, Job, RenderContext, Rendered};
+use opm_runtime::matching::Call;
+use opm_runtime::render::{self, CallReport, FailureKind, RenderContext, Rendered};
 use opm_runtime::sandbox::{CallError, Limits, Sandbox};
 use opm_tests::guests;
 use serde_json::json;
@@ -76,19 +77,25 @@ pub(crate) fn render_beside_a_healthy_component_labelled(
         })
         .to_string()
     };
-    let jobs = [
-        Job {
+    let calls = [
+        Call {
             component: "bad".into(),
             transformer: HOSTILE.into(),
             input: input("bad"),
         },
-        Job {
+        Call {
             component: "good".into(),
             transformer: DEPLOYMENT.into(),
             input: input("good"),
         },
     ];
-    render::execute(&sandbox, &compiled, &jobs, &context(), &limits)
+    render::execute(
+        &sandbox,
+        &compiled,
+        &[&calls[0], &calls[1]],
+        &context(),
+        &limits,
+    )
 }
 
 /// The one failure of a render, which must be the hostile component's; the healthy component

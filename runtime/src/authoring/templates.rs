@@ -16,7 +16,7 @@ mod c_bindings {
 }
 
 /// A language `opm transformer new` scaffolds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     /// Rust, built for wasm32-wasip2 with wit-bindgen.
     Rust,
@@ -29,6 +29,24 @@ pub enum Language {
 }
 
 impl Language {
+    /// Every language, in the order `opm transformer new --help` lists them.
+    pub const ALL: [Self; 4] = [Self::Rust, Self::Js, Self::Python, Self::C];
+
+    /// The language whose [`id`](Self::id) is `id`.
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|language| language.id() == id)
+    }
+
+    /// How the language becomes a component, in a few words.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Rust => "Rust, built for wasm32-wasip2 with wit-bindgen",
+            Self::Js => "JavaScript, made a component by componentize-js",
+            Self::Python => "Python, made a component by componentize-py",
+            Self::C => "C, built with clang and wasi-libc; opm makes the core module a component",
+        }
+    }
+
     /// The language's name for people.
     pub fn display_name(self) -> &'static str {
         match self {

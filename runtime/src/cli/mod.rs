@@ -6,7 +6,6 @@
 //! or input that loading refuses, such as a tampered bundle (`docs/cli.md#exit-status`).
 
 pub mod commands;
-pub mod progress;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -14,10 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Exit status of a render or check that failed (`docs/cli.md#exit-status`).
-pub const EXIT_FAILED: u8 = 1;
-/// Exit status of bad usage or unreadable input (`docs/cli.md#exit-status`).
-pub const EXIT_USAGE: u8 = 2;
+pub use crate::report::{EXIT_FAILED, EXIT_USAGE, exit_status};
 
 /// opm renders platform-agnostic modules into Kubernetes manifests through sandboxed
 /// WebAssembly transformers.
@@ -189,33 +185,4 @@ where
         }
     };
     exit_status(result, out.stderr)
-}
-
-/// The exit status of a command's `result`, after writing its error, if any, to `stderr` (with
-/// control characters other than line feeds escaped, [`crate::printable::escape_lines`]): a
-/// broken pipe is a quiet success, any other error exits with [`EXIT_USAGE`].
-pub(crate) fn exit_status(result: anyhow::Result<ExitCode>, stderr: &mut dyn Write) -> ExitCode {
-    match result {
-        Ok(code) => code,
-        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
-        Err(error) => {
-            // Errors quote what registries and files said: no escape sequence reaches the
-            // terminal through them.
-            let message = format!("{error:#}");
-            let _ = writeln!(
-                stderr,
-                "error: {}",
-                crate::printable::escape_lines(&message)
-            );
-            ExitCode::from(EXIT_USAGE)
-        }
-    }
-}
-
-pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

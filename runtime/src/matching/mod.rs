@@ -8,7 +8,7 @@
 //!
 //! - [`engine`] is the algorithm and the flattening;
 //! - [`plan`](mod@plan) holds the plan's types and its problems;
-//! - [`report`] prints a plan as text for `opm mod vet` and `--verbose`.
+//! - [`crate::report::plan`] prints a plan as text for `opm mod vet`.
 //!
 //! ```
 //! use opm_runtime::{matching, module, provider::ProviderManifest};
@@ -46,7 +46,6 @@
 
 pub mod engine;
 pub mod plan;
-pub mod report;
 
 use std::collections::BTreeMap;
 

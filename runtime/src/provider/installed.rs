@@ -597,7 +597,7 @@ pub fn fetch(
                 Some(digest) => reference.with_digest(digest),
                 None => reference.clone(),
             };
-            let progress = crate::cli::progress::Progress::start(format!("pulling {reference}"));
+            let progress = crate::report::progress::Progress::start(format!("pulling {reference}"));
             let pulled = crate::oci::pull(&reference, options, bundle::format::MAX_BUNDLE_BYTES);
             drop(progress);
             let pulled = pulled.map_err(|e| provider_error(name, format!("{e:#}")))?;

@@ -7,10 +7,10 @@
 //! never stops the others (fail on end), and neither does a transformer that could not be
 //! compiled: its calls fail, the others run. The writers live in [`write`].
 
+pub mod build;
 pub mod checksum;
 pub mod context;
 pub mod order;
-pub mod verbose;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -19,9 +19,10 @@ use std::time::Duration;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
+pub use build::{Built, Render, Request, build, build_with};
 pub use context::RenderContext;
 
-use crate::matching::Plan;
+use crate::matching::Call;
 use crate::sandbox::{
     CallError, CallOutcome, CompileError, CompiledTransformer, Limits, LogLine, Sandbox,
 };
@@ -32,18 +33,6 @@ pub type Transformers = BTreeMap<String, Result<CompiledTransformer, CompileErro
 
 /// Most invalid resources reported for one call; the rest are counted in one more failure.
 const MAX_INVALID_REPORTED: usize = 10;
-
-/// One transform to run: the transformer's FQN, the component's name, and the JSON the
-/// transformer receives (`docs/module-format.md#what-a-transformer-receives`).
-#[derive(Debug, Clone)]
-pub struct Job {
-    /// The component's name.
-    pub component: String,
-    /// The transformer's FQN.
-    pub transformer: String,
-    /// The flattened component, as JSON text.
-    pub input: String,
-}
 
 /// A rendered platform resource and where it came from.
 ///
@@ -172,7 +161,7 @@ pub struct Rendered {
     pub resources: Vec<Resource>,
     /// Every failure, ordered by component then transformer.
     pub failures: Vec<Failure>,
-    /// One report per call, in job order.
+    /// One report per call, in plan order.
     pub calls: Vec<CallReport>,
 }
 
@@ -180,11 +169,11 @@ pub struct Rendered {
 /// that measures what the sandbox costs (`benches/native.rs`), the same transformer crates
 /// compiled into the process.
 pub trait Runner: Sync {
-    /// Runs `job` under `limits`; `Err` says why its transformer could not be loaded, so that
+    /// Runs `call` under `limits`; `Err` says why its transformer could not be loaded, so that
     /// none of its calls ran.
     fn call(
         &self,
-        job: &Job,
+        call: &Call,
         context: &wit::Context,
         limits: &Limits,
     ) -> Result<CallOutcome, String>;
@@ -194,20 +183,20 @@ pub trait Runner: Sync {
 }
 
 /// The sandbox with the transformers a render uses, compiled (or why each could not be).
-struct Sandboxed<'a> {
-    sandbox: &'a Sandbox,
-    transformers: &'a Transformers,
+pub(crate) struct Sandboxed<'a> {
+    pub(crate) sandbox: &'a Sandbox,
+    pub(crate) transformers: &'a Transformers,
 }
 
 impl Runner for Sandboxed<'_> {
     fn call(
         &self,
-        job: &Job,
+        call: &Call,
         context: &wit::Context,
         limits: &Limits,
     ) -> Result<CallOutcome, String> {
-        match &self.transformers[&job.transformer] {
-            Ok(compiled) => Ok(self.sandbox.call(compiled, &job.input, context, limits)),
+        match &self.transformers[&call.transformer] {
+            Ok(compiled) => Ok(self.sandbox.call(compiled, &call.input, context, limits)),
             Err(error) => Err(load_reason(error)),
         }
     }
@@ -217,30 +206,17 @@ impl Runner for Sandboxed<'_> {
     }
 }
 
-/// The jobs of `plan`'s calls, in plan order, made on the current rayon pool.
-pub fn jobs(plan: &Plan) -> Vec<Job> {
-    let calls: Vec<_> = plan.calls().collect();
-    calls
-        .par_iter()
-        .map(|call| Job {
-            component: call.component.clone(),
-            transformer: call.transformer.clone(),
-            input: call.input.clone(),
-        })
-        .collect()
-}
-
-/// Runs `jobs` on the current rayon pool, each in a fresh sandbox instance, and checks, labels
-/// and orders the results. `transformers` holds, for every job's FQN, the compiled transformer
+/// Runs `calls` on the current rayon pool, each in a fresh sandbox instance, and checks, labels
+/// and orders the results. `transformers` holds, for every call's FQN, the compiled transformer
 /// or why it could not be compiled. Each call may log at most `limits.log` bytes and at most
 /// its share of `limits.render_log`, so the logs a render keeps are bounded whatever its size.
 ///
-/// Each call's output is checked and labelled on the thread that ran it; only the merge (in job
+/// Each call's output is checked and labelled on the thread that ran it; only the merge (in call
 /// order), the sort into install order and the search for duplicates run on one thread.
 pub fn execute(
     sandbox: &Sandbox,
     transformers: &Transformers,
-    jobs: &[Job],
+    calls: &[&Call],
     context: &RenderContext,
     limits: &Limits,
 ) -> Rendered {
@@ -249,7 +225,7 @@ pub fn execute(
             sandbox,
             transformers,
         },
-        jobs,
+        calls,
         context,
         limits,
     )
@@ -258,17 +234,17 @@ pub fn execute(
 /// [`execute`] with the calls run by `runner`.
 pub fn execute_with(
     runner: &dyn Runner,
-    jobs: &[Job],
+    calls: &[&Call],
     context: &RenderContext,
     limits: &Limits,
 ) -> Rendered {
     let call_limits = Limits {
-        log: limits.log.min(limits.render_log / jobs.len().max(1)),
+        log: limits.log.min(limits.render_log / calls.len().max(1)),
         ..*limits
     };
-    let outputs: Vec<JobOutput> = jobs
+    let outputs: Vec<CallOutput> = calls
         .par_iter()
-        .map(|job| run_job(runner, job, context, &call_limits))
+        .map(|call| run_call(runner, call, context, &call_limits))
         .collect();
 
     let mut rendered = Rendered {
@@ -311,28 +287,33 @@ pub fn execute_with(
     rendered
 }
 
-/// What one job contributes to a render.
-struct JobOutput {
+/// What one call contributes to a render.
+struct CallOutput {
     resources: Vec<Resource>,
     failures: Vec<Failure>,
     /// None when the transformer could not be loaded, so nothing ran.
     report: Option<CallReport>,
 }
 
-/// Runs one job and checks and labels what it returned.
-fn run_job(runner: &dyn Runner, job: &Job, context: &RenderContext, limits: &Limits) -> JobOutput {
+/// Runs one call and checks and labels what it returned.
+fn run_call(
+    runner: &dyn Runner,
+    call: &Call,
+    context: &RenderContext,
+    limits: &Limits,
+) -> CallOutput {
     let fail = |error: FailureKind| Failure {
-        component: job.component.clone(),
-        transformer: job.transformer.clone(),
-        digest: runner.digest(&job.transformer),
+        component: call.component.clone(),
+        transformer: call.transformer.clone(),
+        digest: runner.digest(&call.transformer),
         error,
     };
-    let mut output = JobOutput {
+    let mut output = CallOutput {
         resources: Vec::new(),
         failures: Vec::new(),
         report: None,
     };
-    let outcome = match runner.call(job, &context.for_component(&job.component), limits) {
+    let outcome = match runner.call(call, &context.for_component(&call.component), limits) {
         Ok(outcome) => outcome,
         Err(reason) => {
             output.failures.push(fail(FailureKind::Load(reason)));
@@ -341,15 +322,15 @@ fn run_job(runner: &dyn Runner, job: &Job, context: &RenderContext, limits: &Lim
     };
     match outcome.result {
         Ok(documents) => {
-            let labels = context.tracking_labels(&job.component);
+            let labels = context.tracking_labels(&call.component);
             let mut invalid = 0;
             for (index, document) in documents.iter().enumerate() {
                 match check_resource(document) {
                     Ok(mut value) => {
                         apply_labels(&mut value, &labels);
                         output.resources.push(Resource::new(
-                            &job.component,
-                            &job.transformer,
+                            &call.component,
+                            &call.transformer,
                             &value,
                             &context.namespace,
                         ));
@@ -373,8 +354,8 @@ fn run_job(runner: &dyn Runner, job: &Job, context: &RenderContext, limits: &Lim
         Err(error) => output.failures.push(fail(FailureKind::Call(error))),
     }
     output.report = Some(CallReport {
-        component: job.component.clone(),
-        transformer: job.transformer.clone(),
+        component: call.component.clone(),
+        transformer: call.transformer.clone(),
         fuel_used: outcome.fuel_used,
         elapsed: outcome.elapsed,
         resources: output.resources.len(),

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::Resource;
 
 /// The output formats of `opm mod build -o`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// A multi-document YAML stream, one document per resource.
     Yaml,

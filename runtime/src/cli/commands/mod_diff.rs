@@ -27,13 +27,11 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::{Map, Value};
 
-use super::mod_build::{self, BuildArgs};
 use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
 use crate::bundle::format::sorted;
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
 use crate::redact::Redactor;
-use crate::render::order::Identity;
-use crate::render::write::Format;
+use crate::render::{self, order::Identity};
 
 /// Arguments of `opm mod diff`.
 #[derive(Debug, Args)]
@@ -90,7 +88,7 @@ pub struct DiffArgs {
 /// Runs `opm mod diff`.
 pub fn run(args: DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let result = diff(&args, out);
-    Ok(crate::cli::exit_status(result, out.stderr))
+    Ok(crate::report::exit_status(result, out.stderr))
 }
 
 fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
@@ -157,23 +155,18 @@ fn render(
     provider: &str,
     out: &mut Output<'_>,
 ) -> anyhow::Result<Option<(Vec<Value>, Redactor)>> {
-    let build = BuildArgs {
-        module: ModuleArgs {
-            provider: provider.to_owned(),
-            ..args.module.clone()
-        },
+    let request = render::Request {
+        provider: provider.to_owned(),
         namespace: args.namespace.clone(),
-        output: Format::Json,
-        split: false,
-        out_dir: None,
-        verbose: None,
         jobs: args.jobs,
-        limits: args.limits.clone(),
-        cache: args.cache.clone(),
+        caps: args.limits.caps(),
+        cache: args.cache.cache(out.env),
+        ..args.module.request()
     };
+    let built = render::build(&request, out.env);
     let mut rendered = None;
-    let status = mod_build::run_sandboxed(&build, out, &mut |rendered_ok, redactor, _, _| {
-        let resources = rendered_ok.resources.iter().map(|r| r.value()).collect();
+    let status = crate::report::render(built, None, &mut *out.stderr, &mut |done, redactor| {
+        let resources = done.rendered.resources.iter().map(|r| r.value()).collect();
         rendered = Some((resources, redactor.clone()));
         Ok(ExitCode::SUCCESS)
     })?;
@@ -408,9 +401,8 @@ fn unified(
     new_name: &str,
     colors: bool,
 ) -> String {
-    let yaml = |value: &Value| {
-        crate::render::write::yaml(&sorted(value)).unwrap_or_else(|e| format!("# {e}\n"))
-    };
+    let yaml =
+        |value: &Value| render::write::yaml(&sorted(value)).unwrap_or_else(|e| format!("# {e}\n"));
     let (old_text, new_text) = (yaml(old), yaml(new));
     let diff = similar::TextDiff::from_lines(&old_text, &new_text);
     let body = diff

@@ -56,7 +56,7 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let result = module
         .map_err(anyhow::Error::from)
         .and_then(|module| vet(&args, &module, &mut stdout, &mut stderr));
-    let status = crate::cli::exit_status(result, &mut stderr);
+    let status = crate::report::exit_status(result, &mut stderr);
     stdout.flush()?;
     stderr.flush()?;
     Ok(status)

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::provider::DEFAULT_PROVIDER;
+use crate::render::Request;
 use crate::sandbox::limits::{parse_duration, parse_size};
 use crate::sandbox::{Caps, CompileCache};
 
@@ -74,6 +75,20 @@ pub struct LimitArgs {
     /// Example: --timeout 500ms
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+}
+
+impl ModuleArgs {
+    /// A render of this module with these values and provider, otherwise as
+    /// [`Request::new`] makes it.
+    pub fn request(&self) -> Request {
+        Request {
+            values: self.values.clone(),
+            set: self.set.clone(),
+            strict: self.strict,
+            provider: self.provider.clone(),
+            ..Request::new(&self.module)
+        }
+    }
 }
 
 impl LimitArgs {

@@ -20,7 +20,7 @@ pub struct NewArgs {
     pub name: String,
 
     /// The language to write it in.
-    #[arg(short = 'l', long = "lang", value_enum)]
+    #[arg(short = 'l', long = "lang", value_parser = language())]
     pub lang: Language,
 
     /// Where to create the project (default: ./NAME); it must not exist or be empty.
@@ -51,4 +51,14 @@ pub fn run(args: NewArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         "  opm transformer test    # runs cases/ in the sandbox"
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Parses `--lang`: one of [`Language::ALL`] by its id, each listed with its description.
+fn language() -> impl clap::builder::TypedValueParser<Value = Language> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new(
+        Language::ALL
+            .map(|language| PossibleValue::new(language.id()).help(language.description())),
+    )
+    .map(|id| Language::from_id(&id).expect("clap accepts only the ids of Language::ALL"))
 }

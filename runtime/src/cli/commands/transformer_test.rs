@@ -89,15 +89,9 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let sandbox = Sandbox::new(&limits)?.with_cache(args.cache.cache(out.env));
     let name = component_path.display().to_string();
-    let progress = crate::cli::progress::compiling(|| {
-        if sandbox.is_cached(&bytes) {
-            Vec::new()
-        } else {
-            vec![bytes.len()]
-        }
-    });
-    let transformer = sandbox.compile(&name, &bytes)?;
-    drop(progress);
+    let transformer = crate::render::build::compile_all(&sandbox, &[(&name, &bytes)], true)
+        .remove(&name)
+        .expect("compile_all compiles every component it is given")?;
     writeln!(
         out.stdout,
         "testing {name} ({}) against {} case{} in {}",

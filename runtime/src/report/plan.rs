@@ -14,7 +14,7 @@
 
 use std::io::{self, Write};
 
-use super::plan::{ComponentPlan, Plan, Problem};
+use crate::matching::{ComponentPlan, Plan, Problem};
 
 impl Plan {
     /// Writes the plan as text: what `opm mod vet` prints and what `--verbose` explains.

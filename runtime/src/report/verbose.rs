@@ -4,7 +4,7 @@
 //! what the component lacks, unhandled attachments, then each call's resources, fuel and time
 //! and what its guest logged. JSON form: the same as one object per line, each with an `event`
 //! (`plan`, `component`, `call`, `log`), so a tool can follow a render with `jq`; `opm mod
-//! build` adds `warning`, `error` and a closing `summary` (see [`event`]), so that every line
+//! build` adds `warning`, `error` and a closing `summary` ([`super::render`]), so that every line
 //! on stderr is one JSON object.
 //!
 //! Both go through the command's redacting stderr, so no sensitive value appears here.
@@ -13,18 +13,10 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use super::{CallReport, RenderContext};
+use super::Verbose;
 use crate::matching::{ComponentPlan, Plan};
 use crate::redact::Redactor;
-
-/// How `--verbose` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Verbose {
-    /// Sentences for a person.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
+use crate::render::{CallReport, RenderContext};
 
 /// Reports the plan and the calls.
 pub fn report(

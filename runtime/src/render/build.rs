@@ -1,0 +1,267 @@
+//! The whole pipeline as one call: [`build`] takes a plain [`Request`] and loads the module and
+//! its values, loads the provider, plans on the render threads, compiles the transformers the
+//! plan uses, runs every call and checks, labels and orders what came back
+//! (`docs/rendering.md#the-pipeline`).
+//!
+//! Every command that renders goes through it — `opm mod build` writes the result, `opm mod
+//! diff` compares it, the benchmarks time it — so that each renders exactly as the others do.
+//! What runs the calls is the one seam: the sandbox, or (for the benchmark of what the sandbox
+//! costs) any other [`Runner`].
+//!
+//! Nothing here writes to a terminal except the compile progress line, when asked for;
+//! reporting what the render decided and what failed is [`crate::report`]'s.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use rayon::prelude::*;
+
+use super::{RenderContext, Rendered, Runner, Sandboxed, Transformers};
+use crate::matching::{self, Explain, Plan};
+use crate::provider::{self, Provider};
+use crate::redact::Redactor;
+use crate::sandbox::{Caps, CompileCache, Sandbox};
+
+/// What to render, and how: everything `opm mod build` reads from its flags.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The module file, or a directory holding `module.yaml`.
+    pub module: PathBuf,
+    /// Values files deep-merged onto the module, in order.
+    pub values: Vec<PathBuf>,
+    /// `PATH=VALUE` assignments applied after the values files.
+    pub set: Vec<String>,
+    /// Whether unhandled attachments are errors.
+    pub strict: bool,
+    /// The provider: a bundle file, a provider source directory, a provider the project
+    /// requires (`.opm/providers.yaml`), or the embedded `kubernetes`.
+    pub provider: String,
+    /// Where a project's providers are looked for (the current directory in the CLI).
+    pub dir: PathBuf,
+    /// The namespace of the rendered resources (default: the module's, else `default`).
+    pub namespace: Option<String>,
+    /// Render threads (default: every core).
+    pub jobs: Option<usize>,
+    /// The per-call limits asked for; a provider may lower them for its own calls.
+    pub caps: Caps,
+    /// Where compiled components are kept between renders; `None` compiles every one afresh.
+    pub cache: Option<CompileCache>,
+    /// How much of why each transformer matched or not the plan keeps.
+    pub explain: Explain,
+    /// Whether compiling shows a progress line on a terminal.
+    pub progress: bool,
+}
+
+impl Request {
+    /// A render of the module at `module` as `opm mod build MODULE` does it: no values, the
+    /// embedded provider (or the project's, found from the current directory), the default
+    /// limits, every core, no compile cache, the module's namespace, a plan that explains only
+    /// its problems.
+    pub fn new(module: impl Into<PathBuf>) -> Self {
+        Self {
+            module: module.into(),
+            values: Vec::new(),
+            set: Vec::new(),
+            strict: false,
+            provider: provider::DEFAULT_PROVIDER.to_owned(),
+            dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            namespace: None,
+            jobs: None,
+            caps: Caps::default(),
+            cache: None,
+            explain: Explain::ProblemsOnly,
+            progress: true,
+        }
+    }
+}
+
+/// What [`build`] made of a [`Request`]: the redactor of the module's sensitive values (empty
+/// when the module did not load), and the render, or why there is none.
+#[derive(Debug)]
+pub struct Built {
+    /// Masks every sensitive value the module loaded, for everything but the rendered output.
+    pub redactor: Redactor,
+    /// The render, or why it could not be attempted (a module or provider that does not load,
+    /// bad limits). Components that fail are in the render, not here.
+    pub render: anyhow::Result<Render>,
+}
+
+/// A render attempted in full: the plan, the context, what every call returned, and the
+/// threads it ran on, for whatever writes it next.
+#[derive(Debug)]
+pub struct Render {
+    /// Which transformer ran on which component, and every problem planning found.
+    pub plan: Plan,
+    /// What every call was told about the render.
+    pub context: RenderContext,
+    /// Resources in install order, and every failure.
+    pub rendered: Rendered,
+    /// The render threads, as many as the request asked for.
+    pub pool: rayon::ThreadPool,
+}
+
+impl Render {
+    /// Whether the plan has an error or a call failed: then nothing may be written.
+    pub fn failed(&self) -> bool {
+        !self.plan.is_ok() || !self.rendered.failures.is_empty()
+    }
+
+    /// Frees the render on a thread of its own (see [`drop_in_background`]).
+    pub fn free(self) {
+        drop_in_background((self.plan, self.rendered));
+    }
+}
+
+/// Renders `request`, running the calls in the sandbox. `env` is where `${env:NAME}` and
+/// `SOURCE_DATE_EPOCH` are read.
+pub fn build(request: &Request, env: &dyn Fn(&str) -> Option<String>) -> Built {
+    build_with(request, env, None)
+}
+
+/// [`build`] with the calls run by `runner` instead of the sandbox.
+pub fn build_with(
+    request: &Request,
+    env: &dyn Fn(&str) -> Option<String>,
+    runner: Option<&dyn Runner>,
+) -> Built {
+    let mut sensitive = BTreeSet::new();
+    let module = crate::module::load(
+        &request.module,
+        &request.values,
+        &request.set,
+        env,
+        &mut sensitive,
+    );
+    let redactor = Redactor::new(sensitive);
+    let render = module
+        .map_err(anyhow::Error::from)
+        .and_then(|module| render(request, module, env, &redactor, runner));
+    Built { redactor, render }
+}
+
+fn render(
+    request: &Request,
+    module: crate::module::Module,
+    env: &dyn Fn(&str) -> Option<String>,
+    redactor: &Redactor,
+    runner: Option<&dyn Runner>,
+) -> anyhow::Result<Render> {
+    let provider = provider::load_in(&request.provider, &request.dir)?;
+    // Planning, rendering and serialising all run on these threads.
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
+    if let Some(jobs) = request.jobs {
+        anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
+        pool = pool.num_threads(jobs);
+    }
+    let pool = pool.build().context("starting the render threads")?;
+    let plan = pool.install(|| {
+        matching::plan_with(&module, &provider.manifest, request.strict, request.explain)
+    });
+    let limits = provider
+        .manifest
+        .limits
+        .limits(&request.caps)
+        .map_err(|e| anyhow::anyhow!("provider {}: {e}", provider.origin))?;
+    let context = RenderContext {
+        name: module.name().to_owned(),
+        namespace: request
+            .namespace
+            .clone()
+            .or_else(|| module.namespace().map(str::to_owned))
+            .unwrap_or_else(|| "default".to_owned()),
+        version: module.version().to_owned(),
+        provider: provider.manifest.metadata.name.clone(),
+        timestamp: super::context::timestamp(env("SOURCE_DATE_EPOCH").as_deref())
+            .map_err(anyhow::Error::msg)?,
+        strict: request.strict,
+        module_labels: module.labels().clone(),
+    };
+    // The plan and the context hold all the render needs of the module.
+    drop_in_background(module);
+
+    let calls: Vec<&matching::Call> = plan.calls().collect();
+    let rendered = pool.install(|| match runner {
+        Some(runner) => Ok(super::execute_with(runner, &calls, &context, &limits)),
+        None => {
+            let sandbox = Sandbox::new(&limits)?
+                .with_cache(request.cache.clone())
+                .with_redactor(redactor.clone());
+            let transformers = compile(&sandbox, &plan, &provider, request.progress)?;
+            let sandboxed = Sandboxed {
+                sandbox: &sandbox,
+                transformers: &transformers,
+            };
+            Ok::<_, anyhow::Error>(super::execute_with(&sandboxed, &calls, &context, &limits))
+        }
+    })?;
+    drop(calls);
+    drop_in_background(provider);
+    Ok(Render {
+        plan,
+        context,
+        rendered,
+        pool,
+    })
+}
+
+/// Compiles, on the current rayon pool, the transformers `plan` calls. A transformer that does
+/// not compile fails its own calls, reported with the others.
+fn compile(
+    sandbox: &Sandbox,
+    plan: &Plan,
+    provider: &Provider,
+    progress: bool,
+) -> anyhow::Result<Transformers> {
+    let mut used: Vec<&str> = plan.calls().map(|call| call.transformer.as_str()).collect();
+    used.sort_unstable();
+    used.dedup();
+    let components = used
+        .into_iter()
+        .map(|fqn| {
+            let bytes = provider.components.get(fqn).with_context(|| {
+                format!("provider {} has no component for {fqn}", provider.origin)
+            })?;
+            Ok((fqn, &bytes[..]))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(compile_all(sandbox, &components, progress))
+}
+
+/// Compiles `components` (name, bytes) on the current rayon pool, showing a progress line on a
+/// terminal while any is not in the cache, if `progress`. `opm transformer test` compiles the
+/// component under test with this too, so that it meets the cache and the compiler exactly as a
+/// render does.
+pub fn compile_all(
+    sandbox: &Sandbox,
+    components: &[(&str, &[u8])],
+    progress: bool,
+) -> Transformers {
+    let progress = progress
+        .then(|| {
+            crate::report::progress::compiling(|| {
+                components
+                    .iter()
+                    .filter(|(_, bytes)| !sandbox.is_cached(bytes))
+                    .map(|(_, bytes)| bytes.len())
+                    .collect()
+            })
+        })
+        .flatten();
+    let compiled = components
+        .par_iter()
+        .map(|(name, bytes)| ((*name).to_owned(), sandbox.compile(name, bytes)))
+        .collect();
+    drop(progress);
+    compiled
+}
+
+/// Frees `value` on a thread of its own, so that the command can finish without waiting:
+/// dropping the module, plan and resources of a 10,000-component render takes a tenth of a
+/// second, and when `opm` exits next the operating system takes the memory back anyway. If no
+/// thread can be started, `value` is dropped here.
+pub fn drop_in_background<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("opm-free".into())
+        .spawn(move || drop(value));
+}
