@@ -1,16 +1,17 @@
-//! Builds the guests the tests run, from source, and generates `guests.rs` with a constant per
-//! guest (its bytes) and `foreach_guest!`, which the tests use to make a guest without a test a
-//! compile error:
+//! Builds the guests the tests run that need only Rust, from source, and generates `guests.rs`
+//! with a constant per guest (its bytes) and `foreach_guest!`, which the tests use to make a
+//! guest without a test a compile error:
 //!
-//! - every Rust crate under `transformers/testing/` (package `testing-NAME`), built for the
-//!   target its `[package.metadata.opm] target` names (default `wasm32-unknown-unknown`) with one
-//!   cargo invocation per target, and componentized unless rustc already linked a component
+//! - every Rust crate under `transformers/testing/` (package `testing-NAME`) and the Rust twin
+//!   of the example ServiceTransformer (`example-service`), built for the target its
+//!   `[package.metadata.opm] target` names (default `wasm32-unknown-unknown`) with one cargo
+//!   invocation per target, and componentized unless rustc already linked a component
 //!   (`wasm32-wasip2` does);
-//! - the C guest `transformers/testing/c-hello/` (`build/c_guest.rs`);
-//! - the example ServiceTransformer of `transformers/examples/service/` in its four languages
-//!   (`build/examples.rs`): the Rust crate `example-service` for `wasm32-wasip2`, with the testing
-//!   crates; JavaScript with componentize-js, Python with componentize-py, C like c-hello;
 //! - the hand-made fixtures `fixtures/wat/**.wat` (`build/wat_fixtures.rs`).
+//!
+//! The guests other toolchains build (JavaScript, Python, C) are built at test time, on first
+//! use (`toolchain.rs`), so that building and linting the tests needs nothing but Rust;
+//! `foreach_guest!` names them too.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,12 +22,16 @@ use anyhow::{Context as _, bail};
 
 #[path = "../transformers/build_support.rs"]
 mod build_support;
-#[path = "build/c_guest.rs"]
-mod c_guest;
-#[path = "build/examples.rs"]
-mod examples;
 #[path = "build/wat_fixtures.rs"]
 mod wat_fixtures;
+
+/// The guests `toolchain.rs` builds at test time, each a function of `opm_tests::guests`.
+const TOOLCHAIN_GUESTS: [&str; 4] = [
+    "testing_c_hello",
+    "example_service_js",
+    "example_service_python",
+    "example_service_c",
+];
 
 /// The target of a guest crate that names none.
 const DEFAULT_TARGET: &str = "wasm32-unknown-unknown";
@@ -45,49 +50,15 @@ fn main() -> anyhow::Result<()> {
     let manifest_dir = PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
-    let repo = manifest_dir.join("..");
-    // The example's sources, not its folders: componentize-py writes __pycache__ beside
-    // app.py, and npm keeps node_modules in js/, which would rerun this script every build.
-    build_support::rerun_if_guests_change(&[
-        "testing",
-        "examples/service/rust",
-        "examples/service/c",
-        "examples/service/js/transformer.js",
-        "examples/service/js/build.mjs",
-        "examples/service/js/package-lock.json",
-        "examples/service/python/app.py",
-    ]);
+    build_support::rerun_if_guests_change(&["testing", "examples/service/rust"]);
     println!(
         "cargo:rerun-if-changed={}",
         manifest_dir.join("fixtures/wat").display()
     );
-    for var in ["CLANG", "WASI_SYSROOT", "COMPONENTIZE_PY", "NODE"] {
-        println!("cargo:rerun-if-env-changed={var}");
-    }
 
     let mut guests = rust_guests(&out_dir)?;
-    guests.push(Guest {
-        ident: "testing_c_hello".into(),
-        doc: "The component built from `transformers/testing/c-hello`, in C.".into(),
-        bytes: c_guest::build(
-            &repo,
-            &out_dir,
-            "c-hello",
-            "transformers/testing/c-hello",
-            &["transformer.c"],
-        )?,
-    });
-    for (language, bytes) in examples::build(&repo, &out_dir)? {
-        guests.push(Guest {
-            ident: format!("example_service_{language}"),
-            doc: format!(
-                "The example ServiceTransformer in {language}, built from \
-                 `transformers/examples/service/{language}`."
-            ),
-            bytes,
-        });
-    }
-    for fixture in wat_fixtures::build(&manifest_dir.join("fixtures/wat"), &repo.join("wit"))? {
+    let wit = manifest_dir.join("../wit");
+    for fixture in wat_fixtures::build(&manifest_dir.join("fixtures/wat"), &wit)? {
         guests.push(Guest {
             ident: fixture.name.replace('-', "_"),
             doc: format!("Built from `tests/fixtures/wat/{}`.", fixture.source),
@@ -177,8 +148,9 @@ fn write_guests_rs(out_dir: &Path, guests: &[Guest]) -> anyhow::Result<()> {
         generated,
         "#[macro_export]\nmacro_rules! foreach_guest {{\n    ($mac:ident) => {{"
     )?;
-    for guest in guests {
-        writeln!(generated, "        $mac!({});", guest.ident)?;
+    let names = guests.iter().map(|guest| guest.ident.as_str());
+    for name in names.chain(TOOLCHAIN_GUESTS) {
+        writeln!(generated, "        $mac!({name});")?;
     }
     writeln!(generated, "    }};\n}}")?;
     std::fs::write(out_dir.join("guests.rs"), generated)?;

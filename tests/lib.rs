@@ -1,10 +1,16 @@
-//! Support for opm's integration tests: the guests built from `transformers/testing/`, and
+//! Support for opm's integration tests: the guests built from `transformers/`, and
 //! helpers that run the `opm` CLI in-process in a fresh temporary directory.
 
 pub mod guests {
-    //! Component bytes of every test guest, and `foreach_guest!`.
+    //! Component bytes of every test guest, and `foreach_guest!`: constants for those
+    //! `build.rs` builds, functions for those other toolchains build on first use.
     include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+    pub use crate::toolchain::{
+        example_service_c, example_service_js, example_service_python, testing_c_hello,
+    };
 }
+
+mod toolchain;
 
 use std::path::{Path, PathBuf};
 

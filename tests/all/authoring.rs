@@ -145,17 +145,17 @@ fn build_refuses_what_is_not_a_transformer_naming_the_file_and_why() {
 
 #[test]
 fn build_names_a_failed_command_and_a_missing_one() {
-    let dir = project("exit 3", guests::TESTING_C_HELLO);
+    let dir = project("exit 3", guests::testing_c_hello());
     build_refuses(
         dir.path(),
         &["the build command of x failed (exit status: 3): exit 3"],
     );
-    let dir = project("no-such-compiler --release", guests::TESTING_C_HELLO);
+    let dir = project("no-such-compiler --release", guests::testing_c_hello());
     build_refuses(
         dir.path(),
         &["a command of it was not found: is its toolchain installed and on PATH?"],
     );
-    let dir = project("true", guests::TESTING_C_HELLO);
+    let dir = project("true", guests::testing_c_hello());
     std::fs::write(
         dir.path().join("transformer.yaml"),
         "name: x\nbuild: true\ncomponent: x.wasm\ntools: [{name: no-such-compiler, install: get it from example.com}]\n",
@@ -196,7 +196,7 @@ const HEADLESS: &str = r#"{"metadata": {"name": "db"}, "spec": {"expose": {"type
 fn test_fails_a_case_without_expectations_or_over_a_limit_and_blesses_only_what_returned() {
     let dir = tempfile::tempdir().expect("temp dir");
     let component = dir.path().join("service.wasm");
-    std::fs::write(&component, guests::EXAMPLE_SERVICE_C).expect("write");
+    std::fs::write(&component, guests::example_service_c()).expect("write");
     let cases = dir.path().join("cases");
     case(&cases, "new", HEADLESS, None);
     let args = |extra: &[&str]| {
@@ -255,7 +255,7 @@ fn test_fails_a_case_without_expectations_or_over_a_limit_and_blesses_only_what_
 fn test_refuses_a_malformed_case_naming_its_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let component = dir.path().join("service.wasm");
-    std::fs::write(&component, guests::EXAMPLE_SERVICE_C).expect("write");
+    std::fs::write(&component, guests::example_service_c()).expect("write");
     let cases = dir.path().join("cases");
     case(&cases, "odd", HEADLESS, Some("{\"resources\": []}"));
     std::fs::write(cases.join("odd/context.json"), r#"{"namespaec": "x"}"#).expect("write");

@@ -114,11 +114,11 @@ fn the_wasip2_guest_is_a_component_that_imports_wasi() {
 
 #[test]
 fn the_c_guest_is_a_component_that_imports_wasi() {
-    assert!(Parser::is_component(guests::TESTING_C_HELLO));
-    let (imports, exports) = imports_and_exports(guests::TESTING_C_HELLO);
+    assert!(Parser::is_component(guests::testing_c_hello()));
+    let (imports, exports) = imports_and_exports(guests::testing_c_hello());
     eprintln!(
         "testing-c-hello ({} bytes) imports:",
-        guests::TESTING_C_HELLO.len()
+        guests::testing_c_hello().len()
     );
     for import in &imports {
         eprintln!("  {import}");

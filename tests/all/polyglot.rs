@@ -1,6 +1,6 @@
 //! The example ServiceTransformer of `transformers/examples/service/`, written in Rust,
-//! JavaScript, Python and C and built from source by the test build with each language's own
-//! toolchain: each passes every case folder in the sandbox, all four pack into one provider
+//! JavaScript, Python and C and built from source with each language's own toolchain (the Rust
+//! twin by the test build, the others on first use): each passes every case folder in the sandbox, all four pack into one provider
 //! bundle that mixes languages, and every implementation renders the example module to the same
 //! bytes.
 
@@ -9,16 +9,18 @@ use std::path::{Path, PathBuf};
 use opm_tests::{guests, opm, repo_root};
 
 /// The languages, the file name `provider.yaml` gives each one's component, and its bytes.
-const LANGUAGES: [(&str, &str, &[u8]); 4] = [
-    ("rust", "service-rust.wasm", guests::EXAMPLE_SERVICE_RUST),
-    ("js", "service-js.wasm", guests::EXAMPLE_SERVICE_JS),
-    (
-        "python",
-        "service-python.wasm",
-        guests::EXAMPLE_SERVICE_PYTHON,
-    ),
-    ("c", "service-c.wasm", guests::EXAMPLE_SERVICE_C),
-];
+fn languages() -> [(&'static str, &'static str, &'static [u8]); 4] {
+    [
+        ("rust", "service-rust.wasm", guests::EXAMPLE_SERVICE_RUST),
+        ("js", "service-js.wasm", guests::example_service_js()),
+        (
+            "python",
+            "service-python.wasm",
+            guests::example_service_python(),
+        ),
+        ("c", "service-c.wasm", guests::example_service_c()),
+    ]
+}
 
 fn example() -> PathBuf {
     repo_root().join("transformers/examples/service")
@@ -54,17 +56,17 @@ pub(crate) fn example_service_rust() {
 
 #[test]
 pub(crate) fn example_service_js() {
-    passes_every_case(guests::EXAMPLE_SERVICE_JS);
+    passes_every_case(guests::example_service_js());
 }
 
 #[test]
 pub(crate) fn example_service_python() {
-    passes_every_case(guests::EXAMPLE_SERVICE_PYTHON);
+    passes_every_case(guests::example_service_python());
 }
 
 #[test]
 pub(crate) fn example_service_c() {
-    passes_every_case(guests::EXAMPLE_SERVICE_C);
+    passes_every_case(guests::example_service_c());
 }
 
 /// The example's provider directory with the four components beside `provider.yaml`.
@@ -75,7 +77,7 @@ fn provider_dir() -> tempfile::TempDir {
         dir.path().join("provider.yaml"),
     )
     .expect("copy provider.yaml");
-    for (_, file, bytes) in LANGUAGES {
+    for (_, file, bytes) in languages() {
         std::fs::write(dir.path().join(file), bytes).expect("write component");
     }
     dir
@@ -155,7 +157,7 @@ fn every_language_renders_the_module_to_the_same_bytes() {
         "{}",
         mixed.stdout
     );
-    for (language, _, _) in LANGUAGES {
+    for (language, _, _) in languages() {
         let transformer = match language {
             "rust" => "RustServiceTransformer",
             "js" => "JavaScriptServiceTransformer",
@@ -165,7 +167,7 @@ fn every_language_renders_the_module_to_the_same_bytes() {
         assert!(mixed.stderr.contains(transformer), "{}", mixed.stderr);
     }
     // Each language alone.
-    for (language, _, _) in LANGUAGES {
+    for (language, _, _) in languages() {
         let mut text = module.clone();
         for other in ["rust", "js", "python", "c"] {
             text = text.replace(

@@ -74,8 +74,11 @@ fn a_wasip2_guest_prints_to_stdout_and_stderr_as_logs() {
 
 #[test]
 fn a_c_guest_prints_through_the_deny_all_wasi() {
-    let rendered =
-        render_beside_a_healthy_component_labelled(guests::TESTING_C_HELLO, &[], Limits::default());
+    let rendered = render_beside_a_healthy_component_labelled(
+        guests::testing_c_hello(),
+        &[],
+        Limits::default(),
+    );
     let data = rendered_data(&rendered);
     assert_eq!(data["language"], "c");
     let logs = logs(&rendered);
