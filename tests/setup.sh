@@ -2,7 +2,7 @@
 # Installs everything opm's tests use on a fresh machine, then prints the shell line that puts
 # it on PATH. The README's test command runs it:
 #
-#   eval "$(tests/setup.sh)" && cargo nextest run --workspace && cargo test --workspace --doc
+#   eval "$(tests/setup.sh)" && cargo nextest run --workspace && cargo nextest run --manifest-path transformers/Cargo.toml --workspace && cargo test --workspace --doc
 #
 # What, and from where (the registries this project builds from, every version pinned):
 #   rustup     the wasm32 targets the guests are built for; rustfmt and clippy

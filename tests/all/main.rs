@@ -6,7 +6,6 @@ mod cli;
 mod diff;
 mod examples;
 mod fixtures;
-mod guest_sdk;
 mod hostile;
 mod kubernetes;
 mod polyglot;
