@@ -15,6 +15,9 @@ use std::path::PathBuf;
 #[path = "../transformers/build_support.rs"]
 mod build_support;
 
+#[path = "src/json.rs"]
+mod json;
+
 #[path = "src/bundle/format.rs"]
 #[expect(
     dead_code,

@@ -56,6 +56,15 @@ fn main() -> anyhow::Result<()> {
         manifest_dir.join("fixtures/wat").display()
     );
 
+    // Where the core modules of the wasm32-unknown-unknown guests are, before componentizing:
+    // `bundles::pack_turns_a_core_module_into_a_component` packs one.
+    println!(
+        "cargo:rustc-env=OPM_TEST_CORE_MODULES={}",
+        build_support::guest_target_dir(&out_dir)
+            .join(DEFAULT_TARGET)
+            .join("release")
+            .display()
+    );
     let mut guests = rust_guests(&out_dir)?;
     let wit = manifest_dir.join("../wit");
     for fixture in wat_fixtures::build(&manifest_dir.join("fixtures/wat"), &wit)? {

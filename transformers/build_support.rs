@@ -59,8 +59,7 @@ pub fn build_components_for(
 ) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     let workspace = workspace();
     let target_dir = guest_target_dir(out_dir);
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
+    let mut command = guest_cargo(&workspace);
     command
         .arg("build")
         .arg("--release")
@@ -111,13 +110,35 @@ pub fn build_components_for(
     Ok(components)
 }
 
-/// Where the guests are built: `guests/` in the host's target directory (the ancestor of
+/// The cargo that builds the guests. Under rustup, the one `rust-toolchain.toml` pins, whatever
+/// toolchain builds the host: `cargo +nightly fuzz build` then finds the guests the stable
+/// build made (with `OPM_GUEST_TARGET_DIR` naming its guest directory) instead of building
+/// them all again. Without rustup, the cargo that runs this build script.
+fn guest_cargo(workspace: &Path) -> Command {
+    let rustup = std::env::var_os("RUSTUP_TOOLCHAIN").is_some();
+    let mut command = if rustup {
+        Command::new("cargo")
+    } else {
+        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    };
+    command
+        .current_dir(workspace)
+        .env_remove("RUSTUP_TOOLCHAIN");
+    command
+}
+
+/// Where the guests are built: `$OPM_GUEST_TARGET_DIR` if set, else `guests/` in the host's
+/// target directory (the ancestor of
 /// `out_dir` that cargo marks with `CACHEDIR.TAG`), so that the default provider's crates and
 /// the test guests share their dependencies and `cargo clippy`, `cargo build` and `cargo test`
 /// of the host — each running the build scripts again — find the guests already built. Cargo
 /// locks the directory, so build scripts that run at once take turns. `out_dir/guests` when no
 /// ancestor is marked.
-fn guest_target_dir(out_dir: &Path) -> PathBuf {
+pub fn guest_target_dir(out_dir: &Path) -> PathBuf {
+    println!("cargo:rerun-if-env-changed=OPM_GUEST_TARGET_DIR");
+    if let Some(dir) = std::env::var_os("OPM_GUEST_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
     out_dir
         .ancestors()
         .find(|dir| dir.join("CACHEDIR.TAG").is_file())

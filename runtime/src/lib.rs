@@ -14,22 +14,34 @@
 //!   [`render::build`] is the whole pipeline as one call;
 //! - [`report`] turns what a render decided and did into words, events and an exit status;
 //! - [`redact`] keeps sensitive values out of everything but the rendered output;
-//! - [`oci`] moves provider bundles through OCI registries, and [`printable`] escapes what a
-//!   remote party wrote before it reaches a terminal;
-//! - [`cli`] is the `opm` command line over all of it.
+//! - [`provider::oci`] moves provider bundles through OCI registries, and [`printable`] escapes
+//!   what a remote party wrote before it reaches a terminal;
+//! - [`cli`] is the `opm` command line over all of it: it parses flags and prints, and holds no
+//!   pipeline of its own.
+//!
+//! Shared by several of them, each in a home named for what it does: [`origin`] (where a piece
+//! of a module came from), [`progress`] (the progress line of slow work), [`files`] (writes that
+//! never leave half a file), [`json`] (canonical JSON), [`yaml`] (the parser's errors in words),
+//! [`names`] (the names the platform accepts). No module imports from one that imports it
+//! (`runtime/tests/layering.rs` checks).
 
 pub mod authoring;
 pub mod bundle;
 pub mod cli;
 pub mod contract;
 pub mod definitions;
+pub mod files;
+pub mod json;
 pub mod matching;
 pub mod module;
-pub mod oci;
+pub mod names;
+pub mod origin;
 pub mod printable;
+pub mod progress;
 pub mod provider;
 pub mod redact;
 pub mod render;
 pub mod report;
 pub mod sandbox;
 pub mod wit;
+pub mod yaml;

@@ -744,13 +744,14 @@ fn a_pulled_bundle_named_to_escape_the_directory_is_refused_and_nothing_is_writt
         .collect();
     let packed = format::pack(manifest, &components).expect("packs");
     // Pushed as a registry would serve it: the library's push does not check what it sends.
-    let target = opm_runtime::oci::OciRef::parse(&registry.oci("opm/evil:1.0.0")).unwrap();
-    opm_runtime::oci::push(
+    let target =
+        opm_runtime::provider::oci::OciRef::parse(&registry.oci("opm/evil:1.0.0")).unwrap();
+    opm_runtime::provider::oci::push(
         &target,
         &packed.bytes,
         None,
         ("evil", "1.0.0", &packed.digest),
-        &opm_runtime::oci::Options::default(),
+        &opm_runtime::provider::oci::Options::default(),
     )
     .expect("the registry takes it");
 

@@ -195,8 +195,8 @@ fn packing_twice_gives_identical_bytes_and_prints_the_digest() {
 #[test]
 fn pack_turns_a_core_module_into_a_component() {
     let core = std::fs::read(concat!(
-        env!("OUT_DIR"),
-        "/guests/wasm32-unknown-unknown/release/testing_panic.wasm"
+        env!("OPM_TEST_CORE_MODULES"),
+        "/testing_panic.wasm"
     ))
     .expect("the test guests' core modules are built by tests/build.rs");
     assert!(wasmparser_is_core(&core));

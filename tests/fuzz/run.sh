@@ -32,7 +32,10 @@ if ! command -v cargo-fuzz >/dev/null; then
   cargo install cargo-fuzz --version "$cargo_fuzz_version" --locked
 fi
 
-cargo "+$toolchain" fuzz build "${build_flags[@]}"
+# The guests of the embedded provider, built by the pinned stable toolchain whatever builds the
+# host (transformers/build_support.rs), come from the main build's guest directory when it has
+# them.
+OPM_GUEST_TARGET_DIR=$repo/target/guests cargo "+$toolchain" fuzz build "${build_flags[@]}"
 host=$(rustup run "$toolchain" rustc -vV | sed -n 's/^host: //p')
 bin_dir=$fuzz_dir/target/$host/release
 

@@ -92,7 +92,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
         )
     })?;
     let project: Project = serde_saphyr::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), crate::module::yaml_message(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), crate::yaml::message(&e)))?;
     if project.build.trim().is_empty() {
         bail!("{}: build is empty", path.display());
     }
@@ -172,7 +172,7 @@ pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
                 path.display()
             )
         })?;
-        crate::render::write::write_atomically(&path, &bytes)?;
+        crate::files::write_atomically(&path, &bytes)?;
     }
     let info = component::check(&bytes)
         .map_err(|reason| anyhow::anyhow!("{} is not a transformer: {reason}", path.display()))?;

@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The folder of component entries.
 pub const COMPONENTS_DIR: &str = "components";
@@ -53,26 +53,10 @@ pub fn manifest_entry(hex: &str) -> String {
 /// The canonical text of a JSON value: object keys sorted at every level, two-space indentation,
 /// a final newline.
 pub fn canonical_json(value: &Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(&sorted(value)).expect("a JSON value serializes");
+    let mut bytes =
+        serde_json::to_vec_pretty(&crate::json::sorted(value)).expect("a JSON value serializes");
     bytes.push(b'\n');
     bytes
-}
-
-/// `value` with the keys of every object sorted.
-pub fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let mut out = Map::new();
-            for key in keys {
-                out.insert(key.clone(), sorted(&map[key]));
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
 }
 
 /// A bundle written by [`pack`].

@@ -20,7 +20,6 @@
 
 pub mod component;
 pub mod format;
-pub mod pack;
 pub mod signature;
 
 use std::collections::BTreeMap;

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::fqn::{self, Fqn};
 use super::{DefinitionKind, DefinitionSpec};
-use crate::module::Origin;
+use crate::origin::Origin;
 
 /// Where a definition was declared.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

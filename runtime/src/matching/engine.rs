@@ -12,9 +12,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::Requirements;
+use super::flatten::{build_spec, flatten, with_defaults};
 use super::plan::{
     Attachments, Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource,
     Matched, Missing, Plan, Problem, Reason, Unmatched,
@@ -224,11 +225,14 @@ struct Outcome {
 }
 
 /// An attached definition with its merged value.
-struct Attached<'a> {
-    definition: &'a Definition,
-    value: Value,
+pub(super) struct Attached<'a> {
+    pub(super) definition: &'a Definition,
+    pub(super) value: Value,
 }
 
+/// Plans one component, phase by phase: what it attaches and its effective labels; which
+/// transformers match; what the matches leave wrong or unhandled; then, if nothing is wrong,
+/// each match's input, checked against its `validations`, as a call.
 fn plan_component(
     component: &Component,
     catalog: &Catalog,
@@ -236,48 +240,117 @@ fn plan_component(
     strict: bool,
     explain: Explain,
 ) -> Outcome {
-    let mut errors = Vec::new();
-    let mut warnings = Vec::new();
-    let name = &component.name;
-    let at = &component.origin;
-
-    let attached = resolve_attachments(component, catalog, &mut errors);
+    let mut problems = Problems::default();
+    let attached = resolve_attachments(component, catalog, &mut problems.errors);
     // A name that resolved to nothing is the cause of whatever does not match; it is reported
     // once, not again as "matches no transformer".
-    let unresolved = !errors.is_empty();
+    let unresolved = !problems.errors.is_empty();
     if component.resources.is_empty() {
-        errors.push(Problem::NoResources {
-            component: name.clone(),
-            at: at.clone(),
+        problems.errors.push(Problem::NoResources {
+            component: component.name.clone(),
+            at: component.origin.clone(),
         });
     }
-    let spec = build_spec(component, &attached, &mut errors);
-    let labels = effective_labels(component, &attached, &mut errors);
-    let has = |kind: DefinitionKind, fqn: &str| {
-        attached.get(fqn).is_some_and(|a| a.definition.kind == kind)
+    let spec = build_spec(component, &attached, &mut problems.errors);
+    let labels = effective_labels(component, &attached, &mut problems.errors);
+    let subject = Subject {
+        component,
+        attached: &attached,
+        labels: &labels,
     };
 
-    let mut matched: Vec<(&Transformer, Matched)> = Vec::new();
+    let (matched, unmatched) = match_transformers(&subject, transformers, explain);
+    let unhandled = if matched.is_empty() {
+        if !unresolved {
+            problems.errors.push(no_match(&subject, transformers));
+        }
+        Vec::new()
+    } else {
+        check_matches(&subject, &matched, strict, &mut problems)
+    };
+    let calls = if problems.errors.is_empty() {
+        validated_calls(&subject, spec, &matched, catalog, &mut problems.errors)
+    } else {
+        Vec::new()
+    };
+
+    let ok = problems.errors.is_empty();
+    let plan = ComponentPlan {
+        name: component.name.clone(),
+        origin: component.origin.clone(),
+        resources: subject.fqns_of(DefinitionKind::Resource),
+        traits: subject.fqns_of(DefinitionKind::Trait),
+        policies: subject.fqns_of(DefinitionKind::Policy),
+        labels,
+        matched: matched.into_iter().map(|(_, matched)| matched).collect(),
+        unmatched,
+        unhandled,
+        ok,
+    };
+    Outcome {
+        plan,
+        errors: problems.errors,
+        warnings: problems.warnings,
+        calls: if ok { calls } else { Vec::new() },
+    }
+}
+
+/// The errors and warnings planning one component found.
+#[derive(Default)]
+struct Problems {
+    errors: Vec<Problem>,
+    warnings: Vec<Problem>,
+}
+
+/// A component as matching sees it: what it attaches, resolved, and its effective labels.
+struct Subject<'a> {
+    component: &'a Component,
+    attached: &'a BTreeMap<String, Attached<'a>>,
+    labels: &'a BTreeMap<String, EffectiveLabel>,
+}
+
+impl Subject<'_> {
+    /// Whether the component attaches the definition `fqn` of `kind`.
+    fn has(&self, kind: DefinitionKind, fqn: &str) -> bool {
+        self.attached
+            .get(fqn)
+            .is_some_and(|a| a.definition.kind == kind)
+    }
+
+    /// The FQNs of what the component attaches of `kind`, sorted.
+    fn fqns_of(&self, kind: DefinitionKind) -> Vec<String> {
+        self.attached
+            .iter()
+            .filter(|(_, a)| a.definition.kind == kind)
+            .map(|(fqn, _)| fqn.clone())
+            .collect()
+    }
+}
+
+/// Tests every transformer against the component: those that match, and (unless only problems
+/// are explained) those that do not, with what each lacks.
+fn match_transformers<'t>(
+    subject: &Subject<'_>,
+    transformers: &'t [Transformer],
+    explain: Explain,
+) -> (Vec<(&'t Transformer, Matched)>, Vec<Unmatched>) {
+    let has = |kind: DefinitionKind, fqn: &str| subject.has(kind, fqn);
+    let mut matched = Vec::new();
     let mut unmatched = Vec::new();
     for transformer in transformers {
-        if explain == Explain::ProblemsOnly {
-            if matches(transformer, &labels, &has) {
-                matched.push((
-                    transformer,
-                    Matched {
-                        transformer: transformer.fqn.clone(),
-                        reasons: Vec::new(),
-                    },
-                ));
+        let (reasons, missing) = match explain {
+            Explain::ProblemsOnly if matches(transformer, subject.labels, &has) => {
+                (Vec::new(), Vec::new())
             }
-            continue;
-        }
-        let (reasons, missing) = check(transformer, &labels, &has);
+            Explain::ProblemsOnly => continue,
+            Explain::Everything => check(transformer, subject.labels, &has),
+        };
         if missing.is_empty() {
+            let transformer_fqn = transformer.fqn.clone();
             matched.push((
                 transformer,
                 Matched {
-                    transformer: transformer.fqn.clone(),
+                    transformer: transformer_fqn,
                     reasons,
                 },
             ));
@@ -288,135 +361,117 @@ fn plan_component(
             });
         }
     }
+    (matched, unmatched)
+}
 
-    let fqns_of = |kind: DefinitionKind| -> Vec<String> {
-        attached
-            .iter()
-            .filter(|(_, a)| a.definition.kind == kind)
-            .map(|(fqn, _)| fqn.clone())
-            .collect()
-    };
-    let (resources, traits, policies) = (
-        fqns_of(DefinitionKind::Resource),
-        fqns_of(DefinitionKind::Trait),
-        fqns_of(DefinitionKind::Policy),
-    );
-
-    let mut unhandled = Vec::new();
-    if matched.is_empty() && !unresolved {
-        errors.push(Problem::NoMatch {
-            component: name.clone(),
-            has: Attachments {
-                labels: labels
-                    .iter()
-                    .map(|(key, label)| (key.clone(), label.value.clone()))
-                    .collect(),
-                resources: resources.clone(),
-                traits: traits.clone(),
-                policies: policies.clone(),
-            },
-            // Every transformer is a candidate that did not match: say what each lacks.
-            candidates: transformers
+/// The error of a component no transformer matches: what it has, and what each transformer
+/// lacks.
+fn no_match(subject: &Subject<'_>, transformers: &[Transformer]) -> Problem {
+    let has = |kind: DefinitionKind, fqn: &str| subject.has(kind, fqn);
+    Problem::NoMatch {
+        component: subject.component.name.clone(),
+        has: Attachments {
+            labels: subject
+                .labels
                 .iter()
-                .map(|transformer| Candidate {
-                    transformer: transformer.fqn.clone(),
-                    requirements: transformer.requirements.clone(),
-                    missing: check(transformer, &labels, &has).1,
-                })
+                .map(|(key, label)| (key.clone(), label.value.clone()))
                 .collect(),
+            resources: subject.fqns_of(DefinitionKind::Resource),
+            traits: subject.fqns_of(DefinitionKind::Trait),
+            policies: subject.fqns_of(DefinitionKind::Policy),
+        },
+        // Every transformer is a candidate that did not match: say what each lacks.
+        candidates: transformers
+            .iter()
+            .map(|transformer| Candidate {
+                transformer: transformer.fqn.clone(),
+                requirements: transformer.requirements.clone(),
+                missing: check(transformer, subject.labels, &has).1,
+            })
+            .collect(),
+        at: subject.component.origin.clone(),
+    }
+}
+
+/// Checks what the matches leave wrong: transformers with identical requirements, and what no
+/// match handles (an error under `strict`, else a warning); returns the unhandled FQNs.
+fn check_matches(
+    subject: &Subject<'_>,
+    matched: &[(&Transformer, Matched)],
+    strict: bool,
+    problems: &mut Problems,
+) -> Vec<String> {
+    let (name, at) = (&subject.component.name, &subject.component.origin);
+    let mut groups: BTreeMap<&RequirementKey, Vec<String>> = BTreeMap::new();
+    for (transformer, _) in matched {
+        groups
+            .entry(&transformer.key)
+            .or_default()
+            .push(transformer.fqn.clone());
+    }
+    for transformers in groups.into_values().filter(|group| group.len() > 1) {
+        problems.errors.push(Problem::MultipleExactMatches {
+            component: name.clone(),
+            transformers,
             at: at.clone(),
         });
-    } else if !matched.is_empty() {
-        let mut groups: BTreeMap<&RequirementKey, Vec<String>> = BTreeMap::new();
-        for (transformer, _) in &matched {
-            groups
-                .entry(&transformer.key)
-                .or_default()
-                .push(transformer.fqn.clone());
+    }
+    let unhandled: Vec<String> = subject
+        .attached
+        .keys()
+        .filter(|fqn| {
+            !matched
+                .iter()
+                .any(|(transformer, _)| transformer.named.contains(*fqn))
+        })
+        .cloned()
+        .collect();
+    if !unhandled.is_empty() {
+        let problem = Problem::Unhandled {
+            component: name.clone(),
+            definitions: unhandled.clone(),
+            at: at.clone(),
+        };
+        if strict {
+            problems.errors.push(problem)
+        } else {
+            problems.warnings.push(problem)
         }
-        for transformers in groups.into_values().filter(|group| group.len() > 1) {
-            errors.push(Problem::MultipleExactMatches {
-                component: name.clone(),
-                transformers,
-                at: at.clone(),
-            });
-        }
-        unhandled = attached
-            .keys()
-            .filter(|fqn| {
-                !matched
-                    .iter()
-                    .any(|(transformer, _)| transformer.named.contains(*fqn))
-            })
-            .cloned()
-            .collect();
-        if !unhandled.is_empty() {
-            let problem = Problem::Unhandled {
-                component: name.clone(),
-                definitions: unhandled.clone(),
-                at: at.clone(),
-            };
-            if strict {
-                errors.push(problem)
-            } else {
-                warnings.push(problem)
+    }
+    unhandled
+}
+
+/// Each matched transformer's input — exactly the JSON it would receive — checked against its
+/// `validations`, as a call; a validation that fails is an error.
+fn validated_calls(
+    subject: &Subject<'_>,
+    spec: BTreeMap<String, Value>,
+    matched: &[(&Transformer, Matched)],
+    catalog: &Catalog,
+    errors: &mut Vec<Problem>,
+) -> Vec<Call> {
+    let component = subject.component;
+    let base = flatten(component, subject.attached, subject.labels, spec);
+    let mut calls = Vec::new();
+    for (transformer, _) in matched {
+        let input = with_defaults(&base, &transformer.optional, subject.attached, catalog);
+        for (message, validator) in &transformer.validations {
+            if !validator.is_valid(&input) {
+                errors.push(Problem::Refused {
+                    component: component.name.clone(),
+                    transformer: transformer.fqn.clone(),
+                    message: message.clone(),
+                    at: component.origin.clone(),
+                });
             }
         }
+        calls.push(Call {
+            component: component.name.clone(),
+            transformer: transformer.fqn.clone(),
+            input: input.to_string(),
+        });
     }
-
-    // Each matched transformer's validations see exactly the JSON it would receive, and only
-    // once everything before them holds.
-    let mut inputs = Vec::new();
-    if errors.is_empty() {
-        let base = flatten(component, &attached, &labels, spec);
-        for (transformer, _) in &matched {
-            let input = with_defaults(&base, transformer, &attached, catalog);
-            for (message, validator) in &transformer.validations {
-                if !validator.is_valid(&input) {
-                    errors.push(Problem::Refused {
-                        component: name.clone(),
-                        transformer: transformer.fqn.clone(),
-                        message: message.clone(),
-                        at: at.clone(),
-                    });
-                }
-            }
-            inputs.push(input);
-        }
-    }
-    let ok = errors.is_empty();
-    let calls = if ok {
-        matched
-            .iter()
-            .zip(inputs)
-            .map(|((transformer, _), input)| Call {
-                component: name.clone(),
-                transformer: transformer.fqn.clone(),
-                input: input.to_string(),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-
-    let plan = ComponentPlan {
-        name: name.clone(),
-        origin: at.clone(),
-        resources,
-        traits,
-        policies,
-        labels,
-        matched: matched.into_iter().map(|(_, matched)| matched).collect(),
-        unmatched,
-        unhandled,
-        ok,
-    };
-    Outcome {
-        plan,
-        errors,
-        warnings,
-        calls,
-    }
+    calls
 }
 
 /// Resolves each attachment to a definition of the right kind, keyed by FQN.
@@ -483,51 +538,6 @@ fn resolve_attachments<'a>(
         }
     }
     attached
-}
-
-/// Merges each value over its defaults, validates it, and keys it by spec field.
-fn build_spec(
-    component: &Component,
-    attached: &BTreeMap<String, Attached<'_>>,
-    errors: &mut Vec<Problem>,
-) -> BTreeMap<String, Value> {
-    let origin_of = |fqn: &str| {
-        DefinitionKind::ALL
-            .iter()
-            .flat_map(|kind| component.attachments(*kind))
-            .find(|a| a.name == fqn || crate::definitions::fqn::short_name(fqn) == a.name)
-            .map_or_else(|| component.origin.clone(), |a| a.origin.clone())
-    };
-    let mut spec = BTreeMap::new();
-    let mut fillers: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for (fqn, a) in attached {
-        let (merged, violations) = a.definition.apply(&a.value);
-        for violation in violations {
-            errors.push(Problem::InvalidValue {
-                component: component.name.clone(),
-                definition: fqn.clone(),
-                path: violation.path,
-                message: violation.message,
-                at: origin_of(fqn),
-            });
-        }
-        fillers
-            .entry(&a.definition.field)
-            .or_default()
-            .push(fqn.clone());
-        spec.insert(a.definition.field.clone(), merged);
-    }
-    for (field, definitions) in fillers {
-        if definitions.len() > 1 {
-            errors.push(Problem::FieldClash {
-                component: component.name.clone(),
-                field: field.to_owned(),
-                definitions,
-                at: component.origin.clone(),
-            });
-        }
-    }
-    spec
 }
 
 /// The labels of every attached definition, overlaid by the component's own
@@ -655,73 +665,4 @@ fn check(
         }
     }
     (reasons, missing)
-}
-
-/// The part of a transformer's input that every matched transformer shares: all of it but
-/// `defaults` (`docs/module-format.md#what-a-transformer-receives`).
-fn flatten(
-    component: &Component,
-    attached: &BTreeMap<String, Attached<'_>>,
-    labels: &BTreeMap<String, EffectiveLabel>,
-    spec: BTreeMap<String, Value>,
-) -> Map<String, Value> {
-    let fqns = |kind: DefinitionKind| -> Value {
-        attached
-            .iter()
-            .filter(|(_, a)| a.definition.kind == kind)
-            .map(|(fqn, _)| json!(fqn))
-            .collect()
-    };
-    let labels: Map<String, Value> = labels
-        .iter()
-        .map(|(k, label)| (k.clone(), json!(label.value)))
-        .collect();
-    let annotations: Map<String, Value> = component
-        .annotations
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    let mut input = Map::new();
-    input.insert(
-        "metadata".into(),
-        json!({"name": component.name, "labels": labels, "annotations": annotations}),
-    );
-    input.insert("resources".into(), fqns(DefinitionKind::Resource));
-    input.insert("traits".into(), fqns(DefinitionKind::Trait));
-    input.insert("policies".into(), fqns(DefinitionKind::Policy));
-    input.insert("spec".into(), Value::Object(spec.into_iter().collect()));
-    input
-}
-
-/// `base` plus the defaults of the transformer's optional definitions the component does not
-/// attach, keyed by field.
-fn with_defaults(
-    base: &Map<String, Value>,
-    transformer: &Transformer,
-    attached: &BTreeMap<String, Attached<'_>>,
-    catalog: &Catalog,
-) -> Value {
-    let defaults: BTreeMap<&str, &Value> = transformer
-        .optional
-        .iter()
-        .filter(|fqn| !attached.contains_key(*fqn))
-        .filter_map(|fqn| catalog.get(fqn))
-        .filter_map(|definition| {
-            definition
-                .defaults
-                .as_ref()
-                .map(|d| (definition.field.as_str(), d))
-        })
-        .collect();
-    let mut input = base.clone();
-    input.insert(
-        "defaults".into(),
-        Value::Object(
-            defaults
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v.clone()))
-                .collect(),
-        ),
-    );
-    Value::Object(input)
 }

@@ -6,7 +6,8 @@
 //! warning; plus the [`Call`]s to run, each with the JSON its transformer receives
 //! (`docs/module-format.md#what-a-transformer-receives`).
 //!
-//! - [`engine`] is the algorithm and the flattening;
+//! - [`engine`] is the algorithm, one named phase after another;
+//! - `flatten` turns a component into the JSON a transformer receives;
 //! - [`plan`](mod@plan) holds the plan's types and its problems;
 //! - [`crate::report::plan`] prints a plan as text for `opm mod vet`.
 //!
@@ -45,47 +46,15 @@
 //! ```
 
 pub mod engine;
+mod flatten;
 pub mod plan;
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
+pub use crate::provider::Requirements;
 pub use engine::{Explain, declared, plan, plan_with};
 pub use plan::{
     Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, Matched,
     Missing, Plan, Problem, Reason, Unmatched, describe_requirements,
 };
-
-/// What a transformer requires of a component, and what it optionally handles.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Requirements {
-    /// Label pairs that must all be in the component's effective labels.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub required_labels: BTreeMap<String, String>,
-    /// Labels the transformer reads when present.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub optional_labels: BTreeMap<String, String>,
-    /// Resource FQNs that must all be attached.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub required_resources: Vec<String>,
-    /// Resource FQNs the transformer handles when attached.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub optional_resources: Vec<String>,
-    /// Trait FQNs that must all be attached.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub required_traits: Vec<String>,
-    /// Trait FQNs the transformer handles when attached.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub optional_traits: Vec<String>,
-    /// Policy FQNs that must all be attached.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub required_policies: Vec<String>,
-    /// Policy FQNs the transformer handles when attached.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub optional_policies: Vec<String>,
-}
 
 #[cfg(test)]
 mod tests;

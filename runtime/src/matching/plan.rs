@@ -11,7 +11,7 @@ use serde::{Serialize, Serializer};
 
 use super::Requirements;
 use crate::definitions::{DefinitionError, DefinitionKind};
-use crate::module::Origin;
+use crate::origin::Origin;
 
 /// The outcome of matching a module's components to a provider's transformers.
 #[derive(Debug, Clone, Serialize)]

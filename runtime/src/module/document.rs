@@ -145,17 +145,6 @@ fn field<'a>(entries: &'a [Entry], key: &str) -> Option<&'a Node> {
         .map(|entry| &entry.value)
 }
 
-/// Whether `name` is a DNS-1123 label: what Kubernetes accepts as a name.
-pub(crate) fn is_dns_label(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-}
-
 /// Collects problems while reading the document.
 #[derive(Default)]
 struct Reader {
@@ -288,7 +277,7 @@ impl Reader {
             .required(entries, "name", node)
             .and_then(|n| self.string(n, "metadata.name"));
         if let Some(name) = &name
-            && !is_dns_label(name)
+            && !crate::names::is_dns_label(name)
         {
             let origin = field(entries, "name")
                 .map(|n| n.origin.clone())
@@ -300,7 +289,7 @@ impl Reader {
             .and_then(|n| self.string(n, "metadata.version"));
         let namespace = field(entries, "namespace").and_then(|n| {
             let namespace = self.string(n, "metadata.namespace")?;
-            if !is_dns_label(&namespace) {
+            if !crate::names::is_dns_label(&namespace) {
                 self.problem(&n.origin, format!("namespace {namespace:?} must be a DNS label: lowercase letters, digits and '-', at most 63"));
             }
             Some(namespace)
@@ -352,7 +341,7 @@ impl Reader {
             );
         }
         for entry in entries {
-            if !is_dns_label(&entry.key) {
+            if !crate::names::is_dns_label(&entry.key) {
                 self.problem(
                     &entry.key_origin,
                     format!("component name {:?} must be a DNS label: lowercase letters, digits and '-', at most 63", entry.key),

@@ -28,7 +28,6 @@
 //! ```
 
 mod document;
-mod origin;
 mod set;
 mod tree;
 mod values;
@@ -38,9 +37,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub(crate) use document::is_dns_label;
-pub use origin::Origin;
-pub(crate) use tree::yaml_message;
+pub use crate::origin::Origin;
 
 use crate::definitions::{DefinitionKind, DefinitionSpec};
 

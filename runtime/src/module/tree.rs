@@ -88,7 +88,7 @@ pub(crate) fn parse(text: &str, source: &Arc<str>) -> Result<Node, ModuleError> 
             );
             ModuleError::Syntax {
                 origin,
-                message: strip_location(&yaml_message(&error)),
+                message: strip_location(&crate::yaml::message(&error)),
             }
         })?;
     Ok(convert(raw, source))
@@ -96,25 +96,6 @@ pub(crate) fn parse(text: &str, source: &Arc<str>) -> Result<Node, ModuleError> 
 
 fn clamp(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-/// The parser's message for `error`, in words for a person who writes YAML rather than for one
-/// who configures the parser.
-pub(crate) fn yaml_message(error: &serde_saphyr::Error) -> String {
-    match error {
-        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
-            let key = key
-                .as_deref()
-                .map(|k| format!(" `{k}`"))
-                .unwrap_or_default();
-            let location = error
-                .location()
-                .map(|at| format!(" at line {}, column {}", at.line(), at.column()))
-                .unwrap_or_default();
-            format!("duplicate key{key}: a key may appear only once in a map{location}")
-        }
-        _ => error.to_string(),
-    }
 }
 
 /// `serde-saphyr` ends messages with ` at line L, column C`; the origin already says that.

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::definitions::{DefinitionSpec, Fqn};
-use crate::matching::Requirements;
 use crate::sandbox::limits::{Caps, Limits, parse_duration, parse_size};
 
 /// A parsed `provider.yaml`.
@@ -192,7 +191,7 @@ impl ProviderManifest {
         }
         // The name and version become file names (`NAME-VERSION.opmb`, `.opm/providers/NAME/
         // VERSION/`), so they are checked before anything is built from them.
-        if !crate::module::is_dns_label(&self.metadata.name) {
+        if !crate::names::is_dns_label(&self.metadata.name) {
             return Err(format!(
                 "metadata.name {:?} is not a provider name: lowercase letters, digits and \
                  hyphens, at most 63, starting and ending with a letter or digit",
@@ -270,4 +269,34 @@ mod tests {
         };
         assert!(bad.limits(&caps).unwrap_err().starts_with("limits.memory:"));
     }
+}
+
+/// What a transformer requires of a component, and what it optionally handles.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Requirements {
+    /// Label pairs that must all be in the component's effective labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub required_labels: BTreeMap<String, String>,
+    /// Labels the transformer reads when present.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub optional_labels: BTreeMap<String, String>,
+    /// Resource FQNs that must all be attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_resources: Vec<String>,
+    /// Resource FQNs the transformer handles when attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optional_resources: Vec<String>,
+    /// Trait FQNs that must all be attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_traits: Vec<String>,
+    /// Trait FQNs the transformer handles when attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optional_traits: Vec<String>,
+    /// Policy FQNs that must all be attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_policies: Vec<String>,
+    /// Policy FQNs the transformer handles when attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optional_policies: Vec<String>,
 }

@@ -14,6 +14,8 @@
 
 pub mod installed;
 pub mod manifest;
+pub mod oci;
+pub mod pack;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,9 @@ use std::sync::Arc;
 
 use crate::bundle::component::{self, ComponentError, ComponentInfo};
 use crate::bundle::{self, BundleError};
-pub use manifest::{LimitsSpec, ProviderManifest, ProviderMetadata, TransformerSpec, Validation};
+pub use manifest::{
+    LimitsSpec, ProviderManifest, ProviderMetadata, Requirements, TransformerSpec, Validation,
+};
 
 /// The name of the provider built into the `opm` binary.
 pub const DEFAULT_PROVIDER: &str = "kubernetes";
@@ -266,5 +270,5 @@ pub fn parse_manifest(origin: &str, bytes: &[u8]) -> Result<ProviderManifest, Pr
         message,
     };
     let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8: {e}")))?;
-    serde_saphyr::from_str(text).map_err(|e| invalid(crate::module::yaml_message(&e)))
+    serde_saphyr::from_str(text).map_err(|e| invalid(crate::yaml::message(&e)))
 }

@@ -239,7 +239,7 @@ pub fn compile_all(
 ) -> Transformers {
     let progress = progress
         .then(|| {
-            crate::report::progress::compiling(|| {
+            crate::progress::compiling(|| {
                 components
                     .iter()
                     .filter(|(_, bytes)| !sandbox.is_cached(bytes))

@@ -39,7 +39,7 @@ use serde_json::Value;
 
 use super::Resource;
 use super::order::{Identity, is_cluster_scoped};
-use crate::bundle::format::sorted;
+use crate::json::sorted;
 
 /// How a reference starts.
 pub const MARKER: &str = "opm:checksum ";

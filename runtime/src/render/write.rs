@@ -219,16 +219,3 @@ fn swap(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
     std::fs::rename(a, b)?;
     std::fs::rename(&aside, a)
 }
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a failure never
-/// leaves half a file (half a bundle, half a component).
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => std::path::Path::new("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}

@@ -1,14 +1,14 @@
 //! Reporting: everything a command tells a person or a tool besides its output — what a render
 //! decided and did ([`verbose`]), a plan in words ([`plan`]), the warnings, the failures grouped
-//! by component, the `--verbose=json` events that close a render, the exit status
-//! (`docs/cli.md#exit-status`), and the progress line of slow work ([`progress`]).
+//! by component, the `--verbose=json` events that close a render, and the exit status
+//! (`docs/cli.md#exit-status`). The progress line of slow work is [`crate::progress`], which the
+//! pipeline itself shows.
 //!
 //! [`render`] is the one place a render's outcome becomes words and a status: `opm mod build`
 //! and `opm mod diff` both hand it what [`crate::render::build`] returned. Every line goes
 //! through the redactor of the module's sensitive values.
 
 pub mod plan;
-pub mod progress;
 pub mod verbose;
 
 use std::collections::BTreeMap;

@@ -1,10 +1,10 @@
 //! Fuzz target `registry`: the host's parsers of what an OCI registry sends, each on the same
-//! bytes — a manifest or index ([`opm_runtime::oci::parse_document`], and
-//! [`parse_manifest`](opm_runtime::oci::parse_manifest) and
-//! [`parse_index`](opm_runtime::oci::parse_index) directly), a tag list
-//! ([`opm_runtime::oci::parse_tag_list`]), a token response
-//! ([`opm_runtime::oci::parse_token`]) and a `WWW-Authenticate` header
-//! ([`opm_runtime::oci::parse_challenges`]) — and the escaping of registry text for the terminal
+//! bytes — a manifest or index ([`opm_runtime::provider::oci::parse_document`], and
+//! [`parse_manifest`](opm_runtime::provider::oci::parse_manifest) and
+//! [`parse_index`](opm_runtime::provider::oci::parse_index) directly), a tag list
+//! ([`opm_runtime::provider::oci::parse_tag_list`]), a token response
+//! ([`opm_runtime::provider::oci::parse_token`]) and a `WWW-Authenticate` header
+//! ([`opm_runtime::provider::oci::parse_challenges`]) — and the escaping of registry text for the terminal
 //! ([`opm_runtime::printable::escape`]).
 //!
 //! Besides never panicking: a manifest that parses must write back to JSON that parses to the
@@ -14,7 +14,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::oci::{self, Document};
+use opm_runtime::provider::oci::{self, Document};
 use opm_runtime::printable;
 
 fuzz_target!(|data: &[u8]| {

@@ -28,8 +28,8 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
-use crate::bundle::format::sorted;
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
+use crate::json::sorted;
 use crate::redact::Redactor;
 use crate::render::{self, order::Identity};
 

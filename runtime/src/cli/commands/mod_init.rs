@@ -14,7 +14,7 @@ use clap::Args;
 
 use super::mod_schema;
 use crate::cli::Output;
-use crate::module::is_dns_label;
+use crate::names::is_dns_label;
 use crate::provider;
 
 /// Arguments of `opm mod init`.

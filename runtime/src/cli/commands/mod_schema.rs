@@ -65,7 +65,7 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     };
     let text = text(&provider, module.as_ref())?;
     match &args.output {
-        Some(path) => crate::render::write::write_atomically(path, text.as_bytes())?,
+        Some(path) => crate::files::write_atomically(path, text.as_bytes())?,
         None => out.stdout.write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)

@@ -47,22 +47,25 @@ pub fn run(_args: ListArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             },
         };
         let wanted = installed::version_req(requirement).map_err(anyhow::Error::msg)?;
-        let newest = match installed::source_of(&project, requirement, &(out.env))
-            .and_then(|source| installed::offered(&source, name, &crate::oci::Options::default()))
-        {
-            Ok(offered) => {
-                let allowed = offered.keys().rev().find(|v| wanted.matches(v));
-                let any = offered.keys().next_back();
-                match (allowed, any) {
-                    (None, None) => "none".to_owned(),
-                    (Some(a), Some(b)) if a == b => a.to_string(),
-                    (Some(a), Some(b)) => format!("{a} ({b} beyond {})", requirement.version),
-                    (None, Some(b)) => format!("none allowed ({b} beyond {})", requirement.version),
-                    (Some(a), None) => a.to_string(),
+        let newest =
+            match installed::source_of(&project, requirement, &(out.env)).and_then(|source| {
+                installed::offered(&source, name, &crate::provider::oci::Options::default())
+            }) {
+                Ok(offered) => {
+                    let allowed = offered.keys().rev().find(|v| wanted.matches(v));
+                    let any = offered.keys().next_back();
+                    match (allowed, any) {
+                        (None, None) => "none".to_owned(),
+                        (Some(a), Some(b)) if a == b => a.to_string(),
+                        (Some(a), Some(b)) => format!("{a} ({b} beyond {})", requirement.version),
+                        (None, Some(b)) => {
+                            format!("none allowed ({b} beyond {})", requirement.version)
+                        }
+                        (Some(a), None) => a.to_string(),
+                    }
                 }
-            }
-            Err(e) => format!("? ({})", short_reason(&e.to_string())),
-        };
+                Err(e) => format!("? ({})", short_reason(&e.to_string())),
+            };
         rows.push([
             name.clone(),
             requirement.version.clone(),

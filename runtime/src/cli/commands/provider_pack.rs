@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::bundle::pack;
 use crate::cli::Output;
+use crate::provider::pack;
 
 /// Arguments of `opm provider pack`.
 #[derive(Debug, Args)]
@@ -29,7 +29,7 @@ pub fn run(args: PackArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let path = args
         .output
         .unwrap_or_else(|| PathBuf::from(packed.file_name()));
-    crate::render::write::write_atomically(&path, &packed.packed.bytes)
+    crate::files::write_atomically(&path, &packed.packed.bytes)
         .with_context(|| format!("writing {}", path.display()))?;
     for fqn in &packed.componentized {
         writeln!(

@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::bundle;
 use crate::cli::Output;
-use crate::oci::{self, OciRef};
+use crate::provider::oci::{self, OciRef};
 
 /// Arguments of `opm provider pull`.
 #[derive(Debug, Args)]
@@ -39,7 +39,7 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         insecure_http: args.insecure_http,
         ..oci::Options::default()
     };
-    let progress = crate::report::progress::Progress::start(format!("pulling {source}"));
+    let progress = crate::progress::Progress::start(format!("pulling {source}"));
     let pulled = oci::pull(&source, &options, bundle::format::MAX_BUNDLE_BYTES);
     drop(progress);
     let pulled = pulled?;

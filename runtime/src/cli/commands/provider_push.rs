@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::bundle::{self, signature};
 use crate::cli::Output;
-use crate::oci::{self, OciRef};
+use crate::provider::oci::{self, OciRef};
 
 /// Arguments of `opm provider push`.
 #[derive(Debug, Args)]

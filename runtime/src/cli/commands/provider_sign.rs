@@ -53,7 +53,7 @@ pub fn run(args: SignArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let path = args
         .signature
         .unwrap_or_else(|| signature::signature_path(&args.bundle));
-    crate::render::write::write_atomically(&path, text.as_bytes())
+    crate::files::write_atomically(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     let (_, info) = signature::read_signature(&args.bundle, Some(&path))?
         .context("the signature just written cannot be read")?;

@@ -172,7 +172,7 @@ fn verdict(
             return Ok(Verdict::Pass);
         }
         let path = case.dir.join(cases::EXPECTED);
-        crate::render::write::write_atomically(&path, cases::pretty(got).as_bytes())
+        crate::files::write_atomically(&path, cases::pretty(got).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         return Ok(Verdict::Blessed);
     }

@@ -3,7 +3,7 @@
 //! one with plain passwords `Basic realm="…"`.
 //!
 //! ```
-//! use opm_runtime::oci::parse_challenges;
+//! use opm_runtime::provider::oci::parse_challenges;
 //! let challenges = parse_challenges(r#"Bearer realm="https://a.example/token",service="reg""#);
 //! assert_eq!(challenges[0].scheme, "bearer");
 //! assert_eq!(challenges[0].params["realm"], "https://a.example/token");

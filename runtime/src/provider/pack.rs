@@ -3,14 +3,14 @@
 //!
 //! The manifest is parsed strictly and validated; each component is read, turned into a
 //! component if it is a core module built with wit-bindgen, and checked
-//! ([`component::check`](super::component::check)); then [`format::pack`] writes the canonical
+//! ([`component::check`]); then [`format::pack`] writes the canonical
 //! manifest with every digest and the components named by digest.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::component::{self, ComponentInfo};
-use super::format::{self, Packed};
+use crate::bundle::component::{self, ComponentInfo};
+use crate::bundle::format::{self, Packed};
 use crate::provider::{self, ProviderError, ProviderManifest};
 
 /// A packed bundle and what went into it.
@@ -54,7 +54,7 @@ pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
     };
     let text = std::str::from_utf8(&bytes).map_err(|e| invalid(e.to_string()))?;
     let raw: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| invalid(crate::module::yaml_message(&e)))?;
+        serde_saphyr::from_str(text).map_err(|e| invalid(crate::yaml::message(&e)))?;
 
     let mut sources: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut infos = BTreeMap::new();

@@ -6,7 +6,7 @@
 //! the right length. A reference with neither tag nor digest names the tag `latest`.
 //!
 //! ```
-//! use opm_runtime::oci::OciRef;
+//! use opm_runtime::provider::oci::OciRef;
 //! let r = OciRef::parse("oci://127.0.0.1:5000/opm/kubernetes:0.2.0").unwrap();
 //! assert_eq!((r.registry(), r.repository(), r.tag()), ("127.0.0.1:5000", "opm/kubernetes", Some("0.2.0")));
 //! assert_eq!(r.to_string(), "oci://127.0.0.1:5000/opm/kubernetes:0.2.0");
