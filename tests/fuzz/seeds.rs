@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use opm_runtime::bundle::{self, format};
-use opm_runtime::{oci, provider};
+use opm_runtime::provider::{self, oci};
 use serde_json::{Map, Value};
 
 /// Bundles and components over this size make slow seeds; the smaller ones cover the same code.
