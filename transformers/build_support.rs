@@ -79,6 +79,7 @@ pub fn build_components_for(
         "CARGO_TARGET_DIR",
         "CARGO_BUILD_TARGET",
         "RUSTC_WORKSPACE_WRAPPER",
+        "CLIPPY_ARGS",
         "CARGO_LLVM_COV",
         "LLVM_PROFILE_FILE",
     ] {

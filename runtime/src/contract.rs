@@ -94,9 +94,10 @@ pub fn allowed_imports_summary() -> String {
     )
 }
 
-/// The sandbox engine's configuration, but for the stack size (which the limits set): fuel and epoch interruption on, the
-/// component model on, and WebAssembly's default features (no threads: shared memory is
-/// refused when a bundle is loaded, see [`wasm_features`]).
+/// The sandbox engine's configuration, but for the stack size (which the limits set): fuel and
+/// epoch interruption on, the component model on, and WebAssembly's default features (no
+/// threads: shared memory is refused when a bundle is loaded, see [`wasm_features`]).
+#[cfg(feature = "sandbox")]
 pub fn engine_config() -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     config
@@ -108,19 +109,49 @@ pub fn engine_config() -> wasmtime::Config {
 }
 
 /// The WebAssembly features the sandbox's engine enables, so a bundle's components are
-/// validated at load exactly as the engine will compile them.
+/// validated at load exactly as the engine will compile them. Pinned here rather than asked of
+/// an engine, so that checking a bundle needs no engine (the fuzz targets build without one);
+/// a test fails the day the engine's features and these part.
 pub fn wasm_features() -> wasmparser::WasmFeatures {
-    static FEATURES: std::sync::OnceLock<wasmparser::WasmFeatures> = std::sync::OnceLock::new();
-    *FEATURES.get_or_init(|| match wasmtime::Engine::new(&engine_config()) {
-        Ok(engine) => engine.get_wasm_features(),
-        // An engine that cannot be made will refuse every component at compile time anyway.
-        Err(_) => wasmparser::WasmFeatures::default(),
-    })
+    use wasmparser::WasmFeatures as F;
+    // What `wasmtime::Engine::new(&engine_config())` enables on wasmtime 48.
+    const ENGINE: F = F::empty()
+        .union(F::MUTABLE_GLOBAL)
+        .union(F::SATURATING_FLOAT_TO_INT)
+        .union(F::SIGN_EXTENSION)
+        .union(F::REFERENCE_TYPES)
+        .union(F::MULTI_VALUE)
+        .union(F::BULK_MEMORY)
+        .union(F::SIMD)
+        .union(F::RELAXED_SIMD)
+        .union(F::TAIL_CALL)
+        .union(F::FLOATS)
+        .union(F::MULTI_MEMORY)
+        .union(F::MEMORY64)
+        .union(F::EXTENDED_CONST)
+        .union(F::COMPONENT_MODEL)
+        .union(F::FUNCTION_REFERENCES)
+        .union(F::GC)
+        .union(F::CALL_INDIRECT_OVERLONG)
+        .union(F::BULK_MEMORY_OPT);
+    ENGINE
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(feature = "sandbox")]
+    fn the_pinned_features_are_the_engines() {
+        let engine = wasmtime::Engine::new(&engine_config()).expect("engine");
+        let features = engine.get_wasm_features();
+        assert_eq!(
+            wasm_features(),
+            features,
+            "the engine's features are now {features:?}"
+        );
+    }
 
     #[test]
     fn wasi_is_allowed_only_at_a_0_2_version_the_sandbox_implements() {

@@ -24,9 +24,17 @@
 //! never leave half a file), [`json`] (canonical JSON), [`yaml`] (the parser's errors in words),
 //! [`names`] (the names the platform accepts). No module imports from one that imports it
 //! (`runtime/tests/layering.rs` checks).
+//!
+//! The `sandbox` feature (on by default) is wasmtime and everything that needs it: the engine
+//! half of [`sandbox`], running a render ([`render::build`], [`render::execute`]), `authoring`,
+//! `report`, `wit` and `cli`. Without it this crate is a core that parses, checks and plans
+//! but runs nothing — what the fuzz targets (`tests/fuzz/`) link, so that fuzzing a YAML loader
+//! does not compile a WebAssembly compiler.
 
+#[cfg(feature = "sandbox")]
 pub mod authoring;
 pub mod bundle;
+#[cfg(feature = "sandbox")]
 pub mod cli;
 pub mod contract;
 pub mod definitions;
@@ -41,7 +49,9 @@ pub mod progress;
 pub mod provider;
 pub mod redact;
 pub mod render;
+#[cfg(feature = "sandbox")]
 pub mod report;
 pub mod sandbox;
+#[cfg(feature = "sandbox")]
 pub mod wit;
 pub mod yaml;

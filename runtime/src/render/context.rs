@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+#[cfg(feature = "sandbox")]
 use crate::wit;
 
 /// `app.kubernetes.io/managed-by`, set to [`MANAGED_BY`] on every resource.
@@ -57,6 +58,7 @@ impl RenderContext {
     }
 
     /// The WIT context passed to the transforms of `component`.
+    #[cfg(feature = "sandbox")]
     pub fn for_component(&self, component: &str) -> wit::Context {
         wit::Context {
             name: self.name.clone(),

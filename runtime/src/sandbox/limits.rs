@@ -25,7 +25,7 @@ pub struct Limits {
     /// Resources a call may return.
     pub resources: usize,
     /// Bytes a call may log, each line charged its text plus a fixed cost
-    /// ([`LOG_LINE_COST`](super::call::LOG_LINE_COST)); further lines are dropped and counted.
+    /// ([`LOG_LINE_COST`](super::outcome::LOG_LINE_COST)); further lines are dropped and counted.
     pub log: usize,
     /// Bytes of log kept for a whole render: each of N calls may log at most this / N (and
     /// at most `log`), so the logs of a render stay bounded whatever its size.

@@ -1,0 +1,284 @@
+//! Running a render's calls: each in the sandbox (or through another [`Runner`]), in parallel,
+//! with its output checked and labelled on the thread that ran it, then merged in call order,
+//! sorted into install order and searched for duplicates. Built with the `sandbox` feature.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use super::{
+    CallReport, Failure, FailureKind, RenderContext, Rendered, Resource, check_resource, checksum,
+    order,
+};
+use crate::matching::Call;
+use crate::sandbox::{CallOutcome, CompileError, CompiledTransformer, Limits, Sandbox};
+use crate::wit;
+
+/// Each transformer a render uses, by FQN: compiled, or why it could not be.
+pub type Transformers = BTreeMap<String, Result<CompiledTransformer, CompileError>>;
+
+/// Most invalid resources reported for one call; the rest are counted in one more failure.
+const MAX_INVALID_REPORTED: usize = 10;
+
+/// What runs the calls of a render: the sandbox (what [`execute`] uses), or, in the benchmark
+/// that measures what the sandbox costs (`benches/native.rs`), the same transformer crates
+/// compiled into the process.
+pub trait Runner: Sync {
+    /// Runs `call` under `limits`; `Err` says why its transformer could not be loaded, so that
+    /// none of its calls ran.
+    fn call(
+        &self,
+        call: &Call,
+        context: &wit::Context,
+        limits: &Limits,
+    ) -> Result<CallOutcome, String>;
+
+    /// `blake3:<hex>` of the component of `transformer`, for failures; empty when unknown.
+    fn digest(&self, transformer: &str) -> String;
+}
+
+/// The sandbox with the transformers a render uses, compiled (or why each could not be).
+pub(crate) struct Sandboxed<'a> {
+    pub(crate) sandbox: &'a Sandbox,
+    pub(crate) transformers: &'a Transformers,
+}
+
+impl Runner for Sandboxed<'_> {
+    fn call(
+        &self,
+        call: &Call,
+        context: &wit::Context,
+        limits: &Limits,
+    ) -> Result<CallOutcome, String> {
+        match &self.transformers[&call.transformer] {
+            Ok(compiled) => Ok(self.sandbox.call(compiled, &call.input, context, limits)),
+            Err(error) => Err(load_reason(error)),
+        }
+    }
+
+    fn digest(&self, transformer: &str) -> String {
+        digest_of(self.transformers, transformer)
+    }
+}
+
+/// Runs `calls` on the current rayon pool, each in a fresh sandbox instance, and checks, labels
+/// and orders the results. `transformers` holds, for every call's FQN, the compiled transformer
+/// or why it could not be compiled. Each call may log at most `limits.log` bytes and at most
+/// its share of `limits.render_log`, so the logs a render keeps are bounded whatever its size.
+///
+/// Each call's output is checked and labelled on the thread that ran it; only the merge (in call
+/// order), the sort into install order and the search for duplicates run on one thread.
+pub fn execute(
+    sandbox: &Sandbox,
+    transformers: &Transformers,
+    calls: &[&Call],
+    context: &RenderContext,
+    limits: &Limits,
+) -> Rendered {
+    execute_with(
+        &Sandboxed {
+            sandbox,
+            transformers,
+        },
+        calls,
+        context,
+        limits,
+    )
+}
+
+/// [`execute`] with the calls run by `runner`.
+pub fn execute_with(
+    runner: &dyn Runner,
+    calls: &[&Call],
+    context: &RenderContext,
+    limits: &Limits,
+) -> Rendered {
+    let call_limits = Limits {
+        log: limits.log.min(limits.render_log / calls.len().max(1)),
+        ..*limits
+    };
+    let outputs: Vec<CallOutput> = calls
+        .par_iter()
+        .map(|call| run_call(runner, call, context, &call_limits))
+        .collect();
+
+    let mut rendered = Rendered {
+        resources: Vec::with_capacity(outputs.iter().map(|o| o.resources.len()).sum()),
+        ..Rendered::default()
+    };
+    for output in outputs {
+        rendered.resources.extend(output.resources);
+        rendered.failures.extend(output.failures);
+        rendered.calls.extend(output.report);
+    }
+    for problem in checksum::resolve(&mut rendered.resources) {
+        let (index, error) = match problem {
+            checksum::Problem::BadReference { index, reason } => (
+                index,
+                FailureKind::Checksum {
+                    identity: rendered.resources[index].identity.to_string(),
+                    reason,
+                },
+            ),
+            checksum::Problem::TooManySecrets { index, secrets } => {
+                (index, FailureKind::TooManySecrets(secrets))
+            }
+        };
+        let resource = &rendered.resources[index];
+        rendered.failures.push(Failure {
+            component: resource.component.clone(),
+            transformer: resource.transformer.clone(),
+            digest: runner.digest(&resource.transformer),
+            error,
+        });
+    }
+    order::sort(&mut rendered.resources);
+    rendered
+        .failures
+        .extend(duplicates(&rendered.resources, runner));
+    rendered
+        .failures
+        .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
+    rendered
+}
+
+/// What one call contributes to a render.
+struct CallOutput {
+    resources: Vec<Resource>,
+    failures: Vec<Failure>,
+    /// None when the transformer could not be loaded, so nothing ran.
+    report: Option<CallReport>,
+}
+
+/// Runs one call and checks and labels what it returned.
+fn run_call(
+    runner: &dyn Runner,
+    call: &Call,
+    context: &RenderContext,
+    limits: &Limits,
+) -> CallOutput {
+    let fail = |error: FailureKind| Failure {
+        component: call.component.clone(),
+        transformer: call.transformer.clone(),
+        digest: runner.digest(&call.transformer),
+        error,
+    };
+    let mut output = CallOutput {
+        resources: Vec::new(),
+        failures: Vec::new(),
+        report: None,
+    };
+    let outcome = match runner.call(call, &context.for_component(&call.component), limits) {
+        Ok(outcome) => outcome,
+        Err(reason) => {
+            output.failures.push(fail(FailureKind::Load(reason)));
+            return output;
+        }
+    };
+    match outcome.result {
+        Ok(documents) => {
+            let labels = context.tracking_labels(&call.component);
+            let mut invalid = 0;
+            for (index, document) in documents.iter().enumerate() {
+                match check_resource(document) {
+                    Ok(mut value) => {
+                        apply_labels(&mut value, &labels);
+                        output.resources.push(Resource::new(
+                            &call.component,
+                            &call.transformer,
+                            &value,
+                            &context.namespace,
+                        ));
+                    }
+                    Err(reason) => {
+                        invalid += 1;
+                        if invalid <= MAX_INVALID_REPORTED {
+                            output
+                                .failures
+                                .push(fail(FailureKind::InvalidOutput { index, reason }));
+                        }
+                    }
+                }
+            }
+            if invalid > MAX_INVALID_REPORTED {
+                output.failures.push(fail(FailureKind::MoreInvalid(
+                    invalid - MAX_INVALID_REPORTED,
+                )));
+            }
+        }
+        Err(error) => output.failures.push(fail(FailureKind::Call(error))),
+    }
+    output.report = Some(CallReport {
+        component: call.component.clone(),
+        transformer: call.transformer.clone(),
+        fuel_used: outcome.fuel_used,
+        elapsed: outcome.elapsed,
+        resources: output.resources.len(),
+        logs: outcome.logs,
+        logs_dropped: outcome.logs_dropped,
+    });
+    output
+}
+
+/// Why a transformer could not be compiled, without the transformer and digest the failure
+/// already names.
+fn load_reason(error: &CompileError) -> String {
+    match error {
+        CompileError::Component { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `blake3:<hex>` of a transformer's component, as compiled or as refused.
+fn digest_of(transformers: &Transformers, fqn: &str) -> String {
+    match transformers.get(fqn) {
+        Some(Ok(compiled)) => compiled.digest.to_string(),
+        Some(Err(CompileError::Component { digest, .. })) => digest.clone(),
+        _ => String::new(),
+    }
+}
+
+/// Sets the tracking labels on `metadata.labels`, over whatever the transformer set.
+fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
+    let metadata = resource["metadata"]
+        .as_object_mut()
+        .expect("checked to be an object");
+    let existing = metadata
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !existing.is_object() {
+        *existing = Value::Object(Map::new());
+    }
+    let map = existing.as_object_mut().expect("just made an object");
+    for (key, value) in labels {
+        map.insert(key.clone(), Value::String(value.clone()));
+    }
+    map.sort_keys();
+}
+
+/// A failure for every resource whose identity (group, kind, namespace, name) an earlier
+/// resource already has, naming both producers. `resources` are in install order, where equal
+/// identities are neighbours, so the first of each run is the one the others collide with.
+fn duplicates(resources: &[Resource], runner: &dyn Runner) -> Vec<Failure> {
+    let mut failures = Vec::new();
+    let mut first = 0;
+    for (index, resource) in resources.iter().enumerate().skip(1) {
+        if resource.identity != resources[first].identity {
+            first = index;
+            continue;
+        }
+        let original = &resources[first];
+        failures.push(Failure {
+            component: resource.component.clone(),
+            transformer: resource.transformer.clone(),
+            digest: runner.digest(&resource.transformer),
+            error: FailureKind::Duplicate {
+                identity: resource.identity.to_string(),
+                other_component: original.component.clone(),
+                other_transformer: original.transformer.clone(),
+            },
+        });
+    }
+    failures
+}

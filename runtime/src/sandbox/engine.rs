@@ -1,0 +1,293 @@
+//! The engine half of the sandbox: [`Sandbox`] and [`CompiledTransformer`], built only with
+//! the `sandbox` feature (wasmtime).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wasmtime::Engine;
+use wasmtime::component::{Component, Linker};
+
+use super::call::{self, CallState};
+use super::{CallOutcome, CompileCache, CompileError, Limits, pool, wasi};
+use crate::contract::{self, TRANSFORMER_EXPORT};
+use crate::redact::Redactor;
+use crate::wit::{TransformerWorld, TransformerWorldPre};
+
+/// How often the epoch advances: the resolution of wall-clock limits.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// The furthest a call's deadline may be, in ticks. wasmtime adds the deadline to the engine's
+/// current epoch, so this leaves room for 2^63 ticks — over a billion years of them — before
+/// that sum could overflow. A longer timeout is this one: no call lasts that long anyway.
+const MAX_TICKS: u64 = u64::MAX / 2;
+
+/// The WebAssembly engine and everything shared by all transform calls.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<CallState>,
+    ticker: Ticker,
+    /// One permit per slot of the instance pool: a call waits for a slot rather than fail.
+    slots: pool::Slots,
+    /// The most memory a call may have: the size of one memory slot of the pool.
+    memory_ceiling: u64,
+    cache: Option<CompileCache>,
+    redactor: Arc<Redactor>,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox").finish_non_exhaustive()
+    }
+}
+
+/// A transformer compiled and linked, ready for any number of calls.
+#[derive(Clone)]
+pub struct CompiledTransformer {
+    /// The transformer's FQN.
+    pub name: Arc<str>,
+    /// `blake3:<hex>` of the component bytes.
+    pub digest: Arc<str>,
+    /// The component's imports (interface names with versions).
+    pub imports: Vec<String>,
+    /// The component's exports.
+    pub exports: Vec<String>,
+    pub(super) pre: TransformerWorldPre<CallState>,
+}
+
+impl std::fmt::Debug for CompiledTransformer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledTransformer")
+            .field("name", &self.name)
+            .field("digest", &self.digest)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// Creates the engine, with a pool of instance slots for as many calls at once as the
+    /// current rayon pool has threads. `limits.wasm_stack` is fixed here for every call of this
+    /// sandbox, and `limits.memory` is the most any call of it may use (see [`pool`]).
+    pub fn new(limits: &Limits) -> Result<Self, CompileError> {
+        let slots = rayon::current_num_threads().max(1);
+        let mut config = contract::engine_config();
+        config
+            .max_wasm_stack(limits.wasm_stack)
+            .allocation_strategy(pool::config(limits, slots));
+        pool::tune(&mut config);
+        let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
+            &mut linker,
+            |state| state,
+        )
+        .map_err(|e| CompileError::Engine(format!("{e:#}")))?;
+        wasi::add_to_linker(&mut linker).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
+        let ticker = Ticker::start(&engine)?;
+        Ok(Self {
+            engine,
+            linker,
+            ticker,
+            slots: pool::Slots::new(slots),
+            memory_ceiling: pool::memory_ceiling(limits),
+            cache: None,
+            redactor: Arc::default(),
+        })
+    }
+
+    /// Redacts `redactor`'s sensitive values from everything guests say (log lines, stdout and
+    /// stderr, error text) before it is cut to length or kept.
+    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+        self.redactor = Arc::new(redactor);
+        self
+    }
+
+    /// Keeps compiled components in `cache` across runs.
+    pub fn with_cache(mut self, cache: Option<CompileCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Compiles `bytes`, a WebAssembly component, as the transformer `name`, and checks that it
+    /// exports `opm:transformer/transformer@1.0.0` and imports nothing the sandbox does not offer.
+    pub fn compile(&self, name: &str, bytes: &[u8]) -> Result<CompiledTransformer, CompileError> {
+        let digest = format!("blake3:{}", blake3::hash(bytes).to_hex());
+        let invalid = |reason: String| CompileError::Component {
+            transformer: name.to_owned(),
+            digest: digest.clone(),
+            reason,
+        };
+        let component = self
+            .compile_component(bytes)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let component_type = component.component_type();
+        let imports: Vec<String> = component_type
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
+        if !disallowed.is_empty() {
+            return Err(invalid(format!(
+                "it imports {}, which the sandbox does not offer (allowed: {})",
+                disallowed.join(", "),
+                contract::allowed_imports_summary()
+            )));
+        }
+        let exports: Vec<String> = component_type
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        if !exports.iter().any(|name| name == TRANSFORMER_EXPORT) {
+            return Err(invalid(format!(
+                "it does not export {} (it exports: {})",
+                TRANSFORMER_EXPORT,
+                if exports.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    exports.join(", ")
+                }
+            )));
+        }
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
+        Ok(CompiledTransformer {
+            name: name.into(),
+            digest: digest.into(),
+            imports,
+            exports,
+            pre,
+        })
+    }
+
+    /// Whether compiling `bytes` will be quick: the cache has an entry for them. Without a
+    /// cache, never.
+    pub fn is_cached(&self, bytes: &[u8]) -> bool {
+        self.cache
+            .as_ref()
+            .is_some_and(|cache| cache.has_entry(&self.engine, bytes))
+    }
+
+    /// The compiled component: from the cache when it holds a sound entry, else compiled now
+    /// (and then cached).
+    fn compile_component(&self, bytes: &[u8]) -> wasmtime::Result<Component> {
+        if let Some(cache) = &self.cache
+            && let Some(component) = cache.load(&self.engine, bytes)
+        {
+            return Ok(component);
+        }
+        let component = Component::new(&self.engine, bytes)?;
+        if let Some(cache) = &self.cache {
+            cache.store(&self.engine, bytes, &component);
+        }
+        Ok(component)
+    }
+
+    /// Runs one transform of `input` (the flattened component JSON) in a fresh instance. Its
+    /// memory limit is at most the one this sandbox was made with.
+    pub fn call(
+        &self,
+        transformer: &CompiledTransformer,
+        input: &String,
+        context: &crate::wit::Context,
+        limits: &Limits,
+    ) -> CallOutcome {
+        let limits = &Limits {
+            memory: limits.memory.min(self.memory_ceiling),
+            ..*limits
+        };
+        let _slot = self.slots.acquire();
+        call::call(
+            &self.engine,
+            transformer,
+            input,
+            context,
+            limits,
+            self.ticker.ticks(limits.timeout),
+            &self.redactor,
+        )
+    }
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until the sandbox is dropped, so a call
+/// whose deadline is N ticks away is interrupted after about N × tick, whatever the guest does.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: &Engine) -> Result<Self, CompileError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let engine = engine.weak();
+        let thread = std::thread::Builder::new()
+            .name("opm-epoch".into())
+            .spawn({
+                let stop = Arc::clone(&stop);
+                move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(EPOCH_TICK);
+                        match engine.upgrade() {
+                            Some(engine) => engine.increment_epoch(),
+                            None => break,
+                        }
+                    }
+                }
+            })
+            .map_err(|e| CompileError::Engine(format!("cannot start the epoch thread: {e}")))?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The number of ticks that covers `timeout` (at least one), plus one for the tick under
+    /// way when the call starts; never more than [`MAX_TICKS`].
+    fn ticks(&self, timeout: Duration) -> u64 {
+        let ticks = (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1);
+        u64::try_from(ticks)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1)
+            .min(MAX_TICKS)
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The audit's finding: the tick count of a huge timeout was cast from `u128` and wrapped.
+    /// It saturates instead, leaving room for the engine's current epoch to be added to it.
+    #[test]
+    fn the_ticks_of_a_huge_timeout_saturate() {
+        let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+        let ticks = |timeout| sandbox.ticker.ticks(timeout);
+        assert_eq!(ticks(Duration::ZERO), 2);
+        assert_eq!(ticks(Duration::from_secs(2)), 401);
+        let huge = [
+            Duration::from_secs(1 << 40),
+            Duration::from_secs(u64::MAX / 60 * 60),
+            Duration::MAX,
+        ];
+        for pair in huge.windows(2) {
+            assert!(ticks(pair[0]) <= ticks(pair[1]), "{pair:?}");
+        }
+        assert!(
+            ticks(Duration::MAX) <= u64::MAX / 2,
+            "{}",
+            ticks(Duration::MAX)
+        );
+    }
+}
