@@ -213,7 +213,7 @@ fn serialize_display<T: fmt::Display, S: serde::Serializer>(
 /// Why a name written in a module does not resolve to one definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unresolved {
-    /// No definition has this FQN or short name; `similar` lists names that differ only in case.
+    /// No definition has this FQN or short name; `similar` lists those it is likely a typo of.
     Unknown {
         /// Close matches, as FQNs.
         similar: Vec<String>,
@@ -289,12 +289,14 @@ impl Catalog {
                 }),
             };
         }
-        let wanted = fqn::short_name(name).to_ascii_lowercase();
-        let similar = self
-            .definitions
-            .keys()
-            .filter(|candidate| fqn::short_name(candidate).to_ascii_lowercase() == wanted)
-            .cloned()
+        // The FQNs of the short names closest to the one written.
+        let close = crate::names::suggest(
+            fqn::short_name(name),
+            self.by_short_name.keys().map(String::as_str),
+        );
+        let similar = close
+            .iter()
+            .flat_map(|short| self.by_short_name[short].iter().cloned())
             .collect();
         Err(Unresolved::Unknown { similar })
     }
@@ -418,6 +420,13 @@ mod tests {
             Unresolved::Unknown {
                 similar: vec!["opm.dev/resources/workload@v1#Container".into()]
             }
+        );
+        assert_eq!(
+            catalog.resolve("Contianer").unwrap_err(),
+            Unresolved::Unknown {
+                similar: vec!["opm.dev/resources/workload@v1#Container".into()]
+            },
+            "a typo of a short name is suggested too"
         );
     }
 

@@ -19,12 +19,13 @@ pub(super) fn build_spec(
     attached: &BTreeMap<String, Attached<'_>>,
     errors: &mut Vec<Problem>,
 ) -> BTreeMap<String, Value> {
-    let origin_of = |fqn: &str| {
+    // Where the value's part at `pointer` was written: the module, a values file or a --set.
+    let origin_of = |fqn: &str, pointer: &str| {
         DefinitionKind::ALL
             .iter()
             .flat_map(|kind| component.attachments(*kind))
             .find(|a| a.name == fqn || crate::definitions::fqn::short_name(fqn) == a.name)
-            .map_or_else(|| component.origin.clone(), |a| a.origin.clone())
+            .map_or_else(|| component.origin.clone(), |a| a.origin_at(pointer))
     };
     let mut spec = BTreeMap::new();
     let mut fillers: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -34,9 +35,9 @@ pub(super) fn build_spec(
             errors.push(Problem::InvalidValue {
                 component: component.name.clone(),
                 definition: fqn.clone(),
+                at: origin_of(fqn, &violation.path),
                 path: violation.path,
                 message: violation.message,
-                at: origin_of(fqn),
             });
         }
         fillers

@@ -7,6 +7,7 @@
 //! without components.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::tree::{Entry, Node, Value};
 use super::{
@@ -423,6 +424,7 @@ impl Reader {
                 name: entry.key.clone(),
                 origin: entry.key_origin.clone(),
                 value: entry.value.to_json(),
+                located: Arc::new(entry.value.clone()),
             });
         }
         out

@@ -105,6 +105,25 @@ pub struct Attachment {
     pub origin: Origin,
     /// The value, as JSON. May be secret: never printed by `Debug`.
     pub value: serde_json::Value,
+    /// The value as read, each part with the file, line and column it came from (the module,
+    /// a values file, a `--set`).
+    located: Arc<tree::Node>,
+}
+
+impl Attachment {
+    /// Where the part of the value at `pointer` (a JSON pointer, `""` for the whole value) was
+    /// written: the deepest part of it that exists, so that a problem with a field a values
+    /// file or `--set` supplied names that file or argument, not the module.
+    pub fn origin_at(&self, pointer: &str) -> Origin {
+        let origin = self.located.origin_at(pointer);
+        if std::ptr::eq(origin, &self.located.origin) && origin.source() == self.origin.source() {
+            // The value as a whole, written where its key is: name the key, as a reader looks
+            // for the definition's name.
+            self.origin.clone()
+        } else {
+            origin.clone()
+        }
+    }
 }
 
 impl fmt::Debug for Attachment {

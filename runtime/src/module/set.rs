@@ -11,14 +11,16 @@
 //! - The first `=` outside quotes ends the path. `VALUE` is read as one YAML value: `3` is a
 //!   number, `true` a boolean, `null` null, `[a, b]` a list, `{k: v}` a map, `"3"` (quoted) the
 //!   string `3`; anything else is a string. An empty `VALUE` is the empty string.
-//! - Missing map keys are created. An index may name an existing item or the one just past the
+//! - `null` removes the key, as it does in a values file.
+//! - Missing map keys are created, but for a component: a name under `components` must be one
+//!   the module has (a typo gets a "did you mean"). An index may name an existing item or the one just past the
 //!   end (which appends); a list is created for index 0 where nothing is. Going through a value
 //!   that is not a map (for a key) or not a list (for an index) is an error.
 
 use std::sync::Arc;
 
 use super::tree::{self, Entry, Node, Value};
-use super::values::{find_entry, is_attachment_section};
+use super::values::{did_you_mean, find_entry, is_attachment_section};
 use super::{ModuleError, Origin};
 
 /// One step of a `--set` path.
@@ -218,13 +220,28 @@ pub(crate) fn apply(root: &mut Node, set: SetArg) -> Result<(), ModuleError> {
                 let Value::Map(entries) = &mut node.value else {
                     unreachable!("checked above")
                 };
-                let index = match find_entry(entries, key, attachments).map_err(|candidates| {
+                let found = find_entry(entries, key, attachments).map_err(|candidates| {
                     fail(format!(
                         "{key:?} could mean any of {}; write the FQN in quotes",
                         candidates.join(", ")
                     ))
-                })? {
+                })?;
+                if i == last && matches!(set.value.value, Value::Null) {
+                    // As in a values file: null removes the key.
+                    if let Some(index) = found {
+                        entries.remove(index);
+                    }
+                    return Ok(());
+                }
+                let index = match found {
                     Some(index) => index,
+                    None if walked == ["components"] => {
+                        return Err(fail(format!(
+                            "the module has no component {key:?}: values and --set change \
+                             components, they do not add them{}",
+                            did_you_mean(key, entries)
+                        )));
+                    }
                     None => {
                         entries.push(Entry {
                             key: key.clone(),
@@ -350,7 +367,16 @@ mod tests {
         assert_eq!(set("a: 1", "a=\"3\"").unwrap(), json!({"a": "3"}));
         assert_eq!(set("a: 1", "a=true").unwrap(), json!({"a": true}));
         assert_eq!(set("a: 1", "a=").unwrap(), json!({"a": ""}));
-        assert_eq!(set("a: 1", "a=null").unwrap(), json!({"a": null}));
+        assert_eq!(
+            set("a: 1\nb: 2", "a=null").unwrap(),
+            json!({"b": 2}),
+            "null removes"
+        );
+        assert_eq!(set("b: 2", "a=null").unwrap(), json!({"b": 2}));
+        assert_eq!(
+            set("a: [1, 2]", "a[0]=null").unwrap(),
+            json!({"a": [null, 2]})
+        );
         assert_eq!(
             set("a: 1", "a=ghcr.io/acme/api:1.4.0").unwrap(),
             json!({"a": "ghcr.io/acme/api:1.4.0"})

@@ -181,12 +181,15 @@ fn env_values_are_substituted_and_sensitive() {
     let path = files.write("module.yaml", MODULE);
     let values = files.write(
         "secret.yaml",
-        "components:\n  db:\n    resources:\n      Container: {image: postgres, env: {PASSWORD: {value: '${env:DB_PASSWORD}'}}}\n      opm.dev/resources/config@v1#Secret: {stringData: {token: literal-token}}\n",
+        "components:\n  api:\n    resources:\n      Container: {image: postgres, env: {PASSWORD: {value: '${env:DB_PASSWORD}'}}}\n      opm.dev/resources/config@v1#Secret: {stringData: {token: literal-token}}\n",
     );
     let env = |name: &str| (name == "DB_PASSWORD").then(|| "hunter2".to_owned());
     let module = load(&path, &[values], &[], &env, &mut BTreeSet::new()).unwrap();
-    let db = module.component("db").unwrap();
-    assert_eq!(db.resources[0].value["env"]["PASSWORD"]["value"], "hunter2");
+    let api = module.component("api").unwrap();
+    assert_eq!(
+        api.resources[0].value["env"]["PASSWORD"]["value"],
+        "hunter2"
+    );
     assert_eq!(module.sensitive_values(), ["hunter2", "literal-token"]);
     assert!(!format!("{module:?}").contains("hunter2"));
 }
@@ -408,4 +411,58 @@ fn unreadable_file_is_an_error() {
             .starts_with("there is no module at /nonexistent/module.yaml: create one with `opm mod init /nonexistent`"),
         "{error}"
     );
+}
+
+#[test]
+fn a_typo_of_a_component_in_values_or_set_is_an_error_with_a_suggestion() {
+    let error = load_with(MODULE, &[], &["components.aip.traits.Replicas=3"]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "test: --set components.aip.traits.Replicas: the module has no component \"aip\": values and --set change components, they do not add them; did you mean \"api\"?"
+    );
+    let error = load_with(
+        MODULE,
+        &["components:\n  apj:\n    traits: {Replicas: 2}\n"],
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "test: values0.yaml:2:3: the module has no component \"apj\": values change components, they do not add them; did you mean \"api\"?"
+    );
+}
+
+#[test]
+fn null_removes_a_trait_in_set_as_in_a_values_file() {
+    let from_set = load_with(MODULE, &[], &["components.api.traits.Replicas=null"]).unwrap();
+    let from_file = load_with(
+        MODULE,
+        &["components:\n  api:\n    traits: {Replicas: null}\n"],
+        &[],
+    )
+    .unwrap();
+    for module in [from_set, from_file] {
+        let traits = &module.component("api").unwrap().traits;
+        assert_eq!(traits.len(), 1, "only Expose is left: {traits:?}");
+    }
+}
+
+#[test]
+fn a_value_from_set_is_located_at_the_set_not_at_the_module() {
+    let module = load_with(MODULE, &[], &["components.api.traits.Replicas=abc"]).unwrap();
+    let replicas = &module.component("api").unwrap().traits[1];
+    assert_eq!(replicas.name, "Replicas");
+    assert_eq!(
+        replicas.origin_at("").to_string(),
+        "--set components.api.traits.Replicas"
+    );
+    let module = load_with(
+        MODULE,
+        &["components:\n  api:\n    resources:\n      opm.dev/resources/workload@v1#Container:\n        ports: {http: {containerPort: web}}\n"],
+        &[],
+    )
+    .unwrap();
+    let container = &module.component("api").unwrap().resources[0];
+    let origin = container.origin_at("/ports/http/containerPort").to_string();
+    assert!(origin.ends_with("values0.yaml:5:39"), "{origin}");
 }

@@ -56,6 +56,24 @@ impl Node {
         }
     }
 
+    /// The origin of the deepest node on the way to `pointer` (a JSON pointer: `/a/0/b`).
+    pub(crate) fn origin_at(&self, pointer: &str) -> &Origin {
+        let mut node = self;
+        for token in pointer.split('/').skip(1) {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            let next = match &node.value {
+                Value::Map(entries) => entries.iter().find(|e| e.key == token).map(|e| &e.value),
+                Value::List(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+                _ => None,
+            };
+            match next {
+                Some(child) => node = child,
+                None => break,
+            }
+        }
+        &node.origin
+    }
+
     /// The node as plain JSON.
     pub(crate) fn to_json(&self) -> serde_json::Value {
         match &self.value {

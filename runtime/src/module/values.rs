@@ -4,7 +4,9 @@
 //! scalars and lists replace, and a `null` in a values file removes the key it names. Under a
 //! component's `resources`, `traits` and `policies`, a short name and an FQN with that short name
 //! are the same key, so `traits: {Replicas: 5}` in a values file changes
-//! `opm.dev/traits/scaling@v1#Replicas` in the module.
+//! `opm.dev/traits/scaling@v1#Replicas` in the module. Values change the module's components
+//! but never add one: a component name the module does not have is an error (with the name it
+//! is likely a typo of), not a new component.
 //!
 //! In a values file, `${env:NAME}` anywhere in a string is replaced by the environment variable
 //! `NAME` (`$${env:NAME}` stays literal as `${env:NAME}`). An unset variable is an error; the
@@ -58,6 +60,22 @@ pub(crate) fn find_entry(
     }
 }
 
+/// `; did you mean "web"?` when `key` is likely a typo of one of the keys of `entries`.
+pub(crate) fn did_you_mean(key: &str, entries: &[Entry]) -> String {
+    let close = crate::names::suggest(key, entries.iter().map(|e| e.key.as_str()));
+    match close.as_slice() {
+        [] => String::new(),
+        names => format!(
+            "; did you mean {}?",
+            names
+                .iter()
+                .map(|n| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
+}
+
 /// Deep-merges `overlay` onto `base`; `path` is the key path of `base` in the document.
 pub(crate) fn merge(
     base: &mut Node,
@@ -98,6 +116,17 @@ pub(crate) fn merge(
                 );
                 path.pop();
                 result?;
+            }
+            (None, _) if path.as_slice() == ["components"] => {
+                return Err(ModuleError::invalid(
+                    entry.key_origin.clone(),
+                    format!(
+                        "the module has no component {:?}: values change components, they do \
+                         not add them{}",
+                        entry.key,
+                        did_you_mean(&entry.key, base_entries)
+                    ),
+                ));
             }
             (None, value) => base_entries.push(Entry {
                 key: entry.key,
