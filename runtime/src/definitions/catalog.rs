@@ -126,7 +126,7 @@ pub fn merge_over(defaults: &Value, value: &Value) -> Value {
 
 /// What `error` says, in words for the person who wrote the value. Values are masked, since
 /// they may be sensitive. `oneOf`/`anyOf` failures list why each allowed form does not fit.
-fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
+pub(crate) fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind;
     match error.kind() {
         ValidationErrorKind::FalseSchema => "this field is not allowed here".to_owned(),

@@ -125,6 +125,8 @@ pub(crate) fn interpret(
         components,
         sensitive,
         origin,
+        config: None,
+        parameters: None,
     })
 }
 

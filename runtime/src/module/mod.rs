@@ -27,7 +27,9 @@
 //! assert_eq!(module.components().next().unwrap().resources[0].name, "Container");
 //! ```
 
+mod config;
 mod document;
+pub mod expr;
 mod set;
 mod tree;
 mod values;
@@ -40,6 +42,7 @@ use std::sync::Arc;
 pub use crate::origin::Origin;
 
 use crate::definitions::{DefinitionKind, DefinitionSpec};
+use tree::Node;
 
 /// The FQN of the Secret resource, every string value under which is sensitive.
 pub const SECRET_FQN: &str = "opm.dev/resources/config@v1#Secret";
@@ -55,6 +58,10 @@ pub struct Module {
     components: BTreeMap<String, Component>,
     sensitive: BTreeSet<String>,
     origin: Origin,
+    /// The `config` schema, when the module declares parameters.
+    config: Option<serde_json::Value>,
+    /// The parameters the values set, over the config's defaults.
+    parameters: Option<serde_json::Value>,
 }
 
 /// A definition declared in the module's `definitions`.
@@ -107,7 +114,7 @@ pub struct Attachment {
     pub value: serde_json::Value,
     /// The value as read, each part with the file, line and column it came from (the module,
     /// a values file, a `--set`).
-    located: Arc<tree::Node>,
+    located: Arc<Node>,
 }
 
 impl Attachment {
@@ -188,6 +195,17 @@ impl Module {
     /// Where the module was read from.
     pub fn origin(&self) -> &Origin {
         &self.origin
+    }
+
+    /// The `config` section: the JSON Schema of the module's parameters, when it has one.
+    pub fn config(&self) -> Option<&serde_json::Value> {
+        self.config.as_ref()
+    }
+
+    /// The parameters this render uses: what the values set, over the config's defaults.
+    /// `None` when the module has no `config`.
+    pub fn parameters(&self) -> Option<&serde_json::Value> {
+        self.parameters.as_ref()
     }
 
     /// Every string that must be redacted outside rendered output, sorted and without empty
@@ -378,13 +396,20 @@ pub fn from_inputs(
 /// Merges each values tree onto `root` in order (each read or parsed only when its turn
 /// comes), applies `sets`, and interprets the result as the module at `origin`.
 fn assemble(
-    mut root: tree::Node,
-    values: impl Iterator<Item = Result<tree::Node, ModuleError>>,
+    mut root: Node,
+    values: impl Iterator<Item = Result<Node, ModuleError>>,
     sets: &[String],
     env: &dyn Fn(&str) -> Option<String>,
     origin: Origin,
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
+    let config = take_config(&mut root)?;
+    // With a config, values and --set set parameters; without one, they change the document.
+    let mut parameters = Node::new(tree::Value::Map(Vec::new()), Origin::whole("values"));
+    let (target, base, path) = match &config {
+        Some(_) => (set::Target::Parameters, &mut parameters, "config"),
+        None => (set::Target::Document, &mut root, ""),
+    };
     for overlay in values {
         let mut overlay = overlay?;
         match overlay.value {
@@ -398,24 +423,76 @@ fn assemble(
             }
         }
         values::substitute_env(&mut overlay, env, sensitive)?;
-        values::merge(&mut root, overlay, &mut Vec::new())?;
+        // Under `config`, no key is taken for a component or a definition.
+        let mut at = if path.is_empty() {
+            Vec::new()
+        } else {
+            vec![path.to_owned()]
+        };
+        values::merge(base, overlay, &mut at)?;
     }
     for arg in sets {
-        let parsed = set::parse(arg)?;
-        set::apply(&mut root, parsed)?;
+        let mut parsed = set::parse(arg)?;
+        values::substitute_env(&mut parsed.value, env, sensitive)?;
+        set::apply(base, parsed, target)?;
     }
+    let parameters = match &config {
+        Some(config) => Some(config.parameters(&parameters)?),
+        None => None,
+    };
+    let mut scope = expr::Scope::new(parameters.as_ref(), metadata_scope(&root));
+    expr::resolve(&mut root, &mut scope, env, sensitive)?;
     document::collect_secrets(&root, sensitive);
     sensitive.remove("");
-    document::interpret(&root, origin, sensitive.clone())
+    let mut module = document::interpret(&root, origin, sensitive.clone())?;
+    module.config = config.map(|c| c.schema);
+    module.parameters = parameters;
+    Ok(module)
 }
 
-/// Interprets `text` as a module file called `source`, with no values: for tests and tools.
+/// `module` as expressions see it: the name, version and namespace `metadata` gives, as written.
+fn metadata_scope(root: &Node) -> serde_json::Value {
+    let mut scope = serde_json::Map::new();
+    if let tree::Value::Map(entries) = &root.value
+        && let Some(metadata) = entries.iter().find(|e| e.key == "metadata")
+        && let tree::Value::Map(fields) = &metadata.value.value
+    {
+        for field in fields {
+            if let ("name" | "version" | "namespace", tree::Value::String(text)) =
+                (field.key.as_str(), &field.value.value)
+            {
+                scope.insert(field.key.clone(), text.clone().into());
+            }
+        }
+    }
+    serde_json::Value::Object(scope)
+}
+
+/// Removes the `config` section from the module document and reads it.
+fn take_config(root: &mut Node) -> Result<Option<config::Config>, ModuleError> {
+    let tree::Value::Map(entries) = &mut root.value else {
+        return Ok(None);
+    };
+    let Some(index) = entries.iter().position(|entry| entry.key == "config") else {
+        return Ok(None);
+    };
+    let entry = entries.remove(index);
+    config::Config::read(&entry.value).map(Some)
+}
+
+/// Interprets `text` as a module file called `source`, with no values and no environment:
+/// for tests and tools.
 pub fn from_str(text: &str, source: &str) -> Result<Module, ModuleError> {
     let source: Arc<str> = Arc::from(source);
     let root = tree::parse(text, &source)?;
-    let mut sensitive = BTreeSet::new();
-    document::collect_secrets(&root, &mut sensitive);
-    document::interpret(&root, Origin::whole(source), sensitive)
+    assemble(
+        root,
+        std::iter::empty(),
+        &[],
+        &|_| None,
+        Origin::whole(source),
+        &mut BTreeSet::new(),
+    )
 }
 
 /// The directory argument `opm mod init` needs to create `module` (none for the current one).
@@ -442,7 +519,7 @@ fn module_file(path: &Path) -> PathBuf {
     }
 }
 
-fn read_tree(path: &Path) -> Result<tree::Node, ModuleError> {
+fn read_tree(path: &Path) -> Result<Node, ModuleError> {
     let bytes = std::fs::read(path).map_err(|error| ModuleError::Read {
         path: path.to_owned(),
         error,
@@ -453,7 +530,7 @@ fn read_tree(path: &Path) -> Result<tree::Node, ModuleError> {
     })
 }
 
-fn parse_input(input: Input<'_>) -> Result<tree::Node, ModuleError> {
+fn parse_input(input: Input<'_>) -> Result<Node, ModuleError> {
     let source: Arc<str> = Arc::from(input.name);
     let text = std::str::from_utf8(input.bytes).map_err(|e| ModuleError::Syntax {
         origin: Origin::whole(source.clone()),

@@ -183,8 +183,17 @@ fn finish_key(segments: &mut Vec<Segment>, key: &mut String, started: &mut bool)
     }
 }
 
-/// Applies `set` to the document `root`.
-pub(crate) fn apply(root: &mut Node, set: SetArg) -> Result<(), ModuleError> {
+/// What a `--set` changes: the module document, or a module's parameters (its `config`), where
+/// no key is a component or a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Document,
+    Parameters,
+}
+
+/// Applies `set` to `root`, the module document or the parameters.
+pub(crate) fn apply(root: &mut Node, set: SetArg, target: Target) -> Result<(), ModuleError> {
+    let document = target == Target::Document;
     let mut walked: Vec<String> = Vec::new();
     let mut node = root;
     let last = set.path.len() - 1;
@@ -203,8 +212,10 @@ pub(crate) fn apply(root: &mut Node, set: SetArg) -> Result<(), ModuleError> {
                 if matches!(node.value, Value::Null) {
                     node.value = Value::Map(Vec::new());
                 }
-                let attachments =
-                    is_attachment_section(&walked.iter().map(String::as_str).collect::<Vec<_>>());
+                let attachments = document
+                    && is_attachment_section(
+                        &walked.iter().map(String::as_str).collect::<Vec<_>>(),
+                    );
                 if !matches!(node.value, Value::Map(_)) {
                     let hint = if matches!(node.value, Value::List(_)) {
                         "; index it with [N]"
@@ -235,7 +246,7 @@ pub(crate) fn apply(root: &mut Node, set: SetArg) -> Result<(), ModuleError> {
                 }
                 let index = match found {
                     Some(index) => index,
-                    None if walked == ["components"] => {
+                    None if document && walked == ["components"] => {
                         return Err(fail(format!(
                             "the module has no component {key:?}: values and --set change \
                              components, they do not add them{}",
@@ -302,7 +313,7 @@ mod tests {
 
     fn set(text: &str, arg: &str) -> Result<serde_json::Value, ModuleError> {
         let mut root = doc(text);
-        apply(&mut root, parse(arg)?)?;
+        apply(&mut root, parse(arg)?, Target::Document)?;
         Ok(root.to_json())
     }
 

@@ -56,6 +56,11 @@ impl Node {
         }
     }
 
+    /// Whether this is a map with no entries.
+    pub(crate) fn is_empty_map(&self) -> bool {
+        matches!(&self.value, Value::Map(entries) if entries.is_empty())
+    }
+
     /// The origin of the deepest node on the way to `pointer` (a JSON pointer: `/a/0/b`).
     pub(crate) fn origin_at(&self, pointer: &str) -> &Origin {
         let mut node = self;

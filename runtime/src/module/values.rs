@@ -62,7 +62,15 @@ pub(crate) fn find_entry(
 
 /// `; did you mean "web"?` when `key` is likely a typo of one of the keys of `entries`.
 pub(crate) fn did_you_mean(key: &str, entries: &[Entry]) -> String {
-    let close = crate::names::suggest(key, entries.iter().map(|e| e.key.as_str()));
+    did_you_mean_among(key, entries.iter().map(|e| e.key.as_str()))
+}
+
+/// `; did you mean "web"?` when `key` is likely a typo of one of `known`.
+pub(crate) fn did_you_mean_among<'a>(
+    key: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let close = crate::names::suggest(key, known);
     match close.as_slice() {
         [] => String::new(),
         names => format!(

@@ -1,0 +1,655 @@
+//! References and expressions in the module document (`docs/expressions.md`): every string of
+//! `module.yaml` may hold `${…}`.
+//!
+//! - `${env:NAME}` is the environment variable `NAME`, which must be set; what it supplies is
+//!   sensitive (redacted everywhere but the rendered output).
+//! - Anything else between `${` and `}` is an expression in the Common Expression Language
+//!   (CEL, what Kubernetes uses for CRD rules) over `config` (the module's parameters) and
+//!   `module` (`name`, `version`, `namespace`): `${config.replicas}`,
+//!   `${ config.replicas > 1 ? "RollingUpdate" : "Recreate" }`.
+//! - A string that is exactly one `${…}` takes the expression's value, type and all
+//!   (`replicas: ${config.replicas}` is a number); elsewhere in a string the value is written
+//!   as text (`"https://${config.host}/"`).
+//! - `$${` is a literal `${`.
+//!
+//! Each string is read once, left to right: what an expression or a variable produces is never
+//! read again, so a value cannot smuggle in an expression. Evaluation is bounded: an
+//! expression is at most [`MAX_EXPRESSION`] bytes, nests brackets at most [`MAX_NESTING`]
+//! deep and comprehensions (`map`, `filter`, `all`, `exists`) at most [`MAX_COMPREHENSIONS`]
+//! deep, and CEL has no loops of its own. Evaluation is deterministic: maps come out with their
+//! keys sorted.
+//!
+//! A reference to a parameter (`config.a.b`, `config.items[0]`, `module.name`) is read
+//! directly, without CEL; it is what most of a module's `${…}` are, and a large module has
+//! thousands of them.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use super::tree::{Entry, Node, Value};
+use super::{ModuleError, Origin};
+
+/// The longest expression, in bytes.
+pub const MAX_EXPRESSION: usize = 1000;
+/// The deepest nesting of brackets in an expression.
+pub const MAX_NESTING: usize = 16;
+/// The deepest nesting of comprehensions (`map`, `filter`, `all`, `exists`, `exists_one`).
+pub const MAX_COMPREHENSIONS: usize = 2;
+
+/// What expressions see.
+pub(crate) struct Scope {
+    variables: BTreeMap<&'static str, Json>,
+    /// Compiled expressions by their text, and CEL's environment, made on first use.
+    cel: Option<Cel>,
+}
+
+struct Cel {
+    env: Arc<cel::Env>,
+    variables: cel::Context<'static, 'static>,
+    programs: HashMap<String, Result<cel::IdedExpr, String>>,
+}
+
+impl Scope {
+    /// A scope with `config` (when the module has parameters) and `module`.
+    pub(crate) fn new(parameters: Option<&Json>, module: Json) -> Self {
+        let mut variables = BTreeMap::new();
+        if let Some(parameters) = parameters {
+            variables.insert("config", parameters.clone());
+        }
+        variables.insert("module", module);
+        Self {
+            variables,
+            cel: None,
+        }
+    }
+
+    /// The value of `expression`, or why it has none.
+    fn evaluate(&mut self, expression: &str) -> Result<Json, String> {
+        if let Some(path) = reference(expression) {
+            return self.lookup(&path);
+        }
+        if expression.len() > MAX_EXPRESSION {
+            return Err(format!(
+                "the expression is {} bytes long, over the limit of {MAX_EXPRESSION}",
+                expression.len()
+            ));
+        }
+        if nesting(expression) > MAX_NESTING {
+            return Err(format!(
+                "the expression nests brackets over {MAX_NESTING} deep"
+            ));
+        }
+        let cel = self.cel.get_or_insert_with(|| Cel::new(&self.variables));
+        cel.evaluate(expression)
+    }
+
+    /// The value at `path` (`config`, `a`, `0`…) of a variable.
+    fn lookup(&self, path: &[Step]) -> Result<Json, String> {
+        let Some(Step::Key(root)) = path.first() else {
+            return Err("a reference starts with a name".to_owned());
+        };
+        let mut value = self
+            .variables
+            .get(root.as_str())
+            .ok_or_else(|| self.undeclared(root))?;
+        let mut walked = root.clone();
+        for step in &path[1..] {
+            let next = match (step, value) {
+                (Step::Key(key), Json::Object(map)) => map.get(key),
+                (Step::Index(index), Json::Array(items)) => items.get(*index),
+                _ => None,
+            };
+            value = next.ok_or_else(|| match step {
+                Step::Key(key) => format!("{walked} has no {key:?}"),
+                Step::Index(index) => format!("{walked} has no item {index}"),
+            })?;
+            match step {
+                Step::Key(key) => walked = format!("{walked}.{key}"),
+                Step::Index(index) => walked = format!("{walked}[{index}]"),
+            }
+        }
+        Ok(value.clone())
+    }
+
+    fn undeclared(&self, name: &str) -> String {
+        let known: Vec<&str> = self.variables.keys().copied().collect();
+        let hint = if name == "config" {
+            "; the module declares no config".to_owned()
+        } else {
+            format!(
+                "; expressions see {} (write $${{ for a literal ${{)",
+                known.join(" and ")
+            )
+        };
+        format!("{name:?} is not defined{hint}")
+    }
+}
+
+impl Cel {
+    fn new(variables: &BTreeMap<&'static str, Json>) -> Self {
+        let mut env = cel::Env::stdlib();
+        // lowerAscii, upperAscii, split, join, replace, trim, substring and the like.
+        let _ = env.add_extension(cel::extensions::strings);
+        let env = Arc::new(env);
+        let mut context = cel::Context::with_env(Arc::clone(&env));
+        for (name, value) in variables {
+            context.add_variable_from_value(*name, to_cel(value));
+        }
+        Self {
+            env,
+            variables: context,
+            programs: HashMap::new(),
+        }
+    }
+
+    fn evaluate(&mut self, expression: &str) -> Result<Json, String> {
+        let env = &self.env;
+        let program = self
+            .programs
+            .entry(expression.to_owned())
+            .or_insert_with(|| compile(env, expression))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let value = cel::Value::resolve(program, &self.variables).map_err(|e| e.to_string())?;
+        from_cel(&value)
+    }
+}
+
+fn compile(env: &cel::Env, expression: &str) -> Result<cel::IdedExpr, String> {
+    let parsed = env
+        .parser()
+        .max_recursion_depth(32)
+        .parse(expression)
+        .map_err(|errors| {
+            errors
+                .errors
+                .iter()
+                .map(|e| format!("{} (at column {})", e.msg, e.pos.1 + 1))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+    if comprehension_depth(&parsed) > MAX_COMPREHENSIONS {
+        return Err(format!(
+            "the expression nests map, filter, all and exists over {MAX_COMPREHENSIONS} deep"
+        ));
+    }
+    Ok(parsed)
+}
+
+/// How deeply comprehensions nest in `expr`.
+fn comprehension_depth(expr: &cel::IdedExpr) -> usize {
+    use cel::common::ast::{EntryExpr, Expr};
+    let deepest = |exprs: &mut dyn Iterator<Item = &cel::IdedExpr>| {
+        exprs.map(comprehension_depth).max().unwrap_or(0)
+    };
+    match &expr.expr {
+        Expr::Call(call) => deepest(&mut call.target.iter().map(|t| &**t).chain(&call.args)),
+        Expr::Comprehension(c) => {
+            1 + deepest(
+                &mut [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ]
+                .into_iter(),
+            )
+        }
+        Expr::List(list) => deepest(&mut list.elements.iter()),
+        Expr::Select(select) => comprehension_depth(&select.operand),
+        Expr::Map(map) => deepest(&mut map.entries.iter().flat_map(|e| match &e.expr {
+            EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
+            EntryExpr::StructField(field) => vec![&field.value],
+        })),
+        Expr::Struct(s) => deepest(&mut s.entries.iter().flat_map(|e| match &e.expr {
+            EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
+            EntryExpr::StructField(field) => vec![&field.value],
+        })),
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => 0,
+    }
+}
+
+/// The deepest nesting of `(`, `[` and `{` in `expression`, outside string literals.
+fn nesting(expression: &str) -> usize {
+    let (mut depth, mut deepest, mut quote) = (0usize, 0usize, None);
+    let mut chars = expression.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// One step of a reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// `expression` as a plain reference (`config.a.b`, `config.items[0]`), when it is one.
+fn reference(expression: &str) -> Option<Vec<Step>> {
+    let text = expression.trim();
+    let mut steps = Vec::new();
+    for part in text.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(at) => (&part[..at], &part[at..]),
+            None => (part, ""),
+        };
+        let identifier = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier || is_reserved(name) {
+            return None;
+        }
+        steps.push(Step::Key(name.to_owned()));
+        while !rest.is_empty() {
+            let close = rest.find(']')?;
+            let index: usize = rest[1..close].parse().ok()?;
+            steps.push(Step::Index(index));
+            rest = &rest[close + 1..];
+            if !rest.is_empty() && !rest.starts_with('[') {
+                return None;
+            }
+        }
+    }
+    Some(steps)
+}
+
+/// CEL's literals and reserved words, which are not references.
+fn is_reserved(name: &str) -> bool {
+    matches!(
+        name,
+        "true"
+            | "false"
+            | "null"
+            | "in"
+            | "as"
+            | "break"
+            | "const"
+            | "continue"
+            | "else"
+            | "for"
+            | "function"
+            | "if"
+            | "import"
+            | "let"
+            | "loop"
+            | "package"
+            | "namespace"
+            | "return"
+            | "var"
+            | "void"
+            | "while"
+    )
+}
+
+/// A JSON value as a CEL value: whole numbers are `int` (as Kubernetes reads them), or `uint`
+/// past `int`'s range.
+fn to_cel(value: &Json) -> cel::Value {
+    match value {
+        Json::Null => cel::Value::Null,
+        Json::Bool(b) => cel::Value::Bool(*b),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => cel::Value::Int(i),
+            (None, Some(u)) => cel::Value::UInt(u),
+            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Json::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
+        Json::Object(map) => cel::Value::Map(cel::objects::Map::from(
+            map.iter()
+                .map(|(k, v)| (k.clone(), to_cel(v)))
+                .collect::<HashMap<String, cel::Value>>(),
+        )),
+    }
+}
+
+/// A CEL value as JSON, map keys sorted; what JSON cannot hold is an error.
+fn from_cel(value: &cel::Value) -> Result<Json, String> {
+    Ok(match value {
+        cel::Value::Null => Json::Null,
+        cel::Value::Bool(b) => Json::Bool(*b),
+        cel::Value::Int(i) => Json::from(*i),
+        cel::Value::UInt(u) => Json::from(*u),
+        cel::Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .ok_or_else(|| format!("the expression's value {f} is not a JSON number"))?,
+        cel::Value::String(s) => Json::String(s.to_string()),
+        cel::Value::List(items) => {
+            Json::Array(items.iter().map(from_cel).collect::<Result<_, _>>()?)
+        }
+        cel::Value::Map(map) => {
+            let mut entries = BTreeMap::new();
+            for (key, value) in map.map.iter() {
+                let key = match key {
+                    cel::objects::Key::String(s) => s.to_string(),
+                    cel::objects::Key::Int(i) => i.to_string(),
+                    cel::objects::Key::Uint(u) => u.to_string(),
+                    cel::objects::Key::Bool(b) => b.to_string(),
+                };
+                entries.insert(key, from_cel(value)?);
+            }
+            Json::Object(entries.into_iter().collect())
+        }
+        other => {
+            return Err(format!(
+                "the expression's value is a {:?}, which a module cannot hold",
+                other.type_of()
+            ));
+        }
+    })
+}
+
+/// One piece of a string with `${…}` in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece<'a> {
+    Text(&'a str),
+    Env(&'a str),
+    Expression(&'a str),
+}
+
+/// Splits `text` into literal text, `${env:…}` and `${…}`. The end of a `${` is the first `}`
+/// outside brackets and string literals, so an expression may hold maps and `}` in strings.
+fn pieces(text: &str) -> Result<Vec<Piece<'_>>, String> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        if rest[..at].ends_with('$') {
+            pieces.push(Piece::Text(&rest[..at - 1]));
+            pieces.push(Piece::Text("${"));
+            rest = &rest[at + 2..];
+            continue;
+        }
+        if at > 0 {
+            pieces.push(Piece::Text(&rest[..at]));
+        }
+        let body = &rest[at + 2..];
+        let end = closing_brace(body).ok_or_else(|| {
+            format!(
+                "`${{` at byte {} is not closed by a `}}` (write $${{ for a literal ${{)",
+                text.len() - rest.len() + at
+            )
+        })?;
+        let inner = &body[..end];
+        match inner.strip_prefix("env:") {
+            Some(name) => pieces.push(Piece::Env(name)),
+            None => {
+                if inner.trim().is_empty() {
+                    return Err("`${}` is empty".to_owned());
+                }
+                pieces.push(Piece::Expression(inner));
+            }
+        }
+        rest = &body[end + 1..];
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Text(rest));
+    }
+    Ok(pieces)
+}
+
+/// The index of the `}` that closes an expression starting at `body[0]`.
+fn closing_brace(body: &str) -> Option<usize> {
+    let (mut depth, mut quote) = (0usize, None);
+    let mut chars = body.char_indices();
+    while let Some((at, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']') => depth = depth.saturating_sub(1),
+            (None, '}') if depth == 0 => return Some(at),
+            (None, '}') => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Resolves every `${…}` in the strings of `node` (and its map keys' values), in place.
+pub(crate) fn resolve(
+    node: &mut Node,
+    scope: &mut Scope,
+    env: &dyn Fn(&str) -> Option<String>,
+    sensitive: &mut BTreeSet<String>,
+) -> Result<(), ModuleError> {
+    match &mut node.value {
+        Value::String(text) if text.contains("${") => {
+            let resolved = resolve_string(text, &node.origin, scope, env, sensitive)?;
+            *node = resolved;
+        }
+        Value::List(items) => {
+            for item in items {
+                resolve(item, scope, env, sensitive)?;
+            }
+        }
+        Value::Map(entries) => {
+            for entry in entries {
+                resolve(&mut entry.value, scope, env, sensitive)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn resolve_string(
+    text: &str,
+    origin: &Origin,
+    scope: &mut Scope,
+    env: &dyn Fn(&str) -> Option<String>,
+    sensitive: &mut BTreeSet<String>,
+) -> Result<Node, ModuleError> {
+    let fail = |message: String| ModuleError::invalid(origin.clone(), message);
+    let pieces = pieces(text).map_err(fail)?;
+    let evaluate = |scope: &mut Scope, expression: &str| {
+        scope
+            .evaluate(expression)
+            .map_err(|message| fail(format!("in ${{{}}}: {message}", expression.trim())))
+    };
+    if let [Piece::Expression(expression)] = pieces.as_slice() {
+        let value = evaluate(scope, expression)?;
+        return Ok(from_json(value, origin));
+    }
+    let mut out = String::new();
+    let mut used_env = false;
+    for piece in &pieces {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Env(name) => {
+                let value = env_value(name, origin, env)?;
+                if !value.is_empty() {
+                    sensitive.insert(value.clone());
+                }
+                out.push_str(&value);
+                used_env = true;
+            }
+            Piece::Expression(expression) => match evaluate(scope, expression)? {
+                Json::String(s) => out.push_str(&s),
+                Json::Null => {}
+                value @ (Json::Number(_) | Json::Bool(_)) => out.push_str(&value.to_string()),
+                other => {
+                    return Err(fail(format!(
+                        "in ${{{}}}: the value is a {}, which cannot be written inside a string",
+                        expression.trim(),
+                        if other.is_array() { "list" } else { "map" }
+                    )));
+                }
+            },
+        }
+    }
+    if used_env && !out.is_empty() {
+        sensitive.insert(out.clone());
+    }
+    Ok(Node::new(Value::String(out), origin.clone()))
+}
+
+fn env_value(
+    name: &str,
+    origin: &Origin,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, ModuleError> {
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(ModuleError::invalid(
+            origin.clone(),
+            format!("${{env:{name}}}: {name:?} is not an environment variable name"),
+        ));
+    }
+    env(name).ok_or_else(|| ModuleError::Env {
+        origin: origin.clone(),
+        name: name.to_owned(),
+    })
+}
+
+/// A JSON value as a node of the document, every part at `origin`.
+fn from_json(value: Json, origin: &Origin) -> Node {
+    let value = match value {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(b),
+        Json::Number(n) => Value::Number(n),
+        Json::String(s) => Value::String(s),
+        Json::Array(items) => {
+            Value::List(items.into_iter().map(|i| from_json(i, origin)).collect())
+        }
+        Json::Object(map) => Value::Map(
+            map.into_iter()
+                .map(|(key, value)| Entry {
+                    key,
+                    key_origin: origin.clone(),
+                    value: from_json(value, origin),
+                })
+                .collect(),
+        ),
+    };
+    Node::new(value, origin.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::module::tree;
+
+    fn scope() -> Scope {
+        Scope::new(
+            Some(
+                &json!({"replicas": 3, "host": "git.example.com", "ingress": {"enabled": true}, "ports": [80, 443]}),
+            ),
+            json!({"name": "gitea", "version": "1.0.0"}),
+        )
+    }
+
+    fn resolved(text: &str) -> Result<Json, String> {
+        let mut node = tree::parse(text, &Arc::from("module.yaml")).unwrap();
+        let env = |name: &str| (name == "TOKEN").then(|| "s3cret".to_owned());
+        resolve(&mut node, &mut scope(), &env, &mut BTreeSet::new())
+            .map(|()| node.to_json())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_whole_reference_keeps_its_type() {
+        assert_eq!(resolved("a: ${config.replicas}").unwrap(), json!({"a": 3}));
+        assert_eq!(
+            resolved("a: ${config.ingress}").unwrap(),
+            json!({"a": {"enabled": true}})
+        );
+        assert_eq!(
+            resolved("a: ${config.ports[1]}").unwrap(),
+            json!({"a": 443})
+        );
+    }
+
+    #[test]
+    fn references_inside_strings_are_written_as_text() {
+        assert_eq!(
+            resolved("a: 'https://${config.host}/:${config.ports[0]}'").unwrap(),
+            json!({"a": "https://git.example.com/:80"})
+        );
+    }
+
+    #[test]
+    fn expressions_are_cel() {
+        assert_eq!(
+            resolved("a: '${ config.replicas > 1 ? \"RollingUpdate\" : \"Recreate\" }'").unwrap(),
+            json!({"a": "RollingUpdate"})
+        );
+        assert_eq!(
+            resolved("a: '${ config.ports.map(p, p + 1) }'").unwrap(),
+            json!({"a": [81, 444]})
+        );
+        assert_eq!(
+            resolved("a: '${ {\"z\": 1, \"b\": module.name.upperAscii()} }'").unwrap(),
+            json!({"a": {"b": "GITEA", "z": 1}})
+        );
+    }
+
+    #[test]
+    fn env_and_escapes() {
+        assert_eq!(
+            resolved("a: 'x-${env:TOKEN}-$${HOME}'").unwrap(),
+            json!({"a": "x-s3cret-${HOME}"})
+        );
+        assert!(
+            resolved("a: ${env:UNSET}")
+                .unwrap_err()
+                .contains("UNSET is not set")
+        );
+    }
+
+    #[test]
+    fn errors_name_the_place_and_the_expression() {
+        assert_eq!(
+            resolved("a:\n  b: ${config.replicaz}\n").unwrap_err(),
+            "module.yaml:2:6: in ${config.replicaz}: config has no \"replicaz\""
+        );
+        let error = resolved("a: '${HOME}'").unwrap_err();
+        assert!(error.contains("\"HOME\" is not defined"), "{error}");
+        assert!(error.contains("$${"), "{error}");
+        let error = resolved("a: '${ config.replicas + }'").unwrap_err();
+        assert!(
+            error.starts_with("module.yaml:1:4: in ${config.replicas +}:"),
+            "{error}"
+        );
+        let error = resolved("a: '${ config.host'").unwrap_err();
+        assert!(error.contains("is not closed"), "{error}");
+    }
+
+    #[test]
+    fn evaluation_is_bounded() {
+        let deep = format!("a: '${{{}1{}}}'", "(".repeat(20), ")".repeat(20));
+        assert!(resolved(&deep).unwrap_err().contains("nests brackets"));
+        let nested = "a: '${ [1].map(x, [1].map(y, [1].map(z, z))) }'";
+        assert!(resolved(nested).unwrap_err().contains("nests map"));
+        let long = format!("a: '${{ {} }}'", "1 + ".repeat(300) + "1");
+        assert!(resolved(&long).unwrap_err().contains("over the limit"));
+    }
+}
