@@ -8,6 +8,7 @@ mod examples;
 mod fixtures;
 mod hostile;
 mod kubernetes;
+mod parameters;
 mod polyglot;
 mod render;
 mod sandbox;

@@ -18,7 +18,7 @@ use super::Requirements;
 use super::flatten::{build_spec, flatten, with_defaults};
 use super::plan::{
     Attachments, Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource,
-    Matched, Missing, Plan, Problem, Reason, Unmatched,
+    LeftOut, Matched, Missing, Plan, PlanConfig, Problem, Reason, Unmatched,
 };
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
@@ -127,6 +127,20 @@ pub fn plan_with(
         errors,
         warnings,
         calls,
+        config: module.config().map(|schema| PlanConfig {
+            schema: schema.clone(),
+            parameters: module.parameters().cloned().unwrap_or_default(),
+        }),
+        left_out: module
+            .excluded()
+            .iter()
+            .map(|e| LeftOut {
+                component: e.component.clone(),
+                definition: e.definition.clone(),
+                condition: e.condition.clone(),
+                at: e.origin.clone(),
+            })
+            .collect(),
     }
 }
 

@@ -52,8 +52,8 @@ pub mod plan;
 pub use crate::provider::Requirements;
 pub use engine::{Explain, declared, plan, plan_with};
 pub use plan::{
-    Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, Matched,
-    Missing, Plan, Problem, Reason, Unmatched, describe_requirements,
+    Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, LeftOut,
+    Matched, Missing, Plan, PlanConfig, Problem, Reason, Unmatched, describe_requirements,
 };
 
 #[cfg(test)]

@@ -28,6 +28,36 @@ pub struct Plan {
     #[serde(serialize_with = "problems_with_messages")]
     pub(crate) warnings: Vec<Problem>,
     pub(crate) calls: Vec<Call>,
+    /// The module's parameters as this render sets them, with the config's schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) config: Option<PlanConfig>,
+    /// What the module's conditions left out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) left_out: Vec<LeftOut>,
+}
+
+/// A module's `config` and the parameters a render uses.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanConfig {
+    /// The JSON Schema of the parameters.
+    pub schema: serde_json::Value,
+    /// The parameters: what the values set, over the defaults.
+    pub parameters: serde_json::Value,
+}
+
+/// A component, or one of its attachments, that a false condition left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftOut {
+    /// The component.
+    pub component: String,
+    /// The attachment as written; none when the component is left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub definition: Option<String>,
+    /// The condition, as written.
+    pub condition: String,
+    /// Where the condition is written.
+    pub at: Origin,
 }
 
 impl Plan {
@@ -45,6 +75,11 @@ impl Plan {
     /// Every warning, in component order.
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
+    }
+
+    /// What the module's conditions left out, in document order.
+    pub fn left_out(&self) -> &[LeftOut] {
+        &self.left_out
     }
 
     /// Whether the plan has no error.

@@ -127,6 +127,7 @@ pub(crate) fn interpret(
         origin,
         config: None,
         parameters: None,
+        excluded: Vec::new(),
     })
 }
 

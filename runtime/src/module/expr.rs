@@ -551,6 +551,152 @@ fn from_json(value: Json, origin: &Origin) -> Node {
     Node::new(value, origin.clone())
 }
 
+/// A component or an attachment that a condition left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excluded {
+    /// The component.
+    pub component: String,
+    /// The attachment's name as written, or `None` when the whole component is left out.
+    pub definition: Option<String>,
+    /// The condition as written (`${config.ingress.enabled}`).
+    pub condition: String,
+    /// Where the condition is written.
+    pub origin: Origin,
+}
+
+/// Evaluates the conditions of `root`'s components: a component's `when` and an attachment's
+/// `$when` (with its value in `$value` when it is not a map). What a false condition names is
+/// removed before anything else in it is evaluated, so a left-out part may use parameters that
+/// are not set; the conditions themselves are removed from what stays.
+pub(crate) fn apply_conditions(
+    root: &mut Node,
+    scope: &mut Scope,
+) -> Result<Vec<Excluded>, ModuleError> {
+    let mut excluded = Vec::new();
+    let Some(components) = child_mut(root, "components") else {
+        return Ok(excluded);
+    };
+    let Value::Map(components) = &mut components.value else {
+        return Ok(excluded);
+    };
+    let mut kept = Vec::with_capacity(components.len());
+    for mut component in std::mem::take(components) {
+        if let Some(((text, false), origin)) = take_condition(&mut component.value, "when", scope)?
+        {
+            excluded.push(Excluded {
+                component: component.key.clone(),
+                definition: None,
+                condition: text,
+                origin,
+            });
+            continue;
+        }
+        for section in ["resources", "traits", "policies"] {
+            let Some(Node {
+                value: Value::Map(attachments),
+                ..
+            }) = child_mut(&mut component.value, section)
+            else {
+                continue;
+            };
+            let mut kept_attachments = Vec::with_capacity(attachments.len());
+            for mut attachment in std::mem::take(attachments) {
+                let condition = take_condition(&mut attachment.value, "$when", scope)?;
+                unwrap_value(&mut attachment.value)?;
+                match condition {
+                    Some(((text, false), origin)) => excluded.push(Excluded {
+                        component: component.key.clone(),
+                        definition: Some(attachment.key.clone()),
+                        condition: text,
+                        origin,
+                    }),
+                    _ => kept_attachments.push(attachment),
+                }
+            }
+            *attachments = kept_attachments;
+        }
+        kept.push(component);
+    }
+    *components = kept;
+    Ok(excluded)
+}
+
+/// The map entry `key` of `node`, when `node` is a map that has it.
+fn child_mut<'a>(node: &'a mut Node, key: &str) -> Option<&'a mut Node> {
+    match &mut node.value {
+        Value::Map(entries) => entries
+            .iter_mut()
+            .find(|e| e.key == key)
+            .map(|e| &mut e.value),
+        _ => None,
+    }
+}
+
+/// Removes the condition `key` from the map `node` and evaluates it: its text, its value and
+/// where it is written.
+#[allow(clippy::type_complexity, reason = "a private helper's plain tuple")]
+fn take_condition(
+    node: &mut Node,
+    key: &str,
+    scope: &mut Scope,
+) -> Result<Option<((String, bool), Origin)>, ModuleError> {
+    let Value::Map(entries) = &mut node.value else {
+        return Ok(None);
+    };
+    let Some(index) = entries.iter().position(|e| e.key == key) else {
+        return Ok(None);
+    };
+    let entry = entries.remove(index);
+    let origin = entry.value.origin.clone();
+    let (text, value) = match &entry.value.value {
+        Value::Bool(b) => (b.to_string(), *b),
+        Value::String(text) => {
+            let resolved = resolve_string(text, &origin, scope, &|_| None, &mut BTreeSet::new())?;
+            match resolved.value {
+                Value::Bool(b) => (text.clone(), b),
+                _ => {
+                    return Err(ModuleError::invalid(
+                        origin,
+                        format!(
+                            "{key} must be true or false, and {text} is {}",
+                            resolved.describe()
+                        ),
+                    ));
+                }
+            }
+        }
+        _ => {
+            return Err(ModuleError::invalid(
+                origin,
+                format!(
+                    "{key} must be a condition such as ${{config.ingress.enabled}}, not {}",
+                    entry.value.describe()
+                ),
+            ));
+        }
+    };
+    Ok(Some(((text, value), origin)))
+}
+
+/// An attachment written `{$when: …, $value: V}` becomes `V`.
+fn unwrap_value(node: &mut Node) -> Result<(), ModuleError> {
+    let Value::Map(entries) = &mut node.value else {
+        return Ok(());
+    };
+    let Some(index) = entries.iter().position(|e| e.key == "$value") else {
+        return Ok(());
+    };
+    if entries.len() > 1 {
+        return Err(ModuleError::invalid(
+            entries[index].key_origin.clone(),
+            "$value is the whole value: write the other fields inside it".to_owned(),
+        ));
+    }
+    let entry = entries.remove(index);
+    *node = entry.value;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -641,6 +787,46 @@ mod tests {
         );
         let error = resolved("a: '${ config.host'").unwrap_err();
         assert!(error.contains("is not closed"), "{error}");
+    }
+
+    #[test]
+    fn false_conditions_leave_out_components_and_attachments_before_they_are_evaluated() {
+        let text = "components:\n  web:\n    traits:\n      Ingress: {$when: '${config.ingress.enabled}', host: '${config.host}'}\n      Replicas: {$when: '${config.replicas > 5}', $value: '${config.missing}'}\n  worker:\n    when: '${!config.ingress.enabled}'\n    resources: {Container: {image: '${config.nothing}'}}\n";
+        let mut node = tree::parse(text, &Arc::from("module.yaml")).unwrap();
+        let excluded = apply_conditions(&mut node, &mut scope()).unwrap();
+        assert_eq!(
+            node.to_json(),
+            json!({"components": {"web": {"traits": {"Ingress": {"host": "${config.host}"}}}}})
+        );
+        let summary: Vec<String> = excluded
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {:?} {} {}",
+                    e.component, e.definition, e.condition, e.origin
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "web Some(\"Replicas\") ${config.replicas > 5} module.yaml:5:25",
+                "worker None ${!config.ingress.enabled} module.yaml:7:11",
+            ]
+        );
+        let mut node = tree::parse(
+            "components:\n  a: {when: yes-please}\n",
+            &Arc::from("m.yaml"),
+        )
+        .unwrap();
+        let error = apply_conditions(&mut node, &mut scope())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("when must be a condition")
+                || error.contains("when must be true or false"),
+            "{error}"
+        );
     }
 
     #[test]

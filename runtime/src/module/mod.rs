@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::origin::Origin;
+pub use expr::Excluded;
 
 use crate::definitions::{DefinitionKind, DefinitionSpec};
 use tree::Node;
@@ -62,6 +63,8 @@ pub struct Module {
     config: Option<serde_json::Value>,
     /// The parameters the values set, over the config's defaults.
     parameters: Option<serde_json::Value>,
+    /// What conditions left out.
+    excluded: Vec<Excluded>,
 }
 
 /// A definition declared in the module's `definitions`.
@@ -200,6 +203,11 @@ impl Module {
     /// The `config` section: the JSON Schema of the module's parameters, when it has one.
     pub fn config(&self) -> Option<&serde_json::Value> {
         self.config.as_ref()
+    }
+
+    /// The components and attachments that a false condition left out, in document order.
+    pub fn excluded(&self) -> &[Excluded] {
+        &self.excluded
     }
 
     /// The parameters this render uses: what the values set, over the config's defaults.
@@ -441,12 +449,14 @@ fn assemble(
         None => None,
     };
     let mut scope = expr::Scope::new(parameters.as_ref(), metadata_scope(&root));
+    let excluded = expr::apply_conditions(&mut root, &mut scope)?;
     expr::resolve(&mut root, &mut scope, env, sensitive)?;
     document::collect_secrets(&root, sensitive);
     sensitive.remove("");
     let mut module = document::interpret(&root, origin, sensitive.clone())?;
     module.config = config.map(|c| c.schema);
     module.parameters = parameters;
+    module.excluded = excluded;
     Ok(module)
 }
 

@@ -14,7 +14,7 @@
 
 use std::io::{self, Write};
 
-use crate::matching::{ComponentPlan, Plan, Problem};
+use crate::matching::{ComponentPlan, Plan, PlanConfig, Problem};
 
 impl Plan {
     /// Writes the plan as text: what `opm mod vet` prints and what `--verbose` explains.
@@ -26,9 +26,24 @@ impl Plan {
             self.provider,
             if self.strict { " (strict)" } else { "" }
         )?;
+        if let Some(config) = &self.config {
+            writeln!(out)?;
+            write_config(config, out)?;
+        }
         for component in &self.components {
             writeln!(out)?;
             write_component(component, out)?;
+        }
+        if !self.left_out.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "left out by conditions:")?;
+            for left in &self.left_out {
+                let what = match &left.definition {
+                    Some(definition) => format!("component {:?}, {definition}", left.component),
+                    None => format!("component {:?}", left.component),
+                };
+                writeln!(out, "  {what}: {} is false ({})", left.condition, left.at)?;
+            }
         }
         write_problems("warning", &self.warnings, out)?;
         write_problems("error", &self.errors, out)?;
@@ -45,6 +60,60 @@ impl Plan {
             self.warnings.len(),
             plural(self.warnings.len()),
         )
+    }
+}
+
+/// The parameters, one line each (nested ones dotted): type, the value this render uses, and
+/// the description.
+fn write_config(config: &PlanConfig, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "config (set with -f VALUES and --set NAME=VALUE):")?;
+    let mut rows = Vec::new();
+    parameter_rows(&config.schema, Some(&config.parameters), "", &mut rows);
+    let width = rows.iter().map(|(name, ..)| name.len()).max().unwrap_or(0);
+    for (name, kind, value, description) in rows {
+        let mut line = format!("  {name:width$}  {kind:8} = {value}");
+        if !description.is_empty() {
+            line.push_str(&format!("  # {description}"));
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+fn parameter_rows(
+    schema: &serde_json::Value,
+    value: Option<&serde_json::Value>,
+    prefix: &str,
+    rows: &mut Vec<(String, String, String, String)>,
+) {
+    let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return;
+    };
+    for (key, property) in properties {
+        let name = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        let value = value.and_then(|v| v.get(key));
+        if property.get("properties").is_some() {
+            parameter_rows(property, value, &name, rows);
+            continue;
+        }
+        let kind = property.get("type").map_or_else(
+            || "any".to_owned(),
+            |t| t.as_str().map_or_else(|| t.to_string(), str::to_owned),
+        );
+        let shown = match value {
+            Some(v) => v.to_string(),
+            None => "(not set)".to_owned(),
+        };
+        let description = property
+            .get("description")
+            .and_then(|d| d.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        rows.push((name, kind, shown, description));
     }
 }
 

@@ -1,0 +1,169 @@
+//! Modules with parameters, as a consumer meets them through `opm mod build` and `opm mod vet`:
+//! a `config` that values files and `--set` fill, references and CEL expressions that carry the
+//! parameters into the components, conditions that leave parts out, `${env:NAME}` anywhere,
+//! and every mistake named where it was made.
+
+use std::path::Path;
+
+use opm_tests::{opm, opm_env, repo_root};
+
+fn gitea() -> String {
+    repo_root().join("examples/gitea").display().to_string()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path.display().to_string()
+}
+
+#[test]
+fn parameters_from_values_and_set_reach_the_objects_and_conditions_leave_parts_out() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let values = write(
+        dir.path(),
+        "prod.yaml",
+        "domain: git.acme.io\nstorage: {size: 50Gi}\nroute: {enabled: false}\n",
+    );
+    let run = opm([
+        "mod",
+        "build",
+        &gitea(),
+        "-f",
+        &values,
+        "--set",
+        "sshPort=2222",
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let yaml = &run.stdout;
+    assert!(yaml.contains("value: https://git.acme.io/\n"), "{yaml}");
+    assert!(yaml.contains("storage: 50Gi\n"), "{yaml}");
+    assert!(yaml.contains("containerPort: 2222\n"), "{yaml}");
+    assert!(
+        !yaml.contains("kind: HTTPRoute"),
+        "the route is left out: {yaml}"
+    );
+
+    let vet = opm(["mod", "vet", &gitea(), "-f", &values]);
+    assert!(vet.exited(0), "{}", vet.stderr);
+    assert!(vet.stdout.contains("  domain "), "{}", vet.stdout);
+    assert!(vet.stdout.contains("= \"git.acme.io\""), "{}", vet.stdout);
+    assert!(
+        vet.stdout.contains(
+            "left out by conditions:\n  component \"gitea\", HttpRoute: ${config.route.enabled} is false ("
+        ),
+        "{}",
+        vet.stdout
+    );
+}
+
+#[test]
+fn the_defaults_render_what_the_example_always_rendered() {
+    let run = opm(["mod", "build", &gitea()]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let golden =
+        std::fs::read_to_string(repo_root().join("examples/gitea/rendered.yaml")).expect("golden");
+    assert_eq!(run.stdout, golden);
+}
+
+#[test]
+fn a_wrong_type_an_unknown_key_and_a_bad_expression_name_file_and_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wrong = write(dir.path(), "wrong.yaml", "domain: a\nsshPort: twenty-two\n");
+    let run = opm(["mod", "build", &gitea(), "-f", &wrong]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("wrong.yaml:2:10: parameter sshPort: the value is not of type \"integer\""),
+        "{}",
+        run.stderr
+    );
+
+    let unknown = write(dir.path(), "unknown.yaml", "storage:\n  sise: 1Gi\n");
+    let run = opm(["mod", "build", &gitea(), "-f", &unknown]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "unknown.yaml:2:3: config has no parameter storage.sise; did you mean \"size\"?"
+        ),
+        "{}",
+        run.stderr
+    );
+
+    let module = write(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: m, version: 1.0.0}\nconfig:\n  properties:\n    replicas: {type: integer, default: 2}\ncomponents:\n  api:\n    metadata: {labels: {core.opm.dev/workload-type: stateless}}\n    resources: {Container: {image: nginx}}\n    traits:\n      Replicas: '${ config.replicas >> 1 }'\n",
+    );
+    let run = opm(["mod", "build", &module]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("module.yaml:12:17: in ${config.replicas >> 1}: "),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn env_in_the_module_and_in_set_is_substituted_and_redacted_and_unset_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let module = write(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: m, version: 1.0.0}\ncomponents:\n  api:\n    metadata: {labels: {core.opm.dev/workload-type: stateless}}\n    resources:\n      Container:\n        image: nginx\n        env: {TOKEN: {value: '${env:OPM_TEST_TOKEN}'}}\n    traits: {Replicas: 1}\n",
+    );
+    let home = dir.path().display().to_string();
+    let run = opm_env(
+        [
+            "mod",
+            "build",
+            &module,
+            "--set",
+            "components.api.resources.Container.env.OTHER.value=${env:OPM_TEST_OTHER}",
+            "--set",
+            "components.api.traits.Replicas=oops",
+        ],
+        &[
+            ("OPM_TEST_TOKEN", "tok-4f9a1c"),
+            ("OPM_TEST_OTHER", "oth-77b2e0"),
+            ("HOME", &home),
+        ],
+    );
+    // The bad Replicas makes the render fail, and its error must not leak either value.
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(!run.stderr.contains("tok-4f9a1c"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--set components.api.traits.Replicas"),
+        "the bad value is blamed on its --set: {}",
+        run.stderr
+    );
+
+    let run = opm_env(
+        [
+            "mod",
+            "build",
+            &module,
+            "--set",
+            "components.api.resources.Container.env.OTHER.value=${env:OPM_TEST_OTHER}",
+        ],
+        &[
+            ("OPM_TEST_TOKEN", "tok-4f9a1c"),
+            ("OPM_TEST_OTHER", "oth-77b2e0"),
+            ("HOME", &home),
+        ],
+    );
+    assert!(run.exited(0), "{}", run.stderr);
+    assert!(run.stdout.contains("value: tok-4f9a1c\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("value: oth-77b2e0\n"), "{}", run.stdout);
+
+    let unset = opm_env(["mod", "build", &module], &[("HOME", &home)]);
+    assert!(unset.exited(2), "{}", unset.stderr);
+    assert!(
+        unset
+            .stderr
+            .contains("module.yaml:10:30: environment variable OPM_TEST_TOKEN is not set"),
+        "{}",
+        unset.stderr
+    );
+}
