@@ -1,4 +1,4 @@
-//! A module's parameters (`docs/module-format.md#config`): the `config` section, a JSON Schema
+//! A module's parameters (`docs/module-format.md#parameters-config`): the `config` section, a JSON Schema
 //! of the values a consumer may set, as a chart's `values.schema.json` is.
 //!
 //! When a module has `config`, values files and `--set` set *parameters*, not the module

@@ -829,6 +829,67 @@ mod tests {
         );
     }
 
+    /// Every function and macro docs/expressions.md lists, once.
+    #[test]
+    fn the_documented_functions_exist() {
+        let cases = [
+            (
+                "size('abc') == 3 && size([1]) == 1 && size({'a': 1}) == 1",
+                true,
+            ),
+            (
+                "int('7') == 7 && uint(7) == 7u && double(1) == 1.0 && string(7) == '7'",
+                true,
+            ),
+            ("bool('true') && type(1) == int", true),
+            (
+                "'abc'.contains('b') && 'abc'.startsWith('a') && 'abc'.endsWith('c')",
+                true,
+            ),
+            ("'abc'.matches('^a.c$')", true),
+            (
+                "'Ab'.lowerAscii() == 'ab' && 'Ab'.upperAscii() == 'AB' && ' a '.trim() == 'a'",
+                true,
+            ),
+            (
+                "'a-b'.replace('-', '+') == 'a+b' && 'a,b'.split(',') == ['a', 'b']",
+                true,
+            ),
+            (
+                "['a', 'b'].join(',') == 'a,b' && 'abc'.substring(1, 2) == 'b'",
+                true,
+            ),
+            (
+                "'abca'.indexOf('a') == 0 && 'abca'.lastIndexOf('a') == 3 && 'abc'.charAt(1) == 'b'",
+                true,
+            ),
+            ("has(config.host) && !has(config.nothing)", true),
+            (
+                "[1, 2].all(x, x > 0) && [1, 2].exists(x, x > 1) && [1, 2].exists_one(x, x > 1)",
+                true,
+            ),
+            (
+                "[1, 2].map(x, x * 2) == [2, 4] && [1, 2].map(x, x > 1, x) == [2]",
+                true,
+            ),
+            (
+                "[1, 2].filter(x, x > 1) == [2] && 2 in [1, 2] && 'a' in {'a': 1}",
+                true,
+            ),
+            (
+                "[1] + [2] == [1, 2] && 7 % 4 == 3 && (true ? 1 : 2) == 1",
+                true,
+            ),
+        ];
+        for (expression, expected) in cases {
+            assert_eq!(
+                scope().evaluate(expression),
+                Ok(Json::Bool(expected)),
+                "{expression}"
+            );
+        }
+    }
+
     #[test]
     fn evaluation_is_bounded() {
         let deep = format!("a: '${{{}1{}}}'", "(".repeat(20), ")".repeat(20));
