@@ -397,6 +397,70 @@ fn the_module_schema_validates_every_example_and_refuses_mistakes() {
     assert_eq!(printed.stdout, std::fs::read_to_string(&schema).unwrap());
 }
 
+/// `opm mod schema MODULE --values` is the schema of the module's parameters, which an
+/// independent validator checks a values file with: a right one passes, a misspelt key and a
+/// wrong type are refused; a module without parameters has no such schema.
+#[test]
+fn the_values_schema_checks_a_values_file_as_opm_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("values.schema.json").display().to_string();
+    let gitea = opm_tests::repo_root()
+        .join("examples/gitea")
+        .display()
+        .to_string();
+    let run = opm(["mod", "schema", &gitea, "--values", "-o", &schema]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let good = write_file(
+        dir.path(),
+        "good.yaml",
+        "domain: git.acme.io
+storage: {size: 5Gi}
+",
+    );
+    let output = check_jsonschema(&schema, &[good]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    for (mistake, text, said) in [
+        (
+            "a misspelt key",
+            "storage: {sise: 5Gi}
+",
+            "'sise' was unexpected",
+        ),
+        (
+            "a wrong type",
+            "sshPort: twenty
+",
+            "$.sshPort",
+        ),
+    ] {
+        let file = write_file(dir.path(), "bad.yaml", text);
+        let output = check_jsonschema(&schema, &[file]);
+        let said_all = String::from_utf8_lossy(&output.stdout);
+        assert!(!output.status.success(), "{mistake} passed:\n{said_all}");
+        assert!(
+            said_all.contains(said),
+            "{mistake}: {said:?} missing from:\n{said_all}"
+        );
+        // opm refuses it too.
+        let file = dir.path().join("bad.yaml").display().to_string();
+        assert!(
+            opm(["mod", "vet", &gitea, "-f", &file]).exited(2),
+            "{mistake}"
+        );
+    }
+    let hello = opm(["mod", "schema", &hello(), "--values"]);
+    assert!(hello.exited(2), "{}", hello.stderr);
+    assert!(
+        hello.stderr.contains("declares no parameters"),
+        "{}",
+        hello.stderr
+    );
+}
+
 /// `opm mod init` writes a module that renders as written and validates against the schema beside
 /// it, and never overwrites a file.
 #[test]

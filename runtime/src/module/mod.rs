@@ -460,6 +460,14 @@ fn assemble(
     Ok(module)
 }
 
+/// The `config` schema of the module at `path` (a file or a directory), read without any values:
+/// the schema a values file for it must follow. `None` when the module declares no parameters.
+pub fn config_schema(path: &Path) -> Result<Option<serde_json::Value>, ModuleError> {
+    let path = module_file(path);
+    let mut root = read_tree(&path)?;
+    Ok(take_config(&mut root)?.map(|config| config.schema))
+}
+
 /// `module` as expressions see it: the name, version and namespace `metadata` gives, as written.
 fn metadata_scope(root: &Node) -> serde_json::Value {
     let mut scope = serde_json::Map::new();

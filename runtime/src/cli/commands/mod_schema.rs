@@ -43,6 +43,13 @@ pub struct SchemaArgs {
     #[arg(short = 'p', long = "provider", default_value = DEFAULT_PROVIDER, value_name = "PROVIDER")]
     pub provider: String,
 
+    /// Write the schema of MODULE's parameters instead: what a values file for it
+    /// (`-f values.yaml`) must hold, for an editor to check values files as they are typed.
+    ///
+    /// Example: opm mod schema examples/gitea --values -o values.schema.json
+    #[arg(long = "values", requires = "module")]
+    pub values: bool,
+
     /// Write the schema to FILE instead of stdout.
     ///
     /// Example: -o module.schema.json
@@ -52,6 +59,24 @@ pub struct SchemaArgs {
 
 /// Runs `opm mod schema`.
 pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    if args.values {
+        let path = args
+            .module
+            .as_deref()
+            .expect("clap requires MODULE with --values");
+        let config = module::config_schema(path)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} declares no parameters (no `config`): its values change the module \
+                 document, which `opm mod schema` without --values describes",
+                path.display()
+            )
+        })?;
+        let text = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&values_schema(&path.display().to_string(), config))?
+        );
+        return write(&args, out, &text);
+    }
     let provider = provider::load_in(&args.provider, &std::env::current_dir()?)?;
     let module = match &args.module {
         Some(path) => Some(module::load(
@@ -64,11 +89,124 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let text = text(&provider, module.as_ref())?;
+    write(&args, out, &text)
+}
+
+fn write(args: &SchemaArgs, out: &mut Output<'_>, text: &str) -> anyhow::Result<ExitCode> {
     match &args.output {
         Some(path) => crate::files::write_atomically(path, text.as_bytes())?,
         None => out.stdout.write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The schema of a values file of the module at `module` whose `config` is `config`: the
+/// config with every object that declares `properties` closed, as opm reads it.
+pub fn values_schema(module: &str, mut config: Value) -> Value {
+    close_objects(&mut config);
+    if let Some(object) = config.as_object_mut() {
+        object.insert(
+            "$schema".into(),
+            json!("http://json-schema.org/draft-07/schema#"),
+        );
+        object
+            .entry("title")
+            .or_insert_with(|| json!(format!("values of the opm module {module}")));
+        object.entry("type").or_insert_with(|| json!("object"));
+    }
+    config
+}
+
+/// Sets `additionalProperties: false` on every object schema in `schema` that declares
+/// `properties` and says nothing of others.
+fn close_objects(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if object.contains_key("properties") {
+        object
+            .entry("additionalProperties")
+            .or_insert(Value::Bool(false));
+    }
+    for (key, child) in object.iter_mut() {
+        match key.as_str() {
+            "properties" | "patternProperties" | "definitions" | "$defs" => {
+                if let Some(children) = child.as_object_mut() {
+                    children.values_mut().for_each(close_objects);
+                }
+            }
+            "items" | "additionalProperties" | "not" => close_objects(child),
+            "anyOf" | "oneOf" | "allOf" => {
+                if let Some(children) = child.as_array_mut() {
+                    children.iter_mut().for_each(close_objects);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `schema`, where every value may also be a `${…}` expression (a string opm resolves before
+/// the definition's schema sees it).
+fn with_expressions(schema: Value) -> Value {
+    let expression = json!({"type": "string", "pattern": "\\$\\{", "description": "a ${…} reference or expression (docs/expressions.md)"});
+    let Value::Object(mut object) = schema else {
+        return schema;
+    };
+    for (key, child) in object.iter_mut() {
+        match key.as_str() {
+            "properties" | "patternProperties" => {
+                if let Some(children) = child.as_object_mut() {
+                    for value in children.values_mut() {
+                        *value = with_expressions(value.take());
+                    }
+                }
+            }
+            "items" => *child = with_expressions(child.take()),
+            "additionalProperties" if child.is_object() => {
+                *child = with_expressions(child.take());
+            }
+            "anyOf" | "oneOf" | "allOf" => {
+                if let Some(children) = child.as_array_mut() {
+                    for value in children.iter_mut() {
+                        *value = with_expressions(value.take());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    json!({"anyOf": [Value::Object(object), expression]})
+}
+
+/// Adds `$when` to the properties of the object schema `schema`, or of each of its `anyOf`
+/// forms (a definition with defaults also takes null).
+fn allow_when(schema: &mut Value, condition: &Value) {
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert("$when".into(), condition.clone());
+    }
+    if let Some(Value::Array(forms)) = schema.get_mut("anyOf") {
+        for form in forms {
+            allow_when(form, condition);
+        }
+    }
+}
+
+/// An attached value's schema with conditions allowed: `$when` beside the fields of an object
+/// value, or `{$when, $value}` around any value.
+fn with_conditions(schema: Value) -> Value {
+    let condition = json!({"type": ["boolean", "string"], "description": "a condition: false leaves the attachment out (docs/expressions.md#conditions)"});
+    let mut inline = schema.clone();
+    allow_when(&mut inline, &condition);
+    json!({"anyOf": [
+        with_expressions(inline),
+        {
+            "type": "object",
+            "required": ["$value"],
+            "additionalProperties": false,
+            "properties": {"$when": condition, "$value": with_expressions(schema)},
+        },
+    ]})
 }
 
 /// The schema of modules rendered by `provider`, with `module`'s own definitions if given, as
@@ -106,7 +244,7 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
         .map(|kind| (kind, Map::new()))
         .collect();
     for (fqn, spec) in definitions {
-        let value = value_schema(spec);
+        let value = with_conditions(value_schema(spec));
         let section = sections
             .get_mut(&spec.kind)
             .expect("every kind has a section");
@@ -153,6 +291,7 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
                     "labels": strings,
                 },
             },
+            "config": {"type": "object", "description": "the module's parameters: a JSON Schema (docs/module-format.md#parameters-config)"},
             "definitions": {"type": "object"},
             "components": {
                 "type": "object",
@@ -161,6 +300,7 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
                     "type": "object",
                     "additionalProperties": false,
                     "properties": {
+                        "when": {"type": ["boolean", "string"], "description": "a condition: false leaves the component out (docs/expressions.md#conditions)"},
                         "metadata": {
                             "type": "object",
                             "additionalProperties": false,
