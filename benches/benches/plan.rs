@@ -4,6 +4,10 @@
 //! part of both. Also 1,000 components, to show the ratio. Components are planned on the rayon pool
 //! (two threads on the project machine).
 //!
+//! Loading and planning, a module written plainly against the same module with parameters: a
+//! `config`, `${config.…}` references and CEL expressions in every component, and a condition
+//! on a trait (`docs/expressions.md`); what a module with parameters costs over one without.
+//!
 //! Run: `cargo bench -p opm-benches --bench plan`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -94,6 +98,10 @@ fn manifest() -> ProviderManifest {
 
 /// A module of `n` components, each a container with two traits, some with another resource.
 fn module(n: usize) -> Module {
+    module::from_str(&module_text(n), "bench.yaml").expect("bench module")
+}
+
+fn module_text(n: usize) -> String {
     let mut text = String::from(
         "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: bench, version: 1.0.0}\ncomponents:\n",
     );
@@ -105,7 +113,50 @@ fn module(n: usize) -> Module {
             (i + 7) % TRAITS,
         ));
     }
-    module::from_str(&text, "bench.yaml").expect("bench module")
+    text
+}
+
+/// [`module_text`] with parameters: the image from two references, the port from one, the
+/// replicas from a CEL expression, and the second trait behind a condition (true, so both
+/// modules plan the same calls).
+fn module_text_with_parameters(n: usize) -> String {
+    let mut text = String::from(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: bench, version: 1.0.0}\nconfig:\n  properties:\n    registry: {type: string, default: ghcr.io/acme}\n    tag: {type: string, default: '1.0'}\n    port: {type: integer, default: 8080}\n    highAvailability: {type: boolean, default: true}\n    extras: {type: object, properties: {enabled: {type: boolean, default: true}}}\ncomponents:\n",
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "  c{i}:\n    resources:\n      Container: {{image: '${{config.registry}}/c{i}:${{config.tag}}', ports: {{http: {{containerPort: '${{config.port}}'}}}}}}\n      Resource{}: {{}}\n    traits:\n      Trait{}: {{replicas: '${{ config.highAvailability ? 2 : 1 }}'}}\n      Trait{}: {{$when: '${{config.extras.enabled}}'}}\n",
+            i % RESOURCES,
+            i % TRAITS,
+            (i + 7) % TRAITS,
+        ));
+    }
+    text
+}
+
+/// Loading and planning: a plain module against the same with parameters.
+fn load_and_plan(c: &mut Criterion) {
+    let manifest = manifest();
+    let mut group = c.benchmark_group("load and plan");
+    group.sample_size(10);
+    let n = 10_000;
+    let plain_calls = matching::plan(&module(n), &manifest, false).calls().len();
+    for (name, text) in [
+        ("plain", module_text(n)),
+        ("with parameters", module_text_with_parameters(n)),
+    ] {
+        let loaded = module::from_str(&text, "bench.yaml").expect("bench module");
+        let check = matching::plan(&loaded, &manifest, false);
+        assert!(check.is_ok(), "{:?}", check.errors().first());
+        assert_eq!(check.calls().len(), plain_calls, "{name} plans the same calls");
+        group.bench_function(format!("{n} components, {name}"), |b| {
+            b.iter(|| {
+                let module = module::from_str(&text, "bench.yaml").expect("bench module");
+                matching::plan_with(&module, &manifest, false, matching::Explain::ProblemsOnly)
+            })
+        });
+    }
+    group.finish();
 }
 
 fn plan(c: &mut Criterion) {
@@ -133,5 +184,5 @@ fn plan(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, plan);
+criterion_group!(benches, plan, load_and_plan);
 criterion_main!(benches);
