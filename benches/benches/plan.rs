@@ -148,7 +148,11 @@ fn load_and_plan(c: &mut Criterion) {
         let loaded = module::from_str(&text, "bench.yaml").expect("bench module");
         let check = matching::plan(&loaded, &manifest, false);
         assert!(check.is_ok(), "{:?}", check.errors().first());
-        assert_eq!(check.calls().len(), plain_calls, "{name} plans the same calls");
+        assert_eq!(
+            check.calls().len(),
+            plain_calls,
+            "{name} plans the same calls"
+        );
         group.bench_function(format!("{n} components, {name}"), |b| {
             b.iter(|| {
                 let module = module::from_str(&text, "bench.yaml").expect("bench module");

@@ -200,23 +200,35 @@ fn comprehension_depth(expr: &cel::IdedExpr) -> usize {
         }
         Expr::List(list) => deepest(&mut list.elements.iter()),
         Expr::Select(select) => comprehension_depth(&select.operand),
-        Expr::Map(map) => deepest(&mut map.entries.iter().flat_map(|e| match &e.expr {
-            EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
-            EntryExpr::StructField(field) => vec![&field.value],
-        })),
-        Expr::Struct(s) => deepest(&mut s.entries.iter().flat_map(|e| match &e.expr {
-            EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
-            EntryExpr::StructField(field) => vec![&field.value],
-        })),
+        Expr::Map(cel::common::ast::MapExpr { entries })
+        | Expr::Struct(cel::common::ast::StructExpr { entries, .. }) => {
+            deepest(&mut entries.iter().flat_map(|e| match &e.expr {
+                EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
+                EntryExpr::StructField(field) => vec![&field.value],
+            }))
+        }
         Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => 0,
     }
 }
 
 /// The deepest nesting of `(`, `[` and `{` in `expression`, outside string literals.
 fn nesting(expression: &str) -> usize {
-    let (mut depth, mut deepest, mut quote) = (0usize, 0usize, None);
-    let mut chars = expression.chars();
-    while let Some(c) = chars.next() {
+    let mut deepest = 0;
+    brackets(expression, |_, bracket, depth| {
+        if matches!(bracket, '(' | '[' | '{') {
+            deepest = deepest.max(depth + 1);
+        }
+        false
+    });
+    deepest
+}
+
+/// Walks `text` outside its string literals, calling `visit` with each bracket's byte index,
+/// the bracket, and how deep the brackets before it nest; stops when `visit` returns true.
+fn brackets(text: &str, mut visit: impl FnMut(usize, char, usize) -> bool) {
+    let (mut depth, mut quote) = (0usize, None);
+    let mut chars = text.char_indices();
+    while let Some((at, c)) = chars.next() {
         match (quote, c) {
             (Some(_), '\\') => {
                 chars.next();
@@ -224,15 +236,19 @@ fn nesting(expression: &str) -> usize {
             (Some(q), c) if c == q => quote = None,
             (Some(_), _) => {}
             (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => {
-                depth += 1;
-                deepest = deepest.max(depth);
+            (None, '(' | '[' | '{' | ')' | ']' | '}') => {
+                if visit(at, c, depth) {
+                    return;
+                }
+                depth = if matches!(c, '(' | '[' | '{') {
+                    depth + 1
+                } else {
+                    depth.saturating_sub(1)
+                };
             }
-            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    deepest
 }
 
 /// One step of a reference.
@@ -408,24 +424,14 @@ fn pieces(text: &str) -> Result<Vec<Piece<'_>>, String> {
 
 /// The index of the `}` that closes an expression starting at `body[0]`.
 fn closing_brace(body: &str) -> Option<usize> {
-    let (mut depth, mut quote) = (0usize, None);
-    let mut chars = body.char_indices();
-    while let Some((at, c)) = chars.next() {
-        match (quote, c) {
-            (Some(_), '\\') => {
-                chars.next();
-            }
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']') => depth = depth.saturating_sub(1),
-            (None, '}') if depth == 0 => return Some(at),
-            (None, '}') => depth -= 1,
-            _ => {}
+    let mut found = None;
+    brackets(body, |at, bracket, depth| {
+        if bracket == '}' && depth == 0 {
+            found = Some(at);
         }
-    }
-    None
+        found.is_some()
+    });
+    found
 }
 
 /// Resolves every `${…}` in the strings of `node` (and its map keys' values), in place.
@@ -506,7 +512,7 @@ fn resolve_string(
     Ok(Node::new(Value::String(out), origin.clone()))
 }
 
-fn env_value(
+pub(crate) fn env_value(
     name: &str,
     origin: &Origin,
     env: &dyn Fn(&str) -> Option<String>,

@@ -206,21 +206,7 @@ fn substitute(
             )
         })?;
         let name = &after[..end];
-        let valid = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(ModuleError::invalid(
-                origin.clone(),
-                format!("${{env:{name}}}: {name:?} is not an environment variable name"),
-            ));
-        }
-        let value = env(name).ok_or_else(|| ModuleError::Env {
-            origin: origin.clone(),
-            name: name.to_owned(),
-        })?;
+        let value = super::expr::env_value(name, origin, env)?;
         out.push_str(&value);
         used.push(value);
         rest = &after[end + 1..];
