@@ -167,3 +167,62 @@ fn env_in_the_module_and_in_set_is_substituted_and_redacted_and_unset_is_an_erro
         unset.stderr
     );
 }
+
+/// The Vaultwarden port: the chart's values a user changes most reach the objects.
+#[test]
+fn vaultwarden_takes_the_charts_main_values() {
+    let module = repo_root()
+        .join("examples/vaultwarden")
+        .display()
+        .to_string();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let values = write(
+        dir.path(),
+        "values.yaml",
+        "domain: pw.acme.io\nsignupsAllowed: true\nsignupDomains: [acme.io, acme.dev]\nsmtp: {host: smtp.acme.io, port: 465, security: force_tls, from: vault@acme.io}\nstorage: {size: 2Gi, class: fast}\ningress: {className: traefik}\nimage: {tag: 1.33.0}\n",
+    );
+    let run = opm_env(
+        [
+            "mod",
+            "build",
+            &module,
+            "-f",
+            &values,
+            "--set",
+            "adminToken=${env:VW_ADMIN_TOKEN}",
+        ],
+        &[("VW_ADMIN_TOKEN", "admin-9d2f6b1e")],
+    );
+    assert!(run.exited(0), "{}", run.stderr);
+    let yaml = &run.stdout;
+    for expected in [
+        "image: docker.io/vaultwarden/server:1.33.0\n",
+        "value: https://pw.acme.io\n",
+        "- name: SIGNUPS_ALLOWED\n          value: \"true\"\n",
+        "value: acme.io,acme.dev\n",
+        "- name: SMTP_PORT\n          value: \"465\"\n",
+        "value: force_tls\n",
+        "storageClassName: fast\n",
+        "storage: 2Gi\n",
+        "ingressClassName: traefik\n",
+        "- host: pw.acme.io\n",
+        "secretName: pw-acme-io-tls\n",
+        "admin-token: admin-9d2f6b1e\n",
+    ] {
+        assert!(
+            yaml.contains(expected),
+            "{expected:?} missing from:\n{yaml}"
+        );
+    }
+    let without_ingress = opm(["mod", "build", &module, "--set", "ingress.enabled=false"]);
+    assert!(without_ingress.exited(0), "{}", without_ingress.stderr);
+    assert!(!without_ingress.stdout.contains("kind: Ingress"));
+    let bad = opm(["mod", "build", &module, "--set", "smtp.security=ssl"]);
+    assert!(bad.exited(2), "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains("--set smtp.security: parameter smtp.security: "),
+        "{}",
+        bad.stderr
+    );
+}

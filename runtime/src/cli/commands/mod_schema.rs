@@ -287,7 +287,7 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
                 "properties": {
                     "name": dns_label,
                     "version": {"type": "string", "minLength": 1},
-                    "namespace": dns_label,
+                    "namespace": {"anyOf": [dns_label, {"type": "string", "pattern": "\\$\\{"}]},
                     "labels": strings,
                 },
             },
