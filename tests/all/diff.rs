@@ -33,11 +33,7 @@ fn against_a_split_directory_only_the_changed_resources_are_reported() {
     );
 
     // Values changed: more replicas for api; the rest of the module is as committed.
-    let values = write_file(
-        dir.path(),
-        "values.yaml",
-        "components:\n  api:\n    traits:\n      Replicas: 5\n",
-    );
+    let values = write_file(dir.path(), "values.yaml", "replicas: 5\n");
     let run = opm(["mod", "diff", &shop(), "-f", &values, "--against", &deploy]);
     assert!(run.exited(1), "{}{}", run.stdout, run.stderr);
     let headers: Vec<&str> = run
@@ -121,7 +117,7 @@ fn secret_data_is_masked_unless_asked_for() {
     let run = opm(["mod", "build", &shop(), "-o", "json"]);
     assert!(run.exited(0));
     std::fs::write(&committed, &run.stdout).unwrap();
-    let set = "components.db-credentials.resources.Secret.stringData.password=hunter2-new";
+    let set = "database.password=hunter2-new-password";
     let run = opm([
         "mod",
         "diff",
