@@ -18,9 +18,7 @@ targets=(module manifest bundle component output registry)
 # No sanitizer: the targets run safe Rust over untrusted bytes, where a bug shows as a panic,
 # an overflow (debug assertions are on) or a runaway allocation, all of which libFuzzer catches
 # without one; leaving AddressSanitizer out makes the build and every execution faster.
-# Sixteen codegen units instead of cargo fuzz's one: the runtime crate is large, and one unit
-# compiles it on one core for minutes; a smoke run loses little speed to the split.
-build_flags=(--fuzz-dir tests/fuzz --sanitizer none --debug-assertions --codegen-units 16)
+build_flags=(--fuzz-dir tests/fuzz --sanitizer none --debug-assertions)
 
 fuzz_dir=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$fuzz_dir/../.." && pwd)
