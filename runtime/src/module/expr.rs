@@ -267,12 +267,7 @@ fn reference(expression: &str) -> Option<Vec<Step>> {
             Some(at) => (&part[..at], &part[at..]),
             None => (part, ""),
         };
-        let identifier = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !identifier || is_reserved(name) {
+        if !is_identifier(name) || is_reserved(name) {
             return None;
         }
         steps.push(Step::Key(name.to_owned()));
@@ -287,6 +282,15 @@ fn reference(expression: &str) -> Option<Vec<Step>> {
         }
     }
     Some(steps)
+}
+
+/// Whether `name` is an ASCII letter or `_` followed by letters, digits and `_`: a CEL
+/// identifier, and an environment variable's name.
+fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// CEL's literals and reserved words, which are not references.
@@ -517,12 +521,7 @@ pub(crate) fn env_value(
     origin: &Origin,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, ModuleError> {
-    let valid = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid {
+    if !is_identifier(name) {
         return Err(ModuleError::invalid(
             origin.clone(),
             format!("${{env:{name}}}: {name:?} is not an environment variable name"),
