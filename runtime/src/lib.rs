@@ -29,12 +29,14 @@
 //! half of [`sandbox`], running a render ([`render::build`], [`render::execute`]), `authoring`,
 //! `report`, `wit` and `cli`. Without it this crate is a core that parses, checks and plans
 //! but runs nothing — what the fuzz targets (`tests/fuzz/`) link, so that fuzzing a YAML loader
-//! does not compile a WebAssembly compiler.
+//! does not compile a WebAssembly compiler. The `registry` feature (on by default) is the
+//! registry client, HTTP and TLS (`provider::oci`'s push and pull); without it the parsers of
+//! what a registry sends stay, and `cli`, which pushes, is left out too.
 
 #[cfg(feature = "sandbox")]
 pub mod authoring;
 pub mod bundle;
-#[cfg(feature = "sandbox")]
+#[cfg(all(feature = "sandbox", feature = "registry"))]
 pub mod cli;
 pub mod contract;
 pub mod definitions;

@@ -461,8 +461,8 @@ storage: {size: 5Gi}
     );
 }
 
-/// `opm mod init` writes a module that renders as written and validates against the schema beside
-/// it, and never overwrites a file.
+/// `opm mod init` writes a module that renders as written, takes its parameters, validates
+/// against the schema beside it, and never overwrites a file.
 #[test]
 fn mod_init_writes_a_module_that_renders_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
@@ -476,6 +476,41 @@ fn mod_init_writes_a_module_that_renders_and_never_overwrites() {
     let build = opm(["mod", "build", &module]);
     assert!(build.exited(0), "{}", build.stderr);
     assert!(build.stdout.contains("kind: Deployment") && build.stdout.contains("kind: Service"));
+    assert!(build.stdout.contains("  replicas: 2\n"), "{}", build.stdout);
+    assert!(
+        !build.stdout.contains("kind: Ingress"),
+        "no host, no Ingress"
+    );
+    // Its parameters reach the objects, and are checked.
+    let set = opm([
+        "mod",
+        "build",
+        &module,
+        "--set",
+        "host=shop.example.com",
+        "--set",
+        "replicas=3",
+        "--set",
+        "image=nginx:1.29",
+    ]);
+    assert!(set.exited(0), "{}", set.stderr);
+    for expected in [
+        "kind: Ingress\n",
+        "  - host: shop.example.com\n",
+        "  replicas: 3\n",
+        "image: nginx:1.29\n",
+    ] {
+        assert!(set.stdout.contains(expected), "{expected}: {}", set.stdout);
+    }
+    let wrong = opm(["mod", "build", &module, "--set", "replicas=0"]);
+    assert!(wrong.exited(2), "{}", wrong.stderr);
+    assert!(
+        wrong
+            .stderr
+            .contains("--set replicas: parameter replicas: "),
+        "{}",
+        wrong.stderr
+    );
     let output = check_jsonschema(
         &format!("{project}/module.schema.json"),
         std::slice::from_ref(&module),

@@ -184,6 +184,57 @@ pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
     })
 }
 
+/// Whether the project's component is newer than every one of its sources, as `make` decides:
+/// then `opm transformer test` tests it without building it again. A JavaScript or Python build
+/// bundles an interpreter and gives different bytes each time, so a needless rebuild also
+/// costs the compile of a new component. The sources are every file of the project directory
+/// except what builds and tests leave behind or belong to other tools: the component itself,
+/// the case folders, hidden entries (`.git`, `.venv`), `target/`, `node_modules/`,
+/// `__pycache__/`, and packed bundles with their signatures. `false` when the component is
+/// missing or a source cannot be read.
+pub fn up_to_date(loaded: &Loaded) -> bool {
+    let component = loaded.component_path();
+    let Ok(built) = std::fs::metadata(&component).and_then(|m| m.modified()) else {
+        return false;
+    };
+    let skip = [component, loaded.cases_dir()];
+    sources_older_than(&loaded.dir, built, &skip).unwrap_or(false)
+}
+
+/// Whether every source under `dir` (see [`up_to_date`]) was modified before `built`.
+fn sources_older_than(
+    dir: &Path,
+    built: std::time::SystemTime,
+    skip: &[PathBuf],
+) -> std::io::Result<bool> {
+    const OTHERS: [&str; 3] = ["target", "node_modules", "__pycache__"];
+    const PACKED: [&str; 2] = ["opmb", "minisig"];
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || skip.contains(&path) {
+            continue;
+        }
+        // Not followed into a linked directory: a link is a source by its own time.
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            if !OTHERS.contains(&name.as_ref()) && !sources_older_than(&path, built, skip)? {
+                return Ok(false);
+            }
+            continue;
+        }
+        let packed = path
+            .extension()
+            .is_some_and(|ext| PACKED.iter().any(|p| ext == *p));
+        if !packed && entry.metadata()?.modified()? >= built {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// This process's stderr, for a child's stdout: a build's chatter is diagnostics, and opm's
 /// own stdout stays clean.
 fn child_stderr() -> anyhow::Result<Stdio> {
@@ -203,4 +254,85 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
                 .metadata()
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    /// A project in a temporary directory whose files all date from an hour ago.
+    fn project(files: &[&str]) -> (tempfile::TempDir, Loaded) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let loaded = Loaded {
+            dir: dir.path().to_owned(),
+            project: Project {
+                name: "hello".into(),
+                language: None,
+                build: "true".into(),
+                component: "hello.wasm".into(),
+                tools: Vec::new(),
+                cases: "cases".into(),
+            },
+        };
+        for file in files {
+            write_at(
+                &dir.path().join(file),
+                SystemTime::now() - Duration::from_secs(3600),
+            );
+        }
+        (dir, loaded)
+    }
+
+    fn write_at(path: &Path, time: SystemTime) {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        let file = std::fs::File::create(path).expect("create");
+        file.set_modified(time).expect("set mtime");
+    }
+
+    #[test]
+    fn a_component_newer_than_every_source_is_up_to_date() {
+        let (dir, loaded) = project(&["transformer.yaml", "app.py", "wit/world.wit"]);
+        assert!(!up_to_date(&loaded), "no component yet");
+        write_at(&dir.path().join("hello.wasm"), SystemTime::now());
+        assert!(up_to_date(&loaded));
+    }
+
+    #[test]
+    fn a_source_changed_after_the_build_makes_it_stale_at_any_depth() {
+        for source in [
+            "app.py",
+            "transformer.yaml",
+            "wit/deps/world.wit",
+            "src/lib.rs",
+        ] {
+            let (dir, loaded) = project(&["transformer.yaml", "app.py"]);
+            let built = SystemTime::now() - Duration::from_secs(60);
+            write_at(&dir.path().join("hello.wasm"), built);
+            write_at(&dir.path().join(source), SystemTime::now());
+            assert!(!up_to_date(&loaded), "{source} changed");
+        }
+    }
+
+    #[test]
+    fn what_builds_tests_and_other_tools_leave_behind_is_not_a_source() {
+        let (dir, loaded) = project(&["transformer.yaml", "app.py"]);
+        write_at(
+            &dir.path().join("hello.wasm"),
+            SystemTime::now() - Duration::from_secs(60),
+        );
+        for left in [
+            "__pycache__/render.cpython-311.pyc",
+            "node_modules/x/index.js",
+            "target/release/hello.wasm",
+            ".venv/bin/python",
+            ".git/index",
+            "cases/one/expected.json",
+            "hello.opmb",
+            "hello.opmb.minisig",
+        ] {
+            write_at(&dir.path().join(left), SystemTime::now());
+        }
+        assert!(up_to_date(&loaded));
+    }
 }

@@ -27,7 +27,8 @@
 //! Anything else — a missing, foreign, truncated or forged entry — is ignored, and the
 //! component is compiled afresh and the entry rewritten. A cache problem never fails a render.
 //! Entries are written to a temporary file and renamed into place, so a reader never sees half
-//! of one.
+//! of one. Processes that miss the same entry at once take turns through a lock file beside it
+//! (for a bounded time), so that one compiles and the others load its entry.
 //!
 //! ```no_run
 //! use opm_runtime::sandbox::{CompileCache, Limits, Sandbox};
@@ -51,6 +52,10 @@ const MAC_TAG: &[u8] = b"opm compile cache: compiled component v2\0";
 const NAME_TAG: &[u8] = b"opm compile cache: entry name v2\0";
 /// The length of the key, and of a MAC.
 const KEY_LEN: usize = 32;
+/// How long a compile waits for another process compiling the same component before it
+/// compiles the component itself: longer than compiling the largest interpreter component on a
+/// busy machine takes.
+pub const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// A directory of compiled components and the key that authenticates them.
 #[derive(Clone)]
@@ -123,14 +128,16 @@ impl CompileCache {
     }
 
     /// The entries in the cache directory `dir`, with their sizes in bytes, by name: every
-    /// compiled component, and any temporary file a writer that was killed left behind.
+    /// compiled component, and any temporary or lock file a process that was killed left
+    /// behind.
     pub fn entries(dir: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
         let mut entries = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let ours = name.ends_with(".cwasm") || name.starts_with(".tmp");
+            let ours =
+                name.ends_with(".cwasm") || name.ends_with(".lock") || name.starts_with(".tmp");
             let metadata = entry.metadata()?;
             if ours && metadata.is_file() {
                 entries.push((entry.path(), metadata.len()));
@@ -194,6 +201,39 @@ impl CompileCache {
             .is_file()
     }
 
+    /// Waits until no other process is compiling `bytes` for this cache, and holds that turn
+    /// until the returned lock is dropped: two renders that start together (parallel CI jobs
+    /// sharing a cache, a test suite) compile a component once, and the second loads what the
+    /// first stored. The wait is bounded by [`TURN_WAIT`]; past it, or when the lock file cannot
+    /// be made, `None`, and the caller compiles anyway.
+    pub fn turn_to_compile(&self, engine: &Engine, bytes: &[u8]) -> Option<CompileTurn> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        if !is_private_dir(&self.dir) {
+            return None;
+        }
+        let path = self
+            .path(&blake3::hash(bytes), &compatibility(engine))
+            .with_extension("lock");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(&path)
+            .ok()?;
+        let started = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Some(CompileTurn { path, _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < TURN_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
     /// Stores the compilation of `bytes`; failures are ignored (the next run compiles again).
     pub fn store(&self, engine: &Engine, bytes: &[u8], component: &Component) {
         let Ok(code) = component.serialize() else {
@@ -239,6 +279,22 @@ impl CompileCache {
         let (mac, code) = rest.split_first_chunk::<KEY_LEN>()?;
         // `blake3::Hash` compares in constant time.
         (blake3::Hash::from_bytes(*mac) == self.mac(digest, compatibility, code)).then_some(code)
+    }
+}
+
+/// A process's turn to compile one component ([`CompileCache::turn_to_compile`]), held while
+/// its lock file is locked. Dropping it removes the file, then unlocks: a process still waiting
+/// on it then finds the entry stored, and one that comes later finds no file and makes its own.
+#[derive(Debug)]
+pub struct CompileTurn {
+    path: PathBuf,
+    /// Holds the lock until it is closed, after `drop` has removed the file.
+    _file: std::fs::File,
+}
+
+impl Drop for CompileTurn {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -448,6 +504,41 @@ mod tests {
         let cache = dir.path().join("cache/compiled");
         let key = dir.path().join("config/opm/compile-cache.key");
         (dir, cache, key)
+    }
+
+    #[test]
+    fn a_component_is_compiled_by_one_process_at_a_time_and_the_others_wait() {
+        let (_dir, cache_dir, key_file) = fresh();
+        let cache = CompileCache::open(cache_dir.clone(), &key_file).expect("cache opens");
+        let engine = Engine::default();
+        let first = cache
+            .turn_to_compile(&engine, b"component")
+            .expect("a turn");
+        assert!(
+            cache
+                .turn_to_compile(&engine, b"another component")
+                .is_some(),
+            "another component's compile does not wait"
+        );
+        let (started, waited) = std::sync::mpsc::channel();
+        let second = {
+            let (cache, engine) = (cache.clone(), engine.clone());
+            std::thread::spawn(move || {
+                let turn = cache.turn_to_compile(&engine, b"component");
+                started.send(()).expect("send");
+                turn.is_some()
+            })
+        };
+        assert!(
+            waited
+                .recv_timeout(std::time::Duration::from_millis(300))
+                .is_err(),
+            "the second waits while the first holds its turn"
+        );
+        drop(first);
+        assert!(second.join().expect("joins"), "then takes its turn");
+        let entries = CompileCache::entries(&cache_dir).expect("entries");
+        assert_eq!(entries, [], "no lock file is left behind");
     }
 
     #[test]

@@ -174,15 +174,25 @@ impl Sandbox {
     /// The compiled component: from the cache when it holds a sound entry, else compiled now
     /// (and then cached).
     fn compile_component(&self, bytes: &[u8]) -> wasmtime::Result<Component> {
-        if let Some(cache) = &self.cache
-            && let Some(component) = cache.load(&self.engine, bytes)
-        {
-            return Ok(component);
+        // Held until the entry is stored, when the cache takes turns.
+        let mut turn = None;
+        if let Some(cache) = &self.cache {
+            if let Some(component) = cache.load(&self.engine, bytes) {
+                return Ok(component);
+            }
+            // Another opm compiling this component: its entry, once it is done.
+            turn = cache.turn_to_compile(&self.engine, bytes);
+            if turn.is_some()
+                && let Some(component) = cache.load(&self.engine, bytes)
+            {
+                return Ok(component);
+            }
         }
         let component = Component::new(&self.engine, bytes)?;
         if let Some(cache) = &self.cache {
             cache.store(&self.engine, bytes, &component);
         }
+        drop(turn);
         Ok(component)
     }
 

@@ -43,7 +43,7 @@ mod pool;
 mod wasi;
 
 #[cfg(feature = "sandbox")]
-pub use cache::CompileCache;
+pub use cache::{CompileCache, CompileTurn};
 #[cfg(feature = "sandbox")]
 pub use engine::{CompiledTransformer, Sandbox};
 pub use error::{CallError, CompileError};

@@ -1,7 +1,7 @@
 //! `opm mod init`: a first module that renders as written.
 //!
-//! Writes `module.yaml` (one stateless component, exposed through a Service, every line
-//! explained) and `module.schema.json` (what `opm mod schema` prints), which the module's first
+//! Writes `module.yaml` (one stateless component, exposed through a Service, with parameters
+//! for its image, replicas and an optional Ingress; every line explained) and `module.schema.json` (what `opm mod schema` prints), which the module's first
 //! line names so that an editor with the YAML language server checks and completes it. Refuses
 //! to overwrite either file.
 
@@ -112,19 +112,36 @@ metadata:
   version: 0.1.0
   # Where the rendered resources go; `opm mod build --namespace` overrides it.
   namespace: {name}
+# The module's parameters: what its users may set with a values file (`-f values.yaml`) or
+# `--set replicas=3`, as a JSON Schema with defaults. `opm mod vet` lists them with the values
+# a render would use; `opm mod schema {name} --values` writes a schema for values files.
+config:
+  properties:
+    image: {{type: string, default: "nginx:1.27", description: The container image}}
+    replicas: {{type: integer, minimum: 1, default: 2, description: How many pods run}}
+    host:
+      type: string
+      description: A public host name for an Ingress; without one, no Ingress is rendered
 components:
-  # One stateless component (a Deployment), reachable through a Service named after it.
+  # One stateless component (a Deployment), reachable through a Service named after it. A
+  # ${{…}} uses a parameter: alone it keeps the parameter's type, and anything more is a CEL
+  # expression (docs/expressions.md in the opm repository).
   web:
     resources:
       Container:
-        image: nginx:1.27
+        image: ${{config.image}}
         ports:
           http: {{containerPort: 80}}
     traits:
       # How many pods run.
-      Replicas: 2
+      Replicas: ${{config.replicas}}
       # A ClusterIP Service on the container's ports.
       Expose: {{type: ClusterIP}}
+      # Attached only when its `$when` holds: here, when a host name is set.
+      Ingress:
+        $when: ${{has(config.host)}}
+        host: ${{config.host}}
+        port: http
 "#
     )
 }

@@ -1,9 +1,10 @@
 //! `opm transformer test [DIR|COMPONENT] [--cases DIR] [--bless]`: runs a transformer's case
 //! folders against its built component in the sandbox, with the limits a render uses (see
 //! `authoring::cases`). A project directory is built first, as `cargo test` does, unless
-//! `--no-build`. Each case's fuel and time are shown; a case that fails shows a diff; any
-//! failure exits 1. `--bless` rewrites each case's `expected.json` from what the component
-//! returned.
+//! `--no-build`, or unless its component is newer than every source (as `make` decides,
+//! `authoring::project::up_to_date`). Each case's fuel and time are shown; a case that fails
+//! shows a diff; any failure exits 1. `--bless` rewrites each case's `expected.json` from what
+//! the component returned.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,7 +39,8 @@ pub struct TestArgs {
     #[arg(long)]
     pub bless: bool,
 
-    /// Test the component as it is, without running the project's build first.
+    /// Test the component as it is, without running the project's build first (by default
+    /// the build runs unless the component is newer than every source).
     #[arg(long)]
     pub no_build: bool,
 
@@ -54,8 +56,18 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let (component_path, cases_dir) = if args.target.is_dir() {
         let loaded = project::load(&args.target)?;
         if !args.no_build {
-            let built = project::build(&loaded, out.stderr)?;
-            super::transformer_build::report(&built, out.stderr)?;
+            if project::up_to_date(&loaded) {
+                writeln!(
+                    out.stderr,
+                    "{} is up to date: {} is newer than every source \
+                     (`opm transformer build` builds it again)",
+                    loaded.project.name,
+                    loaded.project.component.display()
+                )?;
+            } else {
+                let built = project::build(&loaded, out.stderr)?;
+                super::transformer_build::report(&built, out.stderr)?;
+            }
         }
         (
             loaded.component_path(),
