@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "registry")]
 use sha2::Digest as _;
 
 /// The media type of an OCI image manifest.
@@ -205,12 +206,14 @@ fn check_digest(digest: &str) -> Result<(), DocumentError> {
 }
 
 /// The `sha256:…` digest of `bytes`.
+#[cfg(feature = "registry")]
 pub fn sha256_digest(bytes: &[u8]) -> String {
     format!("sha256:{}", hex(&sha2::Sha256::digest(bytes)))
 }
 
 /// The digest of `bytes` with the algorithm `like` names (`sha256:…` or `sha512:…`), or `None`
 /// for another algorithm.
+#[cfg(feature = "registry")]
 pub fn digest_like(like: &str, bytes: &[u8]) -> Option<String> {
     match like.split_once(':')?.0 {
         "sha256" => Some(sha256_digest(bytes)),
@@ -219,6 +222,7 @@ pub fn digest_like(like: &str, bytes: &[u8]) -> Option<String> {
     }
 }
 
+#[cfg(feature = "registry")]
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -70,6 +70,7 @@ pub const VERSION_ANNOTATION: &str = "dev.opmodel.provider.version";
 /// Annotation: the bundle digest.
 pub const DIGEST_ANNOTATION: &str = "dev.opmodel.provider.digest";
 /// The annotation of a layer's file name.
+#[cfg(feature = "registry")]
 pub(crate) const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
 
 /// How to reach registries.

@@ -233,6 +233,7 @@ fn is_registry(text: &str) -> bool {
 }
 
 /// Whether the registry `host[:port]` is this machine: `localhost` or a loopback address.
+#[cfg(feature = "registry")]
 pub fn is_loopback(registry: &str) -> bool {
     let host = match registry.strip_prefix('[') {
         Some(rest) => rest.split_once(']').map_or(rest, |(inside, _)| inside),
