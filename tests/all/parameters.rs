@@ -168,61 +168,118 @@ fn env_in_the_module_and_in_set_is_substituted_and_redacted_and_unset_is_an_erro
     );
 }
 
-/// The Vaultwarden port: the chart's values a user changes most reach the objects.
-#[test]
-fn vaultwarden_takes_the_charts_main_values() {
-    let module = repo_root()
-        .join("examples/vaultwarden")
+/// The directory of the example `name`.
+fn example(name: &str) -> String {
+    repo_root()
+        .join("examples")
+        .join(name)
         .display()
-        .to_string();
+        .to_string()
+}
+
+/// Renders the example `name` with the values file `values` and `--set SET`, the environment
+/// holding `env`; returns the YAML.
+fn render_port(name: &str, values: &str, set: &str, env: (&str, &str)) -> String {
+    let module = example(name);
     let dir = tempfile::tempdir().expect("temp dir");
-    let values = write(
-        dir.path(),
-        "values.yaml",
-        "domain: pw.acme.io\nsignupsAllowed: true\nsignupDomains: [acme.io, acme.dev]\nsmtp: {host: smtp.acme.io, port: 465, security: force_tls, from: vault@acme.io}\nstorage: {size: 2Gi, class: fast}\ningress: {className: traefik}\nimage: {tag: 1.33.0}\n",
-    );
+    let values = write(dir.path(), "values.yaml", values);
     let run = opm_env(
-        [
-            "mod",
-            "build",
-            &module,
-            "-f",
-            &values,
-            "--set",
-            "adminToken=${env:VW_ADMIN_TOKEN}",
-        ],
-        &[("VW_ADMIN_TOKEN", "admin-9d2f6b1e")],
+        ["mod", "build", &module, "-f", &values, "--set", set],
+        &[env],
     );
     assert!(run.exited(0), "{}", run.stderr);
-    let yaml = &run.stdout;
-    for expected in [
-        "image: docker.io/vaultwarden/server:1.33.0\n",
-        "value: https://pw.acme.io\n",
-        "- name: SIGNUPS_ALLOWED\n          value: \"true\"\n",
-        "value: acme.io,acme.dev\n",
-        "- name: SMTP_PORT\n          value: \"465\"\n",
-        "value: force_tls\n",
-        "storageClassName: fast\n",
-        "storage: 2Gi\n",
-        "ingressClassName: traefik\n",
-        "- host: pw.acme.io\n",
-        "secretName: pw-acme-io-tls\n",
-        "admin-token: admin-9d2f6b1e\n",
-    ] {
+    run.stdout
+}
+
+/// Panics unless `yaml` holds every one of `expected`.
+fn assert_holds(yaml: &str, expected: &[&str]) {
+    for expected in expected {
         assert!(
             yaml.contains(expected),
             "{expected:?} missing from:\n{yaml}"
         );
     }
-    let without_ingress = opm(["mod", "build", &module, "--set", "ingress.enabled=false"]);
+}
+
+/// Panics unless the example `name` with `--set SET` is refused, naming the parameter.
+fn refuses(name: &str, set: &str) {
+    let run = opm(["mod", "build", &example(name), "--set", set]);
+    assert!(run.exited(2), "{}", run.stderr);
+    let parameter = set.split('=').next().unwrap_or(set);
+    assert!(
+        run.stderr
+            .contains(&format!("--set {parameter}: parameter {parameter}: ")),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The Vaultwarden port: the chart's values a user changes most reach the objects.
+#[test]
+fn vaultwarden_takes_the_charts_main_values() {
+    let yaml = render_port(
+        "vaultwarden",
+        "domain: pw.acme.io\nsignupsAllowed: true\nsignupDomains: [acme.io, acme.dev]\nsmtp: {host: smtp.acme.io, port: 465, security: force_tls, from: vault@acme.io}\nstorage: {size: 2Gi, class: fast}\ningress: {className: traefik}\nimage: {tag: 1.33.0}\n",
+        "adminToken=${env:VW_ADMIN_TOKEN}",
+        ("VW_ADMIN_TOKEN", "admin-9d2f6b1e"),
+    );
+    assert_holds(
+        &yaml,
+        &[
+            "image: docker.io/vaultwarden/server:1.33.0\n",
+            "value: https://pw.acme.io\n",
+            "- name: SIGNUPS_ALLOWED\n          value: \"true\"\n",
+            "value: acme.io,acme.dev\n",
+            "- name: SMTP_PORT\n          value: \"465\"\n",
+            "value: force_tls\n",
+            "storageClassName: fast\n",
+            "storage: 2Gi\n",
+            "ingressClassName: traefik\n",
+            "- host: pw.acme.io\n",
+            "secretName: pw-acme-io-tls\n",
+            "admin-token: admin-9d2f6b1e\n",
+        ],
+    );
+    let without_ingress = opm([
+        "mod",
+        "build",
+        &example("vaultwarden"),
+        "--set",
+        "ingress.enabled=false",
+    ]);
     assert!(without_ingress.exited(0), "{}", without_ingress.stderr);
     assert!(!without_ingress.stdout.contains("kind: Ingress"));
-    let bad = opm(["mod", "build", &module, "--set", "smtp.security=ssl"]);
-    assert!(bad.exited(2), "{}", bad.stderr);
-    assert!(
-        bad.stderr
-            .contains("--set smtp.security: parameter smtp.security: "),
-        "{}",
-        bad.stderr
+    refuses("vaultwarden", "smtp.security=ssl");
+}
+
+/// The Plausible port: its `.env` settings reach the objects, and a database of one's own
+/// leaves the bundled one out.
+#[test]
+fn plausible_takes_its_settings_and_external_databases() {
+    let yaml = render_port(
+        "plausible",
+        "domain: stats.acme.io\nregistration: \"false\"\nsmtp: {host: smtp.acme.io, port: 465, ssl: true, from: stats@acme.io}\npostgres: {url: \"postgres://plausible:pw@db.acme.internal:5432/plausible\"}\nstorageClass: fast\nimage: {tag: v2.1.5}\n",
+        "secretKeyBase=${env:PLAUSIBLE_SECRET_KEY_BASE}",
+        ("PLAUSIBLE_SECRET_KEY_BASE", "k3y-base-7f1c"),
     );
+    assert_holds(
+        &yaml,
+        &[
+            "image: ghcr.io/plausible/community-edition:v2.1.5\n",
+            "- name: BASE_URL\n          value: https://stats.acme.io\n",
+            "- name: DISABLE_REGISTRATION\n          value: \"false\"\n",
+            "- name: SMTP_HOST_PORT\n          value: \"465\"\n",
+            "- name: SMTP_HOST_SSL_ENABLED\n          value: \"true\"\n",
+            "database-url: postgres://plausible:pw@db.acme.internal:5432/plausible\n",
+            "secret-key-base: k3y-base-7f1c\n",
+            "storageClassName: fast\n",
+            "- host: stats.acme.io\n",
+            "image: clickhouse/clickhouse-server:",
+        ],
+    );
+    assert!(
+        !yaml.contains("image: postgres:"),
+        "an external database leaves the bundled one out:\n{yaml}"
+    );
+    refuses("plausible", "registration=open");
 }
