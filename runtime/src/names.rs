@@ -47,6 +47,22 @@ pub fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Vec<
     close.into_iter().map(|(_, c)| c.to_owned()).collect()
 }
 
+/// `; did you mean "web"?` (or `"a" or "b"`) for the names [`suggest`] found, quoted as the
+/// name they stand in for is; empty when there are none. Every "did you mean" of opm reads so.
+pub fn did_you_mean(close: &[String]) -> String {
+    match close {
+        [] => String::new(),
+        names => format!(
+            "; did you mean {}?",
+            names
+                .iter()
+                .map(|n| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
+}
+
 /// The optimal-string-alignment distance of `a` and `b` (insertions, deletions, substitutions
 /// and swaps of neighbours), or `None` when it is over `limit`.
 fn edit_distance(a: &str, b: &str, limit: usize) -> Option<usize> {

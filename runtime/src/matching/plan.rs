@@ -449,7 +449,7 @@ pub enum Problem {
     /// A component attaches a name that no definition has.
     #[error(
         "{at}: component {component:?}: no definition is named {name:?} in the provider or the module{}",
-        similar_hint(similar)
+        crate::names::did_you_mean(similar)
     )]
     UnknownDefinition {
         /// The component.
@@ -640,14 +640,6 @@ impl Problem {
             | Self::Unhandled { component, .. }
             | Self::Refused { component, .. } => Some(component),
         }
-    }
-}
-
-fn similar_hint(similar: &[String]) -> String {
-    if similar.is_empty() {
-        String::new()
-    } else {
-        format!("; did you mean {}?", similar.join(" or "))
     }
 }
 

@@ -70,18 +70,7 @@ pub(crate) fn did_you_mean_among<'a>(
     key: &str,
     known: impl IntoIterator<Item = &'a str>,
 ) -> String {
-    let close = crate::names::suggest(key, known);
-    match close.as_slice() {
-        [] => String::new(),
-        names => format!(
-            "; did you mean {}?",
-            names
-                .iter()
-                .map(|n| format!("{n:?}"))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        ),
-    }
+    crate::names::did_you_mean(&crate::names::suggest(key, known))
 }
 
 /// Deep-merges `overlay` onto `base`; `path` is the key path of `base` in the document.

@@ -110,14 +110,14 @@ fn unknown_definition_is_an_error_with_suggestions() {
     );
     assert_eq!(
         messages(plan.errors())[0],
-        "m.yaml:6:17: component \"api\": no definition is named \"acme.io/x@v1#Contianer\" in the provider or the module; did you mean opm.dev/resources/workload@v1#Container?"
+        "m.yaml:6:17: component \"api\": no definition is named \"acme.io/x@v1#Contianer\" in the provider or the module; did you mean \"opm.dev/resources/workload@v1#Container\"?"
     );
     // A typo of a short name gets the definition it is likely a typo of.
     let plan =
         plan_of("  api:\n    resources: {Container: {image: x}}\n    traits: {Replicaz: 2}\n");
     assert!(
         messages(plan.errors())[0]
-            .ends_with("no definition is named \"Replicaz\" in the provider or the module; did you mean opm.dev/traits/scaling@v1#Replicas?"),
+            .ends_with("no definition is named \"Replicaz\" in the provider or the module; did you mean \"opm.dev/traits/scaling@v1#Replicas\"?"),
         "{:?}",
         messages(plan.errors())
     );
