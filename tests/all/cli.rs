@@ -494,23 +494,16 @@ fn mod_init_writes_a_module_that_renders_and_never_overwrites() {
         "image=nginx:1.29",
     ]);
     assert!(set.exited(0), "{}", set.stderr);
-    for expected in [
-        "kind: Ingress\n",
-        "  - host: shop.example.com\n",
-        "  replicas: 3\n",
-        "image: nginx:1.29\n",
-    ] {
-        assert!(set.stdout.contains(expected), "{expected}: {}", set.stdout);
-    }
-    let wrong = opm(["mod", "build", &module, "--set", "replicas=0"]);
-    assert!(wrong.exited(2), "{}", wrong.stderr);
-    assert!(
-        wrong
-            .stderr
-            .contains("--set replicas: parameter replicas: "),
-        "{}",
-        wrong.stderr
+    crate::parameters::assert_holds(
+        &set.stdout,
+        &[
+            "kind: Ingress\n",
+            "  - host: shop.example.com\n",
+            "  replicas: 3\n",
+            "image: nginx:1.29\n",
+        ],
     );
+    crate::parameters::refuses(&module, "replicas=0");
     let output = check_jsonschema(
         &format!("{project}/module.schema.json"),
         std::slice::from_ref(&module),

@@ -192,7 +192,7 @@ fn render_port(name: &str, values: &str, set: &str, env: (&str, &str)) -> String
 }
 
 /// Panics unless `yaml` holds every one of `expected`.
-fn assert_holds(yaml: &str, expected: &[&str]) {
+pub(crate) fn assert_holds(yaml: &str, expected: &[&str]) {
     for expected in expected {
         assert!(
             yaml.contains(expected),
@@ -201,9 +201,9 @@ fn assert_holds(yaml: &str, expected: &[&str]) {
     }
 }
 
-/// Panics unless the example `name` with `--set SET` is refused, naming the parameter.
-fn refuses(name: &str, set: &str) {
-    let run = opm(["mod", "build", &example(name), "--set", set]);
+/// Panics unless rendering `module` with `--set SET` is refused, naming the parameter.
+pub(crate) fn refuses(module: &str, set: &str) {
+    let run = opm(["mod", "build", module, "--set", set]);
     assert!(run.exited(2), "{}", run.stderr);
     let parameter = set.split('=').next().unwrap_or(set);
     assert!(
@@ -249,7 +249,7 @@ fn vaultwarden_takes_the_charts_main_values() {
     ]);
     assert!(without_ingress.exited(0), "{}", without_ingress.stderr);
     assert!(!without_ingress.stdout.contains("kind: Ingress"));
-    refuses("vaultwarden", "smtp.security=ssl");
+    refuses(&example("vaultwarden"), "smtp.security=ssl");
 }
 
 /// The Plausible port: its `.env` settings reach the objects, and a database of one's own
@@ -281,5 +281,5 @@ fn plausible_takes_its_settings_and_external_databases() {
         !yaml.contains("image: postgres:"),
         "an external database leaves the bundled one out:\n{yaml}"
     );
-    refuses("plausible", "registration=open");
+    refuses(&example("plausible"), "registration=open");
 }
