@@ -27,6 +27,7 @@ fn output(c: &mut Criterion) {
     let plan = matching::plan(&module, &provider.manifest, false);
     let context = RenderContext {
         name: "bench".into(),
+        instance: "bench".into(),
         namespace: "bench".into(),
         version: "0.1.0".into(),
         provider: "kubernetes".into(),

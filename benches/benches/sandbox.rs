@@ -19,6 +19,7 @@ const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer"
 fn context() -> RenderContext {
     RenderContext {
         name: "bench".into(),
+        instance: "bench".into(),
         namespace: "bench".into(),
         version: "1.0.0".into(),
         provider: "kubernetes".into(),

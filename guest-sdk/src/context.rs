@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 /// Where a component is being rendered (the WIT `context` record).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Context {
-    /// Module name.
+    /// Instance name: the module's name, unless the render names another instance
+    /// (`opm mod build --instance`).
     pub name: String,
     /// Target namespace.
     pub namespace: String,
@@ -19,4 +20,37 @@ pub struct Context {
     pub strict: bool,
     /// Module labels plus the tracking labels; put them on every resource's `metadata.labels`.
     pub labels: BTreeMap<String, String>,
+}
+
+/// The tracking label the host adds when the instance is not the module's own name.
+pub const INSTANCE_LABEL: &str = "module.opmodel.dev/instance";
+
+impl Context {
+    /// What goes before the names of the objects rendered for this instance, so that two
+    /// instances of a module in one namespace never share a name: nothing for the module's own
+    /// instance (its objects keep their names), else the instance's name and `-`, as Helm puts
+    /// the release's name before a chart's. It is what modules see as `${instance.prefix}`.
+    pub fn name_prefix(&self) -> String {
+        if self.labels.contains_key(INSTANCE_LABEL) {
+            format!("{}-", self.name)
+        } else {
+            String::new()
+        }
+    }
+
+    /// The name of the object `name` for this instance: `name` with the [`Self::name_prefix`].
+    ///
+    /// ```
+    /// use opm_guest::Context;
+    /// let own = Context { name: "shop".into(), ..Context::default() };
+    /// assert_eq!(own.object_name("api"), "api");
+    /// let mut second = Context { name: "shop-eu".into(), ..Context::default() };
+    /// second.labels.insert("module.opmodel.dev/instance".into(), "shop-eu".into());
+    /// assert_eq!(second.object_name("api"), "shop-eu-api");
+    /// ```
+    pub fn object_name(&self, name: &str) -> String {
+        let mut prefixed = self.name_prefix();
+        prefixed.push_str(name);
+        prefixed
+    }
 }

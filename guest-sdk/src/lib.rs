@@ -47,7 +47,7 @@ mod error;
 pub mod log;
 
 pub use component::Component;
-pub use context::Context;
+pub use context::{Context, INSTANCE_LABEL};
 pub use error::TransformError;
 pub use serde_json::{Map, Value, json};
 

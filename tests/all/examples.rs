@@ -91,7 +91,6 @@ fn every_example_renders_exactly_its_golden() {
 
 #[test]
 fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
-    let validator = validator();
     let dir = tempfile::tempdir().expect("temp dir");
     let mut files = Vec::new();
     for (name, module) in examples() {
@@ -107,30 +106,7 @@ fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
             files.push(file);
         }
     }
-    for version in [Some(OLDEST_KUBERNETES), None] {
-        let mut command = Command::new(&validator);
-        command.current_dir(dir.path()).arg("--strict");
-        if let Some(version) = version {
-            command.args(["--kubernetes-version", version]);
-        }
-        let output = command
-            .args(&files)
-            .output()
-            .expect("run kubernetes-validate");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let passed = stdout
-            .lines()
-            .filter(|line| line.contains(" passed "))
-            .count();
-        let against = version.unwrap_or("the validator's newest");
-        assert!(
-            output.status.success() && passed == files.len(),
-            "kubernetes-validate --strict for Kubernetes {against}: {passed} of {} resources \
-             passed\n{stdout}{stderr}",
-            files.len()
-        );
-    }
+    assert_strict_valid(dir.path(), &files);
 }
 
 /// Every Gateway API object the examples render (there must be some) is valid against the
@@ -218,6 +194,36 @@ fn documents(stream: &str) -> Vec<String> {
         documents.push(current);
     }
     documents
+}
+
+/// Panics unless `kubernetes-validate --strict` passes each of `files` (in `dir`) for Kubernetes
+/// [`OLDEST_KUBERNETES`] and for the newest version it knows.
+fn assert_strict_valid(dir: &Path, files: &[String]) {
+    let validator = validator();
+    for version in [Some(OLDEST_KUBERNETES), None] {
+        let mut command = Command::new(&validator);
+        command.current_dir(dir).arg("--strict");
+        if let Some(version) = version {
+            command.args(["--kubernetes-version", version]);
+        }
+        let output = command
+            .args(files)
+            .output()
+            .expect("run kubernetes-validate");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let passed = stdout
+            .lines()
+            .filter(|line| line.contains(" passed "))
+            .count();
+        let against = version.unwrap_or("the validator's newest");
+        assert!(
+            output.status.success() && passed == files.len(),
+            "kubernetes-validate --strict for Kubernetes {against}: {passed} of {} resources \
+             passed\n{stdout}{stderr}",
+            files.len()
+        );
+    }
 }
 
 /// `kubernetes-validate` on PATH or where `tests/setup.sh` installs it; a missing validator fails
@@ -476,5 +482,255 @@ fn line_diff(expected: &str, actual: &str) -> String {
             skipped = true;
         }
     }
+    out
+}
+
+/// Two instances of each port render into one namespace (`--instance`) and collide nowhere: no
+/// two objects share a kind, namespace and name; every object the second instance refers to
+/// (a Secret, a ConfigMap, a claim, a Service, a workload, a Role, a service account) is one it
+/// rendered itself; no selector of one matches the pods of the other; every object is labelled
+/// with its instance; and the two together are valid Kubernetes.
+#[test]
+fn two_instances_of_a_module_share_a_namespace_without_colliding() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files = Vec::new();
+    for (example, instance) in [
+        ("vaultwarden", "vaultwarden-staging"),
+        ("plausible", "plausible-2"),
+        ("shop", "shop-eu"),
+    ] {
+        let module = repo_root()
+            .join("examples")
+            .join(example)
+            .join("module.yaml");
+        let module = module.display().to_string();
+        let mut args = vec!["mod", "build", &module, "-o", "json", "-n", "shared"];
+        let first = render_args(&args);
+        args.extend(["--instance", instance]);
+        let second = render_args(&args);
+        let mut identities = std::collections::BTreeSet::new();
+        for object in first.iter().chain(&second) {
+            let identity = identity(object);
+            assert!(
+                identities.insert(identity.clone()),
+                "{example}: two objects are {identity:?}"
+            );
+        }
+        for object in &second {
+            assert_eq!(
+                object["metadata"]["labels"]["module.opmodel.dev/instance"],
+                instance,
+                "{example}: {:?}",
+                identity(object)
+            );
+        }
+        assert!(
+            first
+                .iter()
+                .all(|o| o["metadata"]["labels"]["module.opmodel.dev/instance"].is_null()),
+            "{example}: the module's own instance is labelled as it always was"
+        );
+        for (ours, theirs) in [(&first, &second), (&second, &first)] {
+            for (kind, name) in references(ours) {
+                assert!(
+                    ours.iter()
+                        .any(|o| o["kind"] == kind && o["metadata"]["name"] == name),
+                    "{example}: {kind} {name:?} is referred to but not rendered by its instance"
+                );
+            }
+            for selector in selectors(ours) {
+                for labels in pod_labels(theirs) {
+                    assert!(
+                        !selector.iter().all(|(k, v)| labels.get(k) == Some(v)),
+                        "{example}: selector {selector:?} matches the other instance's pods"
+                    );
+                }
+            }
+        }
+        // What the ports' containers reach by a Service's name is the instance's own.
+        let services: Vec<&str> = second
+            .iter()
+            .filter(|o| o["kind"] == "Service")
+            .filter_map(|o| o["metadata"]["name"].as_str())
+            .collect();
+        for (variable, host) in [
+            ("DATABASE_HOST", "shop-eu-db"),
+            ("CLICKHOUSE_DATABASE_URL", "plausible-2-clickhouse"),
+        ] {
+            for value in env_values(&second, variable) {
+                assert!(value.contains(host), "{variable}={value}");
+                assert!(
+                    services.contains(&host),
+                    "no Service {host} in {services:?}"
+                );
+            }
+        }
+        for (index, object) in first.iter().chain(&second).enumerate() {
+            if object["apiVersion"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("gateway.networking.k8s.io/"))
+            {
+                continue;
+            }
+            let file = format!("{example}-{index:02}.json");
+            write_file(dir.path(), &file, &object.to_string());
+            files.push(file);
+        }
+    }
+    assert_strict_valid(dir.path(), &files);
+}
+
+fn render_args(args: &[&str]) -> Vec<Value> {
+    let run = opm(args);
+    assert!(run.exited(0), "opm {}: {}", args.join(" "), run.stderr);
+    let list: Value = serde_json::from_str(&run.stdout).expect("stdout is a JSON List");
+    list["items"].as_array().expect("a List has items").clone()
+}
+
+/// API group, kind, namespace and name.
+fn identity(object: &Value) -> (String, String, String, String) {
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    let api = text(&object["apiVersion"]);
+    let group = api.rsplit_once('/').map_or("", |(group, _)| group);
+    (
+        group.to_owned(),
+        text(&object["kind"]),
+        text(&object["metadata"]["namespace"]),
+        text(&object["metadata"]["name"]),
+    )
+}
+
+/// The kind and name of every object that `objects` refer to by name.
+fn references(objects: &[Value]) -> Vec<(String, String)> {
+    fn walk(value: &Value, out: &mut Vec<(String, String)>) {
+        let named =
+            |kind: &str, name: &Value| name.as_str().map(|n| (kind.to_owned(), n.to_owned()));
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    let found = match key.as_str() {
+                        "secretKeyRef" => named("Secret", &value["name"]),
+                        "configMapKeyRef" => named("ConfigMap", &value["name"]),
+                        "configMap" => named("ConfigMap", &value["name"]),
+                        "secret" => named("Secret", &value["secretName"]),
+                        "persistentVolumeClaim" => {
+                            named("PersistentVolumeClaim", &value["claimName"])
+                        }
+                        "serviceAccountName" | "serviceName" => named(
+                            if key == "serviceName" {
+                                "Service"
+                            } else {
+                                "ServiceAccount"
+                            },
+                            value,
+                        ),
+                        "service" => named("Service", &value["name"]),
+                        "scaleTargetRef" | "roleRef" => value["kind"]
+                            .as_str()
+                            .and_then(|kind| named(kind, &value["name"])),
+                        _ => None,
+                    };
+                    out.extend(found);
+                    walk(value, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for object in objects {
+        walk(object, &mut out);
+        if object["kind"] == "HTTPRoute" {
+            for rule in object["spec"]["rules"].as_array().into_iter().flatten() {
+                for backend in rule["backendRefs"].as_array().into_iter().flatten() {
+                    out.extend(
+                        backend["name"]
+                            .as_str()
+                            .map(|n| ("Service".into(), n.into())),
+                    );
+                }
+            }
+        }
+        if object["kind"] == "RoleBinding" || object["kind"] == "ClusterRoleBinding" {
+            for subject in object["subjects"].as_array().into_iter().flatten() {
+                out.extend(
+                    subject["name"]
+                        .as_str()
+                        .map(|n| ("ServiceAccount".into(), n.into())),
+                );
+            }
+        }
+    }
+    assert!(!out.is_empty(), "the objects refer to nothing");
+    out
+}
+
+type Labels = std::collections::BTreeMap<String, String>;
+
+/// Every label selector in `objects`: Services' selectors and every `matchLabels`.
+fn selectors(objects: &[Value]) -> Vec<Labels> {
+    fn walk(value: &Value, service: bool, out: &mut Vec<Labels>) {
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if key == "matchLabels" || (service && key == "selector") {
+                        out.extend(serde_json::from_value::<Labels>(value.clone()).ok());
+                    }
+                    walk(value, service, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, service, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for object in objects {
+        walk(&object["spec"], object["kind"] == "Service", &mut out);
+    }
+    assert!(!out.is_empty(), "the objects select nothing");
+    out
+}
+
+/// The labels of every pod template in `objects`.
+fn pod_labels(objects: &[Value]) -> Vec<Labels> {
+    fn walk(value: &Value, out: &mut Vec<Labels>) {
+        if let Value::Object(map) = value {
+            for (key, value) in map {
+                if key == "template"
+                    && let Ok(labels) =
+                        serde_json::from_value::<Labels>(value["metadata"]["labels"].clone())
+                {
+                    out.push(labels);
+                }
+                walk(value, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    objects.iter().for_each(|object| walk(object, &mut out));
+    out
+}
+
+/// The values of the environment variable `name` in every container of `objects`.
+fn env_values(objects: &[Value], name: &str) -> Vec<String> {
+    fn walk(value: &Value, name: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if map.get("name").and_then(Value::as_str) == Some(name)
+                    && let Some(value) = map.get("value").and_then(Value::as_str)
+                {
+                    out.push(value.to_owned());
+                }
+                map.values().for_each(|v| walk(v, name, out));
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, name, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    objects
+        .iter()
+        .for_each(|object| walk(object, name, &mut out));
     out
 }

@@ -30,6 +30,7 @@ opm_tests::foreach_guest!(assert_guest_has_test);
 pub(crate) fn context() -> RenderContext {
     RenderContext {
         name: "hostile".into(),
+        instance: "hostile".into(),
         namespace: "default".into(),
         version: "0.1.0".into(),
         provider: "test".into(),

@@ -4,8 +4,9 @@
 //! - `${env:NAME}` is the environment variable `NAME`, which must be set; what it supplies is
 //!   sensitive (redacted everywhere but the rendered output).
 //! - Anything else between `${` and `}` is an expression in the Common Expression Language
-//!   (CEL, what Kubernetes uses for CRD rules) over `config` (the module's parameters) and
-//!   `module` (`name`, `version`, `namespace`): `${config.replicas}`,
+//!   (CEL, what Kubernetes uses for CRD rules) over `config` (the module's parameters),
+//!   `module` (`name`, `version`, `namespace`) and `instance` (`name`, `prefix`):
+//!   `${config.replicas}`, `${instance.prefix}settings`,
 //!   `${ config.replicas > 1 ? "RollingUpdate" : "Recreate" }`.
 //! - A string that is exactly one `${…}` takes the expression's value, type and all
 //!   (`replicas: ${config.replicas}` is a number); elsewhere in a string the value is written
@@ -52,13 +53,14 @@ struct Cel {
 }
 
 impl Scope {
-    /// A scope with `config` (when the module has parameters) and `module`.
-    pub(crate) fn new(parameters: Option<&Json>, module: Json) -> Self {
+    /// A scope with `config` (when the module has parameters), `module` and `instance`.
+    pub(crate) fn new(parameters: Option<&Json>, module: Json, instance: Json) -> Self {
         let mut variables = BTreeMap::new();
         if let Some(parameters) = parameters {
             variables.insert("config", parameters.clone());
         }
         variables.insert("module", module);
+        variables.insert("instance", instance);
         Self {
             variables,
             cel: None,
@@ -114,13 +116,14 @@ impl Scope {
     }
 
     fn undeclared(&self, name: &str) -> String {
-        let known: Vec<&str> = self.variables.keys().copied().collect();
+        let mut known: Vec<&str> = self.variables.keys().copied().collect();
+        let last = known.pop().unwrap_or_default();
         let hint = if name == "config" {
             "; the module declares no config".to_owned()
         } else {
             format!(
-                "; expressions see {} (write $${{ for a literal ${{)",
-                known.join(" and ")
+                "; expressions see {} and {last} (write $${{ for a literal ${{)",
+                known.join(", ")
             )
         };
         format!("{name:?} is not defined{hint}")
@@ -715,6 +718,7 @@ mod tests {
                 &json!({"replicas": 3, "host": "git.example.com", "ingress": {"enabled": true}, "ports": [80, 443]}),
             ),
             json!({"name": "gitea", "version": "1.0.0"}),
+            json!({"name": "gitea-2", "prefix": "gitea-2-"}),
         )
     }
 
@@ -764,6 +768,14 @@ mod tests {
     }
 
     #[test]
+    fn the_instance_names_objects_of_other_components() {
+        assert_eq!(
+            resolved("a: '${instance.prefix}settings'\nb: ${instance.name}").unwrap(),
+            json!({"a": "gitea-2-settings", "b": "gitea-2"})
+        );
+    }
+
+    #[test]
     fn env_and_escapes() {
         assert_eq!(
             resolved("a: 'x-${env:TOKEN}-$${HOME}'").unwrap(),
@@ -784,6 +796,7 @@ mod tests {
         );
         let error = resolved("a: '${HOME}'").unwrap_err();
         assert!(error.contains("\"HOME\" is not defined"), "{error}");
+        assert!(error.contains("see config, instance and module"), "{error}");
         assert!(error.contains("$${"), "{error}");
         let error = resolved("a: '${ config.replicas + }'").unwrap_err();
         assert!(

@@ -320,6 +320,9 @@ impl ModuleError {
 /// merges the `values` files onto it in order, applies `sets` (`PATH=VALUE`, see [`set`]) and
 /// interprets the result. `env` looks up environment variables for `${env:NAME}`.
 ///
+/// `instance` is the name of the instance being rendered (`--instance`; `None` for the module's
+/// own name), which expressions see as `instance` (see [`instance_scope`]).
+///
 /// `sensitive` receives every value that must be redacted (see [`Module::sensitive_values`]) as
 /// soon as it is known, and before anything about the merged document is checked: whoever
 /// prints this function's error, which may quote such a value (a `${env:…}` value used as the
@@ -328,6 +331,7 @@ pub fn load(
     path: &Path,
     values: &[PathBuf],
     sets: &[String],
+    instance: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
@@ -342,6 +346,7 @@ pub fn load(
         root,
         values.iter().map(|values_path| read_tree(values_path)),
         sets,
+        instance,
         env,
         Origin::whole(path.display().to_string()),
         sensitive,
@@ -395,6 +400,7 @@ pub fn from_inputs(
         root,
         values.iter().map(|input| parse_input(*input)),
         sets,
+        None,
         env,
         Origin::whole(module.name),
         &mut BTreeSet::new(),
@@ -407,6 +413,7 @@ fn assemble(
     mut root: Node,
     values: impl Iterator<Item = Result<Node, ModuleError>>,
     sets: &[String],
+    instance: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
     origin: Origin,
     sensitive: &mut BTreeSet<String>,
@@ -448,7 +455,9 @@ fn assemble(
         Some(config) => Some(config.parameters(&parameters)?),
         None => None,
     };
-    let mut scope = expr::Scope::new(parameters.as_ref(), metadata_scope(&root));
+    let module_scope = metadata_scope(&root);
+    let instance = instance_scope(instance, &module_scope);
+    let mut scope = expr::Scope::new(parameters.as_ref(), module_scope, instance);
     let excluded = expr::apply_conditions(&mut root, &mut scope)?;
     expr::resolve(&mut root, &mut scope, env, sensitive)?;
     document::collect_secrets(&root, sensitive);
@@ -486,6 +495,21 @@ fn metadata_scope(root: &Node) -> serde_json::Value {
     serde_json::Value::Object(scope)
 }
 
+/// `instance` as expressions see it: its `name` (the module's unless the render names another)
+/// and the `prefix` a provider puts before the names of the objects it renders, so that two
+/// instances of a module in one namespace do not collide: `""` for the module's own name, else
+/// the instance's name and `-` (`docs/rendering.md#instances`). A component refers to an
+/// object another component renders as `${instance.prefix}NAME`.
+fn instance_scope(instance: Option<&str>, module: &serde_json::Value) -> serde_json::Value {
+    let module_name = module.get("name").and_then(serde_json::Value::as_str);
+    let name = instance.or(module_name).unwrap_or_default();
+    let prefix = match instance {
+        Some(instance) if Some(instance) != module_name => format!("{instance}-"),
+        _ => String::new(),
+    };
+    serde_json::json!({"name": name, "prefix": prefix})
+}
+
 /// Removes the `config` section from the module document and reads it.
 fn take_config(root: &mut Node) -> Result<Option<config::Config>, ModuleError> {
     let tree::Value::Map(entries) = &mut root.value else {
@@ -507,6 +531,7 @@ pub fn from_str(text: &str, source: &str) -> Result<Module, ModuleError> {
         root,
         std::iter::empty(),
         &[],
+        None,
         &|_| None,
         Origin::whole(source),
         &mut BTreeSet::new(),

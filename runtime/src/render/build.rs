@@ -34,6 +34,8 @@ pub struct Request {
     pub set: Vec<String>,
     /// Whether unhandled attachments are errors.
     pub strict: bool,
+    /// The instance rendered (`--instance`; default: the module's name).
+    pub instance: Option<String>,
     /// The provider: a bundle file, a provider source directory, a provider the project
     /// requires (`.opm/providers.yaml`), or the embedded `kubernetes`.
     pub provider: String,
@@ -64,6 +66,7 @@ impl Request {
             values: Vec::new(),
             set: Vec::new(),
             strict: false,
+            instance: None,
             provider: provider::DEFAULT_PROVIDER.to_owned(),
             dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             namespace: None,
@@ -130,6 +133,7 @@ pub fn build_with(
         &request.module,
         &request.values,
         &request.set,
+        request.instance.as_deref(),
         env,
         &mut sensitive,
     );
@@ -147,6 +151,12 @@ fn render(
     redactor: &Redactor,
     runner: Option<&dyn Runner>,
 ) -> anyhow::Result<Render> {
+    if let Some(instance) = &request.instance {
+        anyhow::ensure!(
+            crate::names::is_dns_label(instance),
+            "instance name {instance:?} must be a DNS label: lowercase letters, digits and '-', at most 63"
+        );
+    }
     let provider = provider::load_in(&request.provider, &request.dir)?;
     // Planning, rendering and serialising all run on these threads.
     let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
@@ -165,6 +175,10 @@ fn render(
         .map_err(|e| anyhow::anyhow!("provider {}: {e}", provider.origin))?;
     let context = RenderContext {
         name: module.name().to_owned(),
+        instance: request
+            .instance
+            .clone()
+            .unwrap_or_else(|| module.name().to_owned()),
         namespace: request
             .namespace
             .clone()

@@ -1,6 +1,6 @@
-//! The render context every transform receives (`docs/rendering.md#the-context`): module name,
-//! namespace, version, provider, timestamp, strict flag, and the labels that track what opm
-//! rendered.
+//! The render context every transform receives (`docs/rendering.md#the-context`): instance
+//! name, namespace, version, provider, timestamp, strict flag, and the labels that track what
+//! opm rendered.
 
 use std::collections::BTreeMap;
 
@@ -19,12 +19,18 @@ pub const LABEL_MODULE_NAME: &str = "module.opmodel.dev/name";
 pub const LABEL_MODULE_VERSION: &str = "module.opmodel.dev/version";
 /// The component a resource was rendered from.
 pub const LABEL_COMPONENT_NAME: &str = "component.opmodel.dev/name";
+/// The instance a resource was rendered for, when it is not the module's own name
+/// (`docs/rendering.md#instances`). A provider prefixes the names of its objects with the
+/// instance exactly when this label is present.
+pub const LABEL_MODULE_INSTANCE: &str = "module.opmodel.dev/instance";
 
 /// The context of a render, before it is specialised per component.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RenderContext {
     /// Module name.
     pub name: String,
+    /// Instance name: the module's name unless the render names another (`--instance`).
+    pub instance: String,
     /// Target namespace.
     pub namespace: String,
     /// Module version.
@@ -40,14 +46,20 @@ pub struct RenderContext {
 }
 
 impl RenderContext {
-    /// The tracking labels of a resource rendered from `component`.
+    /// The tracking labels of a resource rendered from `component`; the instance among them
+    /// only when it is not the module's own name, so that a render without `--instance` is
+    /// labelled as it always was.
     pub fn tracking_labels(&self, component: &str) -> BTreeMap<String, String> {
-        BTreeMap::from([
+        let mut labels = BTreeMap::from([
             (LABEL_MANAGED_BY.to_owned(), MANAGED_BY.to_owned()),
             (LABEL_MODULE_NAME.to_owned(), self.name.clone()),
             (LABEL_MODULE_VERSION.to_owned(), self.version.clone()),
             (LABEL_COMPONENT_NAME.to_owned(), component.to_owned()),
-        ])
+        ]);
+        if self.instance != self.name {
+            labels.insert(LABEL_MODULE_INSTANCE.to_owned(), self.instance.clone());
+        }
+        labels
     }
 
     /// Module labels overlaid by the tracking labels of `component`.
@@ -61,7 +73,7 @@ impl RenderContext {
     #[cfg(feature = "sandbox")]
     pub fn for_component(&self, component: &str) -> wit::Context {
         wit::Context {
-            name: self.name.clone(),
+            name: self.instance.clone(),
             namespace: self.namespace.clone(),
             version: self.version.clone(),
             provider: self.provider.clone(),

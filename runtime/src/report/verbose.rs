@@ -39,9 +39,14 @@ fn text(
     calls: &[CallReport],
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let instance = if context.instance == context.name {
+        String::new()
+    } else {
+        format!(" as instance {}", context.instance)
+    };
     writeln!(
         out,
-        "render: module {} {} with provider {} into namespace {} ({} call{})",
+        "render: module {} {}{instance} with provider {} into namespace {} ({} call{})",
         context.name,
         context.version,
         context.provider,
@@ -112,6 +117,7 @@ fn json_lines(
     line(json!({
         "event": "plan",
         "module": context.name,
+        "instance": context.instance,
         "version": context.version,
         "provider": context.provider,
         "namespace": context.namespace,

@@ -83,6 +83,7 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             path,
             &[],
             &[],
+            None,
             out.env,
             &mut Default::default(),
         )?),

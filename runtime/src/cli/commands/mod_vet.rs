@@ -42,6 +42,7 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         &args.module.module,
         &args.module.values,
         &args.module.set,
+        args.module.instance.as_deref(),
         out.env,
         &mut sensitive,
     );

@@ -53,6 +53,26 @@ pub struct ModuleArgs {
     /// Example: --strict
     #[arg(long)]
     pub strict: bool,
+
+    /// The name of this copy of the module (default: the module's name). Another instance of
+    /// a module renders into the same namespace as the first without colliding: the provider
+    /// prefixes its objects' names with it, and its selectors and labels carry it.
+    ///
+    /// Example: --instance vaultwarden-staging
+    #[arg(long, value_name = "NAME", value_parser = parse_instance)]
+    pub instance: Option<String>,
+}
+
+/// An instance name: a DNS label, as the object names it prefixes must be.
+fn parse_instance(name: &str) -> Result<String, String> {
+    if crate::names::is_dns_label(name) {
+        Ok(name.to_owned())
+    } else {
+        Err(
+            "an instance name must be a DNS label: lowercase letters, digits and '-', at most 63"
+                .to_owned(),
+        )
+    }
 }
 
 /// The per-call limits given on the command line; a provider may lower them for its own calls.
@@ -85,6 +105,7 @@ impl ModuleArgs {
             values: self.values.clone(),
             set: self.set.clone(),
             strict: self.strict,
+            instance: self.instance.clone(),
             provider: self.provider.clone(),
             ..Request::new(&self.module)
         }

@@ -135,7 +135,20 @@ pub fn test_context() -> Context {
     }
 }
 
-/// `metadata` for a resource named `name` rendered from `component`: the context's labels (module
+/// [`test_context`] rendering a second instance, `shop-eu`, whose objects' names the
+/// transformers prefix with `shop-eu-`.
+#[doc(hidden)]
+pub fn test_instance_context() -> Context {
+    let mut context = test_context();
+    context.name = "shop-eu".into();
+    context
+        .labels
+        .insert(opm_guest::INSTANCE_LABEL.to_owned(), "shop-eu".to_owned());
+    context
+}
+
+/// `metadata` for a resource named `name` (for a name of the component's own, the
+/// [`Context::object_name`], so that two instances do not collide) rendered from `component`: the context's labels (module
 /// labels and tracking labels) plus the selector labels, in the render namespace.
 pub fn object_metadata(component: &Component, context: &Context, name: &str) -> Value {
     let mut metadata = Map::new();

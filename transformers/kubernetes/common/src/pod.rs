@@ -103,7 +103,7 @@ pub fn pod_template(
     containers.extend(named_containers(component, "sidecarContainers")?);
     let init_containers = named_containers(component, "initContainers")?;
 
-    let volumes = pod_volumes(component, &storage, claims_are_templates)?;
+    let volumes = pod_volumes(component, context, &storage, claims_are_templates)?;
     let mut volume_names: BTreeSet<&str> = volumes
         .iter()
         .filter_map(|v| v.get("name").and_then(Value::as_str))
@@ -114,7 +114,7 @@ pub fn pod_template(
     check_containers(&containers, &init_containers, &volume_names)?;
 
     let mut spec = Map::new();
-    let (account, automount) = service_account(component)?;
+    let (account, automount) = service_account(component, context)?;
     if let Some(account) = account {
         spec.insert("serviceAccountName".into(), Value::from(account));
     }
@@ -356,9 +356,12 @@ pub fn update_strategy(
 }
 
 /// The service account the pods run as and whether its token is mounted: the ServiceAccount
-/// trait's `name` (default: the component's name, when the trait creates the account).
+/// trait's `name` (default: the component's name, when the trait creates the account). An
+/// account the trait creates is named for the instance ([`Context::object_name`]); one it only
+/// uses (`create: false`) keeps the name written.
 pub fn service_account(
     component: &Component,
+    context: &Context,
 ) -> Result<(Option<String>, Option<Value>), TransformError> {
     let Some(account) = component.field::<Value>("serviceAccount")? else {
         return Ok((None, None));
@@ -368,8 +371,9 @@ pub fn service_account(
         .and_then(Value::as_bool)
         .unwrap_or(true);
     let name = match account.get("name").and_then(Value::as_str) {
+        Some(name) if create => Some(context.object_name(name)),
         Some(name) => Some(name.to_owned()),
-        None if create => Some(component.name().to_owned()),
+        None if create => Some(context.object_name(component.name())),
         None => None,
     };
     Ok((name, account.get("automountToken").cloned()))
@@ -463,6 +467,7 @@ fn mount_storage(main: &mut Value, storage: &[Storage]) -> Result<(), TransformE
 /// unless the claims are a StatefulSet's templates.
 fn pod_volumes(
     component: &Component,
+    context: &Context,
     storage: &[Storage],
     claims_are_templates: bool,
 ) -> Result<Vec<Value>, TransformError> {
@@ -479,7 +484,7 @@ fn pod_volumes(
             )));
         }
         if !claims_are_templates {
-            let claim = storage::claim_name(component, &entry.name);
+            let claim = storage::claim_name(component, context, &entry.name);
             volumes.push((
                 entry.name.clone(),
                 json!({"name": entry.name, "persistentVolumeClaim": {"claimName": claim}}),

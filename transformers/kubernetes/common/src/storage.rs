@@ -3,7 +3,7 @@
 //! replica, named by Kubernetes); every other workload gets a PersistentVolumeClaim named
 //! `<component>-<entry>` and a pod volume that refers to it.
 
-use opm_guest::{Component, Map, TransformError, Value, json};
+use opm_guest::{Component, Context, Map, TransformError, Value, json};
 
 use crate::{WORKLOAD_TYPE_LABEL, sorted_entries};
 
@@ -63,8 +63,8 @@ pub fn mounts_on_one_node(storage: &[Storage]) -> bool {
 }
 
 /// The name of the PersistentVolumeClaim of `entry` for a component that is not stateful.
-pub fn claim_name(component: &Component, entry: &str) -> String {
-    format!("{}-{entry}", component.name())
+pub fn claim_name(component: &Component, context: &Context, entry: &str) -> String {
+    context.object_name(&format!("{}-{entry}", component.name()))
 }
 
 /// A PersistentVolumeClaim `spec`: access modes (default ReadWriteOnce), storage class, size.
@@ -110,7 +110,11 @@ mod tests {
             json!(["ReadWriteOnce"])
         );
         assert_eq!(storage[1].mount_path.as_deref(), Some("/wal"));
-        assert_eq!(claim_name(&c, "wal"), "db-wal");
+        assert_eq!(claim_name(&c, &crate::test_context(), "wal"), "db-wal");
+        assert_eq!(
+            claim_name(&c, &crate::test_instance_context(), "wal"),
+            "shop-eu-db-wal"
+        );
         assert!(!is_stateful(&c));
         assert!(mounts_on_one_node(&storage));
         assert!(!mounts_on_one_node(&[]));

@@ -20,7 +20,7 @@ impl Transformer for ConfigMapTransformer {
         Ok(vec![json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "data": data,
         })])
     }

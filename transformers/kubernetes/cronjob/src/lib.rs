@@ -46,7 +46,7 @@ impl Transformer for CronJobTransformer {
         Ok(vec![json!({
             "apiVersion": "batch/v1",
             "kind": "CronJob",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }

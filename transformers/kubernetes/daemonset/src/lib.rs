@@ -24,7 +24,7 @@ impl Transformer for DaemonSetTransformer {
         Ok(vec![json!({
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }

@@ -45,7 +45,7 @@ impl Transformer for DeploymentTransformer {
         Ok(vec![json!({
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }

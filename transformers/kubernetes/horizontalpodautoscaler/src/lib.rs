@@ -38,7 +38,7 @@ impl Transformer for HorizontalPodAutoscalerTransformer {
         let mut spec = Map::new();
         spec.insert(
             "scaleTargetRef".into(),
-            json!({"apiVersion": "apps/v1", "kind": kind, "name": component.name()}),
+            json!({"apiVersion": "apps/v1", "kind": kind, "name": context.object_name(component.name())}),
         );
         spec.insert("minReplicas".into(), json!(min));
         spec.insert("maxReplicas".into(), json!(max));
@@ -60,7 +60,7 @@ impl Transformer for HorizontalPodAutoscalerTransformer {
         Ok(vec![json!({
             "apiVersion": "autoscaling/v2",
             "kind": "HorizontalPodAutoscaler",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }
@@ -116,5 +116,18 @@ mod tests {
         assert!(err.to_string().contains("\"daemon\""), "{err}");
         let err = render("stateless", json!({"minReplicas": 4, "maxReplicas": 3})).unwrap_err();
         assert!(err.to_string().contains("greater than"), "{err}");
+    }
+
+    #[test]
+    fn a_second_instance_scales_its_own_workload() {
+        let component = Component::from_value(json!({
+            "metadata": {"name": "api", "labels": {"core.opm.dev/workload-type": "stateless"}},
+            "spec": {"container": {"image": "x"}, "autoscaling": {"maxReplicas": 3}},
+        }))
+        .unwrap();
+        let context = opm_k8s_common::test_instance_context();
+        let out = HorizontalPodAutoscalerTransformer::transform(&component, &context).unwrap();
+        assert_eq!(out[0]["metadata"]["name"], "shop-eu-api");
+        assert_eq!(out[0]["spec"]["scaleTargetRef"]["name"], "shop-eu-api");
     }
 }

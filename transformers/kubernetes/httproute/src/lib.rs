@@ -46,7 +46,7 @@ impl Transformer for HttpRouteTransformer {
 
         let backend = |wanted: Option<&str>, field: &str| -> Result<Value, TransformError> {
             let port = backend_port(&ports, wanted, field)?;
-            Ok(json!([{"name": component.name(), "port": port["port"]}]))
+            Ok(json!([{"name": context.object_name(component.name()), "port": port["port"]}]))
         };
         let rules = match route.get("rules").and_then(Value::as_object) {
             Some(rules) if !rules.is_empty() => sorted_entries(route.get("rules"))
@@ -81,7 +81,7 @@ impl Transformer for HttpRouteTransformer {
         Ok(vec![json!({
             "apiVersion": "gateway.networking.k8s.io/v1",
             "kind": "HTTPRoute",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }

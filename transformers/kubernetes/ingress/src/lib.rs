@@ -46,7 +46,7 @@ impl Transformer for IngressTransformer {
             json!({"paths": [{
                 "path": path,
                 "pathType": "Prefix",
-                "backend": {"service": {"name": component.name(), "port": {"name": port}}},
+                "backend": {"service": {"name": context.object_name(component.name()), "port": {"name": port}}},
             }]}),
         );
         let mut spec = Map::new();
@@ -65,7 +65,7 @@ impl Transformer for IngressTransformer {
         Ok(vec![json!({
             "apiVersion": "networking.k8s.io/v1",
             "kind": "Ingress",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }
@@ -149,5 +149,19 @@ mod tests {
     fn an_ingress_without_expose_is_invalid() {
         let err = render(json!({"container": {"image": "web"}, "ingress": {}})).unwrap_err();
         assert!(err.to_string().contains("no Expose trait"), "{err}");
+    }
+
+    #[test]
+    fn a_second_instance_names_its_ingress_and_routes_to_its_own_service() {
+        let component = Component::from_value(json!({"metadata": {"name": "web"},
+                                                     "spec": web(json!({"port": "http"}))}))
+        .unwrap();
+        let context = opm_k8s_common::test_instance_context();
+        let out = IngressTransformer::transform(&component, &context).unwrap();
+        assert_eq!(out[0]["metadata"]["name"], "shop-eu-web");
+        assert_eq!(
+            out[0]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"],
+            "shop-eu-web"
+        );
     }
 }

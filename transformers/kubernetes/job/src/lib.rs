@@ -15,7 +15,7 @@ impl Transformer for JobTransformer {
         Ok(vec![json!({
             "apiVersion": "batch/v1",
             "kind": "Job",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": job_spec(component, context, WorkloadKind::Job)?,
         })])
     }

@@ -50,7 +50,7 @@ impl Transformer for NetworkPolicyTransformer {
         Ok(vec![json!({
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": {
                 "podSelector": {"matchLabels": selector_labels(component, context)},
                 "policyTypes": ["Ingress"],

@@ -19,7 +19,7 @@ impl Transformer for PersistentVolumeClaimTransformer {
         Ok(persistent_storage(component)?
             .into_iter()
             .map(|storage| {
-                let name = claim_name(component, &storage.name);
+                let name = claim_name(component, context, &storage.name);
                 json!({
                     "apiVersion": "v1",
                     "kind": "PersistentVolumeClaim",

@@ -28,7 +28,7 @@ impl Transformer for PodDisruptionBudgetTransformer {
         Ok(vec![json!({
             "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }

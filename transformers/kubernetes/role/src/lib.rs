@@ -21,7 +21,7 @@ impl Transformer for RoleTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let role: Value = component.require("role")?;
         let cluster = role.get("scope").and_then(Value::as_str) == Some("Cluster");
-        let (account, _) = service_account(component)?;
+        let (account, _) = service_account(component, context)?;
         let account = account.ok_or_else(|| {
             TransformError::invalid(format!(
                 "component {:?} has a Role but no service account of its own to bind it to; \
@@ -38,10 +38,10 @@ impl Transformer for RoleTransformer {
             (
                 "ClusterRole",
                 "ClusterRoleBinding",
-                format!("{}-{}", context.namespace, component.name()),
+                context.object_name(&format!("{}-{}", context.namespace, component.name())),
             )
         } else {
-            ("Role", "RoleBinding", component.name().to_owned())
+            ("Role", "RoleBinding", context.object_name(component.name()))
         };
         let mut metadata = object_metadata(component, context, &name);
         if cluster && let Some(metadata) = metadata.as_object_mut() {
@@ -152,5 +152,19 @@ mod tests {
         ] {
             assert!(render(spec).is_err());
         }
+    }
+
+    #[test]
+    fn a_second_instance_binds_its_own_role_to_its_own_account() {
+        let component = Component::from_value(json!({"metadata": {"name": "ops"}, "spec": {
+            "role": {"rules": [{"verbs": ["get"], "resources": ["pods"], "apiGroups": [""]}]},
+            "serviceAccount": {},
+        }}))
+        .unwrap();
+        let context = opm_k8s_common::test_instance_context();
+        let out = RoleTransformer::transform(&component, &context).unwrap();
+        assert_eq!(out[0]["metadata"]["name"], "shop-eu-ops");
+        assert_eq!(out[1]["roleRef"]["name"], "shop-eu-ops");
+        assert_eq!(out[1]["subjects"][0]["name"], "shop-eu-ops");
     }
 }

@@ -32,7 +32,7 @@ impl Transformer for SecretTransformer {
         Ok(vec![json!({
             "apiVersion": "v1",
             "kind": "Secret",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "type": kind,
             "stringData": data,
         })])

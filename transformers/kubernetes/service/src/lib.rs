@@ -54,7 +54,7 @@ impl Transformer for ServiceTransformer {
         Ok(vec![json!({
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         })])
     }

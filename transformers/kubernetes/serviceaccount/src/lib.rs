@@ -1,10 +1,11 @@
 //! ServiceAccountTransformer: renders the ServiceAccount trait into a `v1` ServiceAccount named
-//! `name` (default: the component's name), unless `create` is false: then the pods run as an
+//! `name` (default: the component's name; prefixed with a second instance's name), unless `create` is false: then the pods run as an
 //! account that exists already, and nothing is rendered. The workload transformers set the pods'
 //! `serviceAccountName` from the same trait.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
 use opm_k8s_common::object_metadata;
+use opm_k8s_common::pod::service_account;
 
 /// Renders the ServiceAccount trait into ServiceAccounts.
 pub struct ServiceAccountTransformer;
@@ -15,11 +16,10 @@ impl Transformer for ServiceAccountTransformer {
         if account.get("create").and_then(Value::as_bool) == Some(false) {
             return Ok(Vec::new());
         }
-        let name = account
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or(component.name());
-        let mut metadata = object_metadata(component, context, name);
+        let (Some(name), _) = service_account(component, context)? else {
+            return Ok(Vec::new());
+        };
+        let mut metadata = object_metadata(component, context, &name);
         if let Some(annotations) = account.get("annotations").and_then(Value::as_object) {
             let target = metadata
                 .as_object_mut()

@@ -16,14 +16,14 @@ use opm_k8s_common::{object_metadata, selector_labels};
 pub struct StatefulSetTransformer;
 
 /// The name of the headless Service that governs the StatefulSet of `component`.
-pub fn headless_service_name(component: &Component) -> String {
-    format!("{}-headless", component.name())
+pub fn headless_service_name(component: &Component, context: &Context) -> String {
+    context.object_name(&format!("{}-headless", component.name()))
 }
 
 impl Transformer for StatefulSetTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let pod = pod::pod_template(component, context, WorkloadKind::StatefulSet)?;
-        let service_name = headless_service_name(component);
+        let service_name = headless_service_name(component, context);
         let mut spec = Map::new();
         if let Some(replicas) = pod::replicas(component)? {
             spec.insert("replicas".into(), json!(replicas));
@@ -46,7 +46,7 @@ impl Transformer for StatefulSetTransformer {
         let statefulset = json!({
             "apiVersion": "apps/v1",
             "kind": "StatefulSet",
-            "metadata": object_metadata(component, context, component.name()),
+            "metadata": object_metadata(component, context, &context.object_name(component.name())),
             "spec": spec,
         });
         Ok(vec![
@@ -194,5 +194,23 @@ mod tests {
             render(json!({"container": {"image": "x"}, "updateStrategy": {"type": "Recreate"}}))
                 .unwrap_err();
         assert!(err.to_string().contains("StatefulSet"), "{err}");
+    }
+
+    #[test]
+    fn a_second_instance_names_its_statefulset_and_governing_service() {
+        let component = Component::from_value(json!({
+            "metadata": {"name": "db", "labels": {"core.opm.dev/workload-type": "stateful"}},
+            "spec": {"container": {"image": "postgres:17"}},
+        }))
+        .unwrap();
+        let context = opm_k8s_common::test_instance_context();
+        let out = StatefulSetTransformer::transform(&component, &context).unwrap();
+        assert_eq!(out[0]["metadata"]["name"], "shop-eu-db-headless");
+        assert_eq!(out[1]["metadata"]["name"], "shop-eu-db");
+        assert_eq!(out[1]["spec"]["serviceName"], "shop-eu-db-headless");
+        assert_eq!(
+            out[1]["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"],
+            "shop-eu"
+        );
     }
 }

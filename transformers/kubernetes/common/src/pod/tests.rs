@@ -234,12 +234,33 @@ fn a_service_account_that_is_not_created_is_used_by_name_only() {
         json!({}),
         json!({"serviceAccount": {"create": false, "name": "shared"}}),
     );
-    assert_eq!(
-        service_account(&c).unwrap(),
-        (Some("shared".to_owned()), None)
-    );
+    for context in [crate::test_context(), crate::test_instance_context()] {
+        assert_eq!(
+            service_account(&c, &context).unwrap(),
+            (Some("shared".to_owned()), None)
+        );
+    }
     let c = component(json!({}), json!({"serviceAccount": {"create": false}}));
-    assert_eq!(service_account(&c).unwrap(), (None, None));
+    assert_eq!(
+        service_account(&c, &crate::test_context()).unwrap(),
+        (None, None)
+    );
+}
+
+#[test]
+fn a_service_account_that_is_created_is_named_for_the_instance() {
+    let c = component(json!({}), json!({"serviceAccount": {}}));
+    let named = component(json!({}), json!({"serviceAccount": {"name": "runner"}}));
+    let name = |c: &Component, context: &Context| service_account(c, context).unwrap().0;
+    assert_eq!(name(&c, &crate::test_context()).as_deref(), Some("api"));
+    assert_eq!(
+        name(&c, &crate::test_instance_context()).as_deref(),
+        Some("shop-eu-api")
+    );
+    assert_eq!(
+        name(&named, &crate::test_instance_context()).as_deref(),
+        Some("shop-eu-runner")
+    );
 }
 
 #[test]
