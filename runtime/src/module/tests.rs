@@ -59,7 +59,7 @@ fn load_with(module: &str, values: &[&str], sets: &[&str]) -> Result<Module, Mod
         .map(|(i, text)| files.write(&format!("values{i}.yaml"), text))
         .collect();
     let sets: Vec<String> = sets.iter().map(|s| (*s).to_owned()).collect();
-    load(&path, &values, &sets, &no_env, &mut BTreeSet::new())
+    load(&path, &values, &sets, None, &no_env, &mut BTreeSet::new())
         .map_err(|error| relative(error, files.dir.path()))
 }
 
@@ -113,7 +113,15 @@ fn json_modules_and_directories_load() {
         "metadata": {"name": "m", "version": "1"},
         "components": {"web": {"resources": {"Container": {"image": "nginx"}}}}}"#;
     files.write("module.json", json);
-    let module = load(files.dir.path(), &[], &[], &no_env, &mut BTreeSet::new()).unwrap();
+    let module = load(
+        files.dir.path(),
+        &[],
+        &[],
+        None,
+        &no_env,
+        &mut BTreeSet::new(),
+    )
+    .unwrap();
     assert_eq!(
         module.component("web").unwrap().resources[0].value,
         json!({"image": "nginx"})
@@ -184,7 +192,7 @@ fn env_values_are_substituted_and_sensitive() {
         "components:\n  api:\n    resources:\n      Container: {image: postgres, env: {PASSWORD: {value: '${env:DB_PASSWORD}'}}}\n      opm.dev/resources/config@v1#Secret: {stringData: {token: literal-token}}\n",
     );
     let env = |name: &str| (name == "DB_PASSWORD").then(|| "hunter2".to_owned());
-    let module = load(&path, &[values], &[], &env, &mut BTreeSet::new()).unwrap();
+    let module = load(&path, &[values], &[], None, &env, &mut BTreeSet::new()).unwrap();
     let api = module.component("api").unwrap();
     assert_eq!(
         api.resources[0].value["env"]["PASSWORD"]["value"],
@@ -389,7 +397,7 @@ fn sensitive_values_are_known_when_the_module_is_invalid() {
     let values = files.write("values.yaml", "metadata: {namespace: '${env:NS}'}\n");
     let env = |name: &str| (name == "NS").then(|| "Not_A_Label".to_owned());
     let mut sensitive = BTreeSet::new();
-    let error = load(&path, &[values], &[], &env, &mut sensitive).unwrap_err();
+    let error = load(&path, &[values], &[], None, &env, &mut sensitive).unwrap_err();
     assert!(error.to_string().contains("\"Not_A_Label\""), "{error}");
     let sensitive: Vec<&str> = sensitive.iter().map(String::as_str).collect();
     assert_eq!(sensitive, ["Not_A_Label", "pasted-token"]);
@@ -401,6 +409,7 @@ fn unreadable_file_is_an_error() {
         Path::new("/nonexistent/module.yaml"),
         &[],
         &[],
+        None,
         &no_env,
         &mut BTreeSet::new(),
     )
