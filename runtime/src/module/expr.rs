@@ -5,7 +5,7 @@
 //!   sensitive (redacted everywhere but the rendered output).
 //! - Anything else between `${` and `}` is an expression in the Common Expression Language
 //!   (CEL, what Kubernetes uses for CRD rules) over `config` (the module's parameters),
-//!   `module` (`name`, `version`, `namespace`) and `instance` (`name`, `prefix`):
+//!   `module` (`name`, `version`, `namespace`) and `instance` (`name`, `prefix`, `namespace`):
 //!   `${config.replicas}`, `${instance.prefix}settings`,
 //!   `${ config.replicas > 1 ? "RollingUpdate" : "Recreate" }`.
 //! - A string that is exactly one `${…}` takes the expression's value, type and all
@@ -718,7 +718,7 @@ mod tests {
                 &json!({"replicas": 3, "host": "git.example.com", "ingress": {"enabled": true}, "ports": [80, 443]}),
             ),
             json!({"name": "gitea", "version": "1.0.0"}),
-            json!({"name": "gitea-2", "prefix": "gitea-2-"}),
+            json!({"name": "gitea-2", "prefix": "gitea-2-", "namespace": "git"}),
         )
     }
 
@@ -770,8 +770,11 @@ mod tests {
     #[test]
     fn the_instance_names_objects_of_other_components() {
         assert_eq!(
-            resolved("a: '${instance.prefix}settings'\nb: ${instance.name}").unwrap(),
-            json!({"a": "gitea-2-settings", "b": "gitea-2"})
+            resolved(
+                "a: '${instance.prefix}settings'\nb: ${instance.name}\nc: ${instance.namespace}"
+            )
+            .unwrap(),
+            json!({"a": "gitea-2-settings", "b": "gitea-2", "c": "git"})
         );
     }
 

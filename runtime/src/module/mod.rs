@@ -320,8 +320,8 @@ impl ModuleError {
 /// merges the `values` files onto it in order, applies `sets` (`PATH=VALUE`, see [`set`]) and
 /// interprets the result. `env` looks up environment variables for `${env:NAME}`.
 ///
-/// `instance` is the name of the instance being rendered (`--instance`; `None` for the module's
-/// own name), which expressions see as `instance` (see [`instance_scope`]).
+/// `instance` is the instance being rendered and its namespace, which expressions see as
+/// `instance` (see [`Instance`]).
 ///
 /// `sensitive` receives every value that must be redacted (see [`Module::sensitive_values`]) as
 /// soon as it is known, and before anything about the merged document is checked: whoever
@@ -331,7 +331,7 @@ pub fn load(
     path: &Path,
     values: &[PathBuf],
     sets: &[String],
-    instance: Option<&str>,
+    instance: &Instance,
     env: &dyn Fn(&str) -> Option<String>,
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
@@ -400,7 +400,7 @@ pub fn from_inputs(
         root,
         values.iter().map(|input| parse_input(*input)),
         sets,
-        None,
+        &Instance::default(),
         env,
         Origin::whole(module.name),
         &mut BTreeSet::new(),
@@ -413,7 +413,7 @@ fn assemble(
     mut root: Node,
     values: impl Iterator<Item = Result<Node, ModuleError>>,
     sets: &[String],
-    instance: Option<&str>,
+    instance: &Instance,
     env: &dyn Fn(&str) -> Option<String>,
     origin: Origin,
     sensitive: &mut BTreeSet<String>,
@@ -456,7 +456,7 @@ fn assemble(
         None => None,
     };
     let module_scope = metadata_scope(&root);
-    let instance = instance_scope(instance, &module_scope);
+    let instance = instance.scope(&module_scope);
     let mut scope = expr::Scope::new(parameters.as_ref(), module_scope, instance);
     let excluded = expr::apply_conditions(&mut root, &mut scope)?;
     expr::resolve(&mut root, &mut scope, env, sensitive)?;
@@ -495,19 +495,40 @@ fn metadata_scope(root: &Node) -> serde_json::Value {
     serde_json::Value::Object(scope)
 }
 
-/// `instance` as expressions see it: its `name` (the module's unless the render names another)
-/// and the `prefix` a provider puts before the names of the objects it renders, so that two
-/// instances of a module in one namespace do not collide: `""` for the module's own name, else
-/// the instance's name and `-` (`docs/rendering.md#instances`). A component refers to an
-/// object another component renders as `${instance.prefix}NAME`.
-fn instance_scope(instance: Option<&str>, module: &serde_json::Value) -> serde_json::Value {
-    let module_name = module.get("name").and_then(serde_json::Value::as_str);
-    let name = instance.or(module_name).unwrap_or_default();
-    let prefix = match instance {
-        Some(instance) if Some(instance) != module_name => format!("{instance}-"),
-        _ => String::new(),
-    };
-    serde_json::json!({"name": name, "prefix": prefix})
+/// Where a module is rendered, as far as its expressions can see: the instance and the
+/// namespace the render names (`--instance`, `-n`); `None` for the module's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Instance {
+    /// The instance's name; `None` for the module's name.
+    pub name: Option<String>,
+    /// The namespace; `None` for the module's `metadata.namespace`, else `default`.
+    pub namespace: Option<String>,
+}
+
+impl Instance {
+    /// `instance` as expressions see it, given `module` (the module's metadata scope):
+    /// - `name`: the instance's (the module's, unless the render names another);
+    /// - `prefix`: what a provider puts before the names of the objects it renders, so that two
+    ///   instances of a module in one namespace do not collide: `""` for the module's own name,
+    ///   else the instance's name and `-` (`docs/rendering.md#instances`). A component refers
+    ///   to an object another component renders as `${instance.prefix}NAME`;
+    /// - `namespace`: the namespace the resources land in.
+    fn scope(&self, module: &serde_json::Value) -> serde_json::Value {
+        let field = |key: &str| module.get(key).and_then(serde_json::Value::as_str);
+        let module_name = field("name");
+        let instance = self.name.as_deref();
+        let name = instance.or(module_name).unwrap_or_default();
+        let prefix = match instance {
+            Some(instance) if Some(instance) != module_name => format!("{instance}-"),
+            _ => String::new(),
+        };
+        let namespace = self
+            .namespace
+            .as_deref()
+            .or(field("namespace"))
+            .unwrap_or("default");
+        serde_json::json!({"name": name, "prefix": prefix, "namespace": namespace})
+    }
 }
 
 /// Removes the `config` section from the module document and reads it.
@@ -531,7 +552,7 @@ pub fn from_str(text: &str, source: &str) -> Result<Module, ModuleError> {
         root,
         std::iter::empty(),
         &[],
-        None,
+        &Instance::default(),
         &|_| None,
         Origin::whole(source),
         &mut BTreeSet::new(),

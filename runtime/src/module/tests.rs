@@ -59,8 +59,15 @@ fn load_with(module: &str, values: &[&str], sets: &[&str]) -> Result<Module, Mod
         .map(|(i, text)| files.write(&format!("values{i}.yaml"), text))
         .collect();
     let sets: Vec<String> = sets.iter().map(|s| (*s).to_owned()).collect();
-    load(&path, &values, &sets, None, &no_env, &mut BTreeSet::new())
-        .map_err(|error| relative(error, files.dir.path()))
+    load(
+        &path,
+        &values,
+        &sets,
+        &Instance::default(),
+        &no_env,
+        &mut BTreeSet::new(),
+    )
+    .map_err(|error| relative(error, files.dir.path()))
 }
 
 /// Error text with the temporary directory removed, so tests can compare messages.
@@ -117,7 +124,7 @@ fn json_modules_and_directories_load() {
         files.dir.path(),
         &[],
         &[],
-        None,
+        &Instance::default(),
         &no_env,
         &mut BTreeSet::new(),
     )
@@ -192,7 +199,15 @@ fn env_values_are_substituted_and_sensitive() {
         "components:\n  api:\n    resources:\n      Container: {image: postgres, env: {PASSWORD: {value: '${env:DB_PASSWORD}'}}}\n      opm.dev/resources/config@v1#Secret: {stringData: {token: literal-token}}\n",
     );
     let env = |name: &str| (name == "DB_PASSWORD").then(|| "hunter2".to_owned());
-    let module = load(&path, &[values], &[], None, &env, &mut BTreeSet::new()).unwrap();
+    let module = load(
+        &path,
+        &[values],
+        &[],
+        &Instance::default(),
+        &env,
+        &mut BTreeSet::new(),
+    )
+    .unwrap();
     let api = module.component("api").unwrap();
     assert_eq!(
         api.resources[0].value["env"]["PASSWORD"]["value"],
@@ -397,7 +412,15 @@ fn sensitive_values_are_known_when_the_module_is_invalid() {
     let values = files.write("values.yaml", "metadata: {namespace: '${env:NS}'}\n");
     let env = |name: &str| (name == "NS").then(|| "Not_A_Label".to_owned());
     let mut sensitive = BTreeSet::new();
-    let error = load(&path, &[values], &[], None, &env, &mut sensitive).unwrap_err();
+    let error = load(
+        &path,
+        &[values],
+        &[],
+        &Instance::default(),
+        &env,
+        &mut sensitive,
+    )
+    .unwrap_err();
     assert!(error.to_string().contains("\"Not_A_Label\""), "{error}");
     let sensitive: Vec<&str> = sensitive.iter().map(String::as_str).collect();
     assert_eq!(sensitive, ["Not_A_Label", "pasted-token"]);
@@ -409,7 +432,7 @@ fn unreadable_file_is_an_error() {
         Path::new("/nonexistent/module.yaml"),
         &[],
         &[],
-        None,
+        &Instance::default(),
         &no_env,
         &mut BTreeSet::new(),
     )
@@ -474,4 +497,36 @@ fn a_value_from_set_is_located_at_the_set_not_at_the_module() {
     let container = &module.component("api").unwrap().resources[0];
     let origin = container.origin_at("/ports/http/containerPort").to_string();
     assert!(origin.ends_with("values0.yaml:5:39"), "{origin}");
+}
+
+#[test]
+fn expressions_see_the_instance_and_the_namespace_the_render_names() {
+    let files = Files::new();
+    let path = files.write(
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: shop, version: '1', namespace: web}\n\
+         components:\n  api:\n    resources:\n      Container:\n        image: nginx\n        \
+         env: {DB: {value: '${instance.prefix}db.${instance.namespace}'}, I: {value: '${instance.name}'}}\n",
+    );
+    let env_of = |target: Instance| {
+        let module = load(&path, &[], &[], &target, &no_env, &mut BTreeSet::new()).unwrap();
+        module.component("api").unwrap().resources[0].value["env"].clone()
+    };
+    assert_eq!(
+        env_of(Instance::default()),
+        json!({"DB": {"value": "db.web"}, "I": {"value": "shop"}})
+    );
+    let own_name = Instance {
+        name: Some("shop".into()),
+        namespace: None,
+    };
+    assert_eq!(env_of(own_name), env_of(Instance::default()));
+    let second = Instance {
+        name: Some("shop-eu".into()),
+        namespace: Some("eu".into()),
+    };
+    assert_eq!(
+        env_of(second),
+        json!({"DB": {"value": "shop-eu-db.eu"}, "I": {"value": "shop-eu"}})
+    );
 }

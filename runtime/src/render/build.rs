@@ -133,7 +133,10 @@ pub fn build_with(
         &request.module,
         &request.values,
         &request.set,
-        request.instance.as_deref(),
+        &crate::module::Instance {
+            name: request.instance.clone(),
+            namespace: request.namespace.clone(),
+        },
         env,
         &mut sensitive,
     );

@@ -83,7 +83,7 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             path,
             &[],
             &[],
-            None,
+            &module::Instance::default(),
             out.env,
             &mut Default::default(),
         )?),

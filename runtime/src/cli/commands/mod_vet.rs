@@ -42,7 +42,10 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         &args.module.module,
         &args.module.values,
         &args.module.set,
-        args.module.instance.as_deref(),
+        &module::Instance {
+            name: args.module.instance.clone(),
+            namespace: None,
+        },
         out.env,
         &mut sensitive,
     );
