@@ -212,8 +212,11 @@ mod tests {
         let mut rendered_any = 0;
         for entry in std::fs::read_dir(examples).expect("examples") {
             let dir = entry.expect("entry").path();
+            // The compile cache the CLI would use: each component compiled once, not once
+            // per example.
             let request = Request {
                 progress: false,
+                cache: opm_runtime::sandbox::CompileCache::from_env(&opm_runtime::cli::process_env),
                 ..Request::new(dir.join("module.yaml"))
             };
             let sandboxed = render::build(&request, &env).render;
