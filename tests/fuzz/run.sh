@@ -18,7 +18,9 @@ targets=(module manifest bundle component output registry)
 # No sanitizer: the targets run safe Rust over untrusted bytes, where a bug shows as a panic,
 # an overflow (debug assertions are on) or a runaway allocation, all of which libFuzzer catches
 # without one; leaving AddressSanitizer out makes the build and every execution faster.
-build_flags=(--fuzz-dir tests/fuzz --sanitizer none --debug-assertions)
+# Sixteen codegen units instead of cargo-fuzz's one: the build takes 327 s instead of 440 on two
+# cores, and the targets run about a quarter slower (module: 472 executions a second).
+build_flags=(--fuzz-dir tests/fuzz --sanitizer none --debug-assertions --codegen-units 16)
 
 fuzz_dir=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$fuzz_dir/../.." && pwd)
