@@ -61,6 +61,19 @@ impl Run {
     }
 }
 
+/// A sandbox with `limits` that keeps compiled components in the compile cache the CLI would
+/// use (`opm cache dir`), so that the test processes that need one of the embedded provider's
+/// components compile it once between them instead of once each.
+pub fn shared_cache_sandbox(
+    limits: &opm_runtime::sandbox::Limits,
+) -> opm_runtime::sandbox::Sandbox {
+    opm_runtime::sandbox::Sandbox::new(limits)
+        .expect("engine")
+        .with_cache(opm_runtime::sandbox::CompileCache::from_env(
+            &opm_runtime::cli::process_env,
+        ))
+}
+
 /// Runs `opm ARGS…` in-process with the process's environment.
 pub fn opm<I, S>(args: I) -> Run
 where

@@ -243,7 +243,7 @@ fn attacks() -> Vec<Attack> {
 fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
     let limits = Limits::default();
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let sandbox = Sandbox::new(&limits).expect("engine");
+    let sandbox = opm_tests::shared_cache_sandbox(&limits);
     let mut transformers: Transformers = BTreeMap::new();
     transformers.insert(
         DEPLOYMENT.to_owned(),

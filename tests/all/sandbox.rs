@@ -53,7 +53,7 @@ pub(crate) fn render_beside_a_healthy_component_labelled(
     limits: Limits,
 ) -> Rendered {
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let sandbox = Sandbox::new(&limits).expect("engine");
+    let sandbox = opm_tests::shared_cache_sandbox(&limits);
     let mut compiled = BTreeMap::new();
     compiled.insert(HOSTILE.to_owned(), sandbox.compile(HOSTILE, guest));
     compiled.insert(
@@ -291,7 +291,7 @@ fn ac13_a_single_resource_output_is_a_list() {
 #[test]
 fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+    let sandbox = opm_tests::shared_cache_sandbox(&Limits::default());
     assert!(!provider.components.is_empty());
     for (fqn, bytes) in &provider.components {
         let compiled = sandbox.compile(fqn, bytes).expect("compiles");
@@ -850,7 +850,7 @@ fn a_call_under_the_largest_timeout_runs() {
         ..Limits::default()
     };
     let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let sandbox = Sandbox::new(&limits).expect("engine");
+    let sandbox = opm_tests::shared_cache_sandbox(&limits);
     let compiled = sandbox
         .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
         .expect("compiles");
