@@ -43,7 +43,7 @@ pub use crate::origin::Origin;
 pub use expr::Excluded;
 
 use crate::definitions::{DefinitionKind, DefinitionSpec};
-use tree::Node;
+use tree::{Entry, Node};
 
 /// The FQN of the Secret resource, every string value under which is sensitive.
 pub const SECRET_FQN: &str = "opm.dev/resources/config@v1#Secret";
@@ -455,11 +455,29 @@ fn assemble(
         Some(config) => Some(config.parameters(&parameters)?),
         None => None,
     };
-    let module_scope = metadata_scope(&root);
+    // `metadata` first, seeing its own fields as written, so that everything else sees the
+    // name and namespace it resolves to (`namespace: ${config.namespace}`); then the rest,
+    // without `metadata`, which must not be read twice.
+    let mut metadata = take_entry(&mut root, "metadata");
+    if let Some((_, entry)) = &mut metadata {
+        let written = metadata_fields(&entry.value);
+        let mut scope = expr::Scope::new(
+            parameters.as_ref(),
+            written.clone(),
+            instance.scope(&written),
+        );
+        expr::resolve(&mut entry.value, &mut scope, env, sensitive)?;
+    }
+    let module_scope = metadata
+        .as_ref()
+        .map_or_else(|| serde_json::json!({}), |(_, e)| metadata_fields(&e.value));
     let instance = instance.scope(&module_scope);
     let mut scope = expr::Scope::new(parameters.as_ref(), module_scope, instance);
     let excluded = expr::apply_conditions(&mut root, &mut scope)?;
     expr::resolve(&mut root, &mut scope, env, sensitive)?;
+    if let (Some((index, entry)), tree::Value::Map(entries)) = (metadata, &mut root.value) {
+        entries.insert(index, entry);
+    }
     document::collect_secrets(&root, sensitive);
     sensitive.remove("");
     let mut module = document::interpret(&root, origin, sensitive.clone())?;
@@ -477,22 +495,30 @@ pub fn config_schema(path: &Path) -> Result<Option<serde_json::Value>, ModuleErr
     Ok(take_config(&mut root)?.map(|config| config.schema))
 }
 
-/// `module` as expressions see it: the name, version and namespace `metadata` gives, as written.
-fn metadata_scope(root: &Node) -> serde_json::Value {
+/// `module` as expressions see it: the name, version and namespace of `metadata`, those that
+/// are strings with no `${…}` left in them.
+fn metadata_fields(metadata: &Node) -> serde_json::Value {
     let mut scope = serde_json::Map::new();
-    if let tree::Value::Map(entries) = &root.value
-        && let Some(metadata) = entries.iter().find(|e| e.key == "metadata")
-        && let tree::Value::Map(fields) = &metadata.value.value
-    {
+    if let tree::Value::Map(fields) = &metadata.value {
         for field in fields {
             if let ("name" | "version" | "namespace", tree::Value::String(text)) =
                 (field.key.as_str(), &field.value.value)
+                && !text.contains("${")
             {
                 scope.insert(field.key.clone(), text.clone().into());
             }
         }
     }
     serde_json::Value::Object(scope)
+}
+
+/// Removes the entry `key` from the map `root`, with the index it had.
+fn take_entry(root: &mut Node, key: &str) -> Option<(usize, Entry)> {
+    let tree::Value::Map(entries) = &mut root.value else {
+        return None;
+    };
+    let index = entries.iter().position(|entry| entry.key == key)?;
+    Some((index, entries.remove(index)))
 }
 
 /// Where a module is rendered, as far as its expressions can see: the instance and the
@@ -533,14 +559,10 @@ impl Instance {
 
 /// Removes the `config` section from the module document and reads it.
 fn take_config(root: &mut Node) -> Result<Option<config::Config>, ModuleError> {
-    let tree::Value::Map(entries) = &mut root.value else {
-        return Ok(None);
-    };
-    let Some(index) = entries.iter().position(|entry| entry.key == "config") else {
-        return Ok(None);
-    };
-    let entry = entries.remove(index);
-    config::Config::read(&entry.value).map(Some)
+    match take_entry(root, "config") {
+        Some((_, entry)) => config::Config::read(&entry.value).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Interprets `text` as a module file called `source`, with no values and no environment:

@@ -530,3 +530,22 @@ fn expressions_see_the_instance_and_the_namespace_the_render_names() {
         json!({"DB": {"value": "shop-eu-db.eu"}, "I": {"value": "shop-eu"}})
     );
 }
+
+#[test]
+fn expressions_see_the_namespace_metadata_resolves_to() {
+    let module = load_with(
+        "apiVersion: core.opm.dev/v1\nkind: Module\n\
+         metadata: {name: shop, version: '1', namespace: '${config.namespace}'}\n\
+         config:\n  namespace: {type: string, default: web}\n\
+         components:\n  api:\n    resources:\n      Container:\n        image: nginx\n        \
+         env: {NS: {value: '${instance.namespace}'}, M: {value: '${module.namespace}'}}\n",
+        &["namespace: prod\n"],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(module.namespace(), Some("prod"));
+    assert_eq!(
+        module.component("api").unwrap().resources[0].value["env"],
+        json!({"NS": {"value": "prod"}, "M": {"value": "prod"}})
+    );
+}

@@ -128,6 +128,19 @@ pub fn build_with(
     env: &dyn Fn(&str) -> Option<String>,
     runner: Option<&dyn Runner>,
 ) -> Built {
+    if let Some(instance) = request
+        .instance
+        .as_ref()
+        .filter(|name| !crate::names::is_instance_name(name))
+    {
+        return Built {
+            redactor: Redactor::new(BTreeSet::new()),
+            render: Err(anyhow::anyhow!(
+                "instance name {instance:?} must be {}",
+                crate::names::INSTANCE_NAME_RULE
+            )),
+        };
+    }
     let mut sensitive = BTreeSet::new();
     let module = crate::module::load(
         &request.module,
@@ -154,12 +167,6 @@ fn render(
     redactor: &Redactor,
     runner: Option<&dyn Runner>,
 ) -> anyhow::Result<Render> {
-    if let Some(instance) = &request.instance {
-        anyhow::ensure!(
-            crate::names::is_dns_label(instance),
-            "instance name {instance:?} must be a DNS label: lowercase letters, digits and '-', at most 63"
-        );
-    }
     let provider = provider::load_in(&request.provider, &request.dir)?;
     // Planning, rendering and serialising all run on these threads.
     let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));

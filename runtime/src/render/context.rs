@@ -62,9 +62,12 @@ impl RenderContext {
         labels
     }
 
-    /// Module labels overlaid by the tracking labels of `component`.
+    /// Module labels overlaid by the tracking labels of `component`. A module label that
+    /// claims an instance is dropped: the instance label is the host's to set, and a provider
+    /// prefixes every name when it sees one.
     pub fn labels_for(&self, component: &str) -> BTreeMap<String, String> {
         let mut labels = self.module_labels.clone();
+        labels.remove(LABEL_MODULE_INSTANCE);
         labels.extend(self.tracking_labels(component));
         labels
     }
@@ -134,6 +137,28 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_host_says_which_instance_a_resource_belongs_to() {
+        let mut context = RenderContext {
+            name: "shop".into(),
+            instance: "shop".into(),
+            namespace: "default".into(),
+            version: "1".into(),
+            provider: "kubernetes".into(),
+            timestamp: DEFAULT_TIMESTAMP.into(),
+            strict: false,
+            module_labels: BTreeMap::from([(LABEL_MODULE_INSTANCE.into(), "forged".into())]),
+        };
+        assert!(
+            !context
+                .labels_for("api")
+                .contains_key(LABEL_MODULE_INSTANCE)
+        );
+        context.instance = "shop-eu".into();
+        assert_eq!(context.labels_for("api")[LABEL_MODULE_INSTANCE], "shop-eu");
+        assert_eq!(context.labels_for("api")[LABEL_MODULE_NAME], "shop");
+    }
 
     #[test]
     fn rfc3339_dates() {

@@ -63,15 +63,15 @@ pub struct ModuleArgs {
     pub instance: Option<String>,
 }
 
-/// An instance name: a DNS label, as the object names it prefixes must be.
+/// An instance name: see [`crate::names::is_instance_name`].
 fn parse_instance(name: &str) -> Result<String, String> {
-    if crate::names::is_dns_label(name) {
+    if crate::names::is_instance_name(name) {
         Ok(name.to_owned())
     } else {
-        Err(
-            "an instance name must be a DNS label: lowercase letters, digits and '-', at most 63"
-                .to_owned(),
-        )
+        Err(format!(
+            "an instance name must be {}",
+            crate::names::INSTANCE_NAME_RULE
+        ))
     }
 }
 

@@ -31,8 +31,9 @@ pub use container::{container, image_reference};
 /// The label that ties a component's pods to its workload and services.
 pub const NAME_LABEL: &str = "app.kubernetes.io/name";
 
-/// The label that ties a component's pods to the module they belong to (the module name), so
-/// that two modules with a component of one name in one namespace never select each other's
+/// The label that ties a component's pods to the instance of the module they belong to (the
+/// context's name: the module's, or the `--instance` rendered), so that two modules, or two
+/// instances of one, with a component of one name in one namespace never select each other's
 /// pods.
 pub const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
 

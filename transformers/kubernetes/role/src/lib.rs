@@ -4,7 +4,8 @@
 //!
 //! With `scope: Cluster` it renders a ClusterRole and a ClusterRoleBinding instead, named
 //! `<namespace>-<component>`: cluster-scoped names are shared by every namespace, and two
-//! installs of one module in two namespaces must not take over each other's role. Only a
+//! installs of one module in two namespaces must not take over each other's role. A second
+//! instance puts its name before either (`Context::object_name`). Only a
 //! cluster role may name `nonResourceURLs`; the provider's schema refuses them otherwise.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
