@@ -11,15 +11,19 @@ pub fn is_dns_label(name: &str) -> bool {
         && !name.ends_with('-')
 }
 
-/// Whether `name` may name an instance (`--instance`): a DNS label that starts with a letter,
-/// since it starts the name of every object rendered for it, Services' included (which must).
-pub fn is_instance_name(name: &str) -> bool {
-    is_dns_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase())
+/// Whether `name` may name an instance (`--instance`), or why not: it must be a DNS label that
+/// starts with a letter, since it starts the name of every object rendered for it, Services'
+/// included (which must).
+pub fn check_instance_name(name: &str) -> Result<(), String> {
+    if is_dns_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "instance name {name:?} must be a DNS label that starts with a letter: lowercase \
+             letters, digits and '-', at most 63"
+        ))
+    }
 }
-
-/// What an instance name must be, for errors.
-pub const INSTANCE_NAME_RULE: &str =
-    "a DNS label that starts with a letter: lowercase letters, digits and '-', at most 63";
 
 /// The names among `known` that `name` is most likely a typo of, best first: those that differ
 /// only in case, else those within a small edit distance (one edit for short names, two from

@@ -128,17 +128,14 @@ pub fn build_with(
     env: &dyn Fn(&str) -> Option<String>,
     runner: Option<&dyn Runner>,
 ) -> Built {
-    if let Some(instance) = request
+    if let Some(Err(error)) = request
         .instance
-        .as_ref()
-        .filter(|name| !crate::names::is_instance_name(name))
+        .as_deref()
+        .map(crate::names::check_instance_name)
     {
         return Built {
             redactor: Redactor::new(BTreeSet::new()),
-            render: Err(anyhow::anyhow!(
-                "instance name {instance:?} must be {}",
-                crate::names::INSTANCE_NAME_RULE
-            )),
+            render: Err(anyhow::anyhow!(error)),
         };
     }
     let mut sensitive = BTreeSet::new();

@@ -63,16 +63,9 @@ pub struct ModuleArgs {
     pub instance: Option<String>,
 }
 
-/// An instance name: see [`crate::names::is_instance_name`].
+/// An instance name: see [`crate::names::check_instance_name`].
 fn parse_instance(name: &str) -> Result<String, String> {
-    if crate::names::is_instance_name(name) {
-        Ok(name.to_owned())
-    } else {
-        Err(format!(
-            "an instance name must be {}",
-            crate::names::INSTANCE_NAME_RULE
-        ))
-    }
+    crate::names::check_instance_name(name).map(|()| name.to_owned())
 }
 
 /// The per-call limits given on the command line; a provider may lower them for its own calls.
