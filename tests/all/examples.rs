@@ -52,14 +52,7 @@ fn render(module: &Path) -> String {
 
 fn render_json(module: &str) -> Vec<Value> {
     let path = repo_root().join(module).display().to_string();
-    let run = opm(["mod", "build", &path, "-o", "json"]);
-    assert!(
-        run.exited(0),
-        "opm mod build {path} failed:\n{}",
-        run.stderr
-    );
-    let list: Value = serde_json::from_str(&run.stdout).expect("stdout is a JSON List");
-    list["items"].as_array().expect("a List has items").clone()
+    render_args(&["mod", "build", &path, "-o", "json"])
 }
 
 #[test]
@@ -605,47 +598,44 @@ fn identity(object: &Value) -> (String, String, String, String) {
     )
 }
 
+/// Calls `visit` with every key of every map in `value`, at any depth, and the value it holds,
+/// outer maps first.
+fn each_entry<'a>(value: &'a Value, visit: &mut impl FnMut(&'a str, &'a Value)) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map {
+                visit(key, value);
+                each_entry(value, visit);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| each_entry(item, visit)),
+        _ => {}
+    }
+}
+
 /// The kind and name of every object that `objects` refer to by name.
 fn references(objects: &[Value]) -> Vec<(String, String)> {
-    fn walk(value: &Value, out: &mut Vec<(String, String)>) {
-        let named =
-            |kind: &str, name: &Value| name.as_str().map(|n| (kind.to_owned(), n.to_owned()));
-        match value {
-            Value::Object(map) => {
-                for (key, value) in map {
-                    let found = match key.as_str() {
-                        "secretKeyRef" => named("Secret", &value["name"]),
-                        "configMapKeyRef" => named("ConfigMap", &value["name"]),
-                        "configMap" => named("ConfigMap", &value["name"]),
-                        "secret" => named("Secret", &value["secretName"]),
-                        "persistentVolumeClaim" => {
-                            named("PersistentVolumeClaim", &value["claimName"])
-                        }
-                        "serviceAccountName" | "serviceName" => named(
-                            if key == "serviceName" {
-                                "Service"
-                            } else {
-                                "ServiceAccount"
-                            },
-                            value,
-                        ),
-                        "service" => named("Service", &value["name"]),
-                        "scaleTargetRef" | "roleRef" => value["kind"]
-                            .as_str()
-                            .and_then(|kind| named(kind, &value["name"])),
-                        _ => None,
-                    };
-                    out.extend(found);
-                    walk(value, out);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
     for object in objects {
-        walk(object, &mut out);
+        each_entry(object, &mut |key, value| {
+            let named =
+                |kind: &str, name: &Value| name.as_str().map(|n| (kind.to_owned(), n.to_owned()));
+            let found = match key {
+                "secretKeyRef" => named("Secret", &value["name"]),
+                "configMapKeyRef" => named("ConfigMap", &value["name"]),
+                "configMap" => named("ConfigMap", &value["name"]),
+                "secret" => named("Secret", &value["secretName"]),
+                "persistentVolumeClaim" => named("PersistentVolumeClaim", &value["claimName"]),
+                "serviceAccountName" => named("ServiceAccount", value),
+                "serviceName" => named("Service", value),
+                "service" => named("Service", &value["name"]),
+                "scaleTargetRef" | "roleRef" => value["kind"]
+                    .as_str()
+                    .and_then(|kind| named(kind, &value["name"])),
+                _ => None,
+            };
+            out.extend(found);
+        });
         if object["kind"] == "HTTPRoute" {
             for rule in object["spec"]["rules"].as_array().into_iter().flatten() {
                 for backend in rule["backendRefs"].as_array().into_iter().flatten() {
@@ -675,66 +665,44 @@ type Labels = std::collections::BTreeMap<String, String>;
 
 /// Every label selector in `objects`: Services' selectors and every `matchLabels`.
 fn selectors(objects: &[Value]) -> Vec<Labels> {
-    fn walk(value: &Value, service: bool, out: &mut Vec<Labels>) {
-        match value {
-            Value::Object(map) => {
-                for (key, value) in map {
-                    if key == "matchLabels" || (service && key == "selector") {
-                        out.extend(serde_json::from_value::<Labels>(value.clone()).ok());
-                    }
-                    walk(value, service, out);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|item| walk(item, service, out)),
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
     for object in objects {
-        walk(&object["spec"], object["kind"] == "Service", &mut out);
+        let service = object["kind"] == "Service";
+        each_entry(&object["spec"], &mut |key, value| {
+            if key == "matchLabels" || (service && key == "selector") {
+                out.extend(serde_json::from_value::<Labels>(value.clone()).ok());
+            }
+        });
     }
     out
 }
 
 /// The labels of every pod template in `objects`.
 fn pod_labels(objects: &[Value]) -> Vec<Labels> {
-    fn walk(value: &Value, out: &mut Vec<Labels>) {
-        if let Value::Object(map) = value {
-            for (key, value) in map {
-                if key == "template"
-                    && let Ok(labels) =
-                        serde_json::from_value::<Labels>(value["metadata"]["labels"].clone())
-                {
-                    out.push(labels);
-                }
-                walk(value, out);
-            }
-        }
-    }
     let mut out = Vec::new();
-    objects.iter().for_each(|object| walk(object, &mut out));
+    for object in objects {
+        each_entry(object, &mut |key, value| {
+            if key == "template" {
+                out.extend(serde_json::from_value(value["metadata"]["labels"].clone()).ok());
+            }
+        });
+    }
     out
 }
 
 /// The values of the environment variable `name` in every container of `objects`.
 fn env_values(objects: &[Value], name: &str) -> Vec<String> {
-    fn walk(value: &Value, name: &str, out: &mut Vec<String>) {
-        match value {
-            Value::Object(map) => {
-                if map.get("name").and_then(Value::as_str) == Some(name)
-                    && let Some(value) = map.get("value").and_then(Value::as_str)
-                {
-                    out.push(value.to_owned());
-                }
-                map.values().for_each(|v| walk(v, name, out));
-            }
-            Value::Array(items) => items.iter().for_each(|item| walk(item, name, out)),
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
-    objects
-        .iter()
-        .for_each(|object| walk(object, name, &mut out));
+    for object in objects {
+        each_entry(object, &mut |key, value| {
+            if key == "env" {
+                for variable in value.as_array().into_iter().flatten() {
+                    if variable["name"] == name {
+                        out.extend(variable["value"].as_str().map(str::to_owned));
+                    }
+                }
+            }
+        });
+    }
     out
 }
