@@ -39,7 +39,7 @@ fn output(c: &mut Criterion) {
         &Native::new(),
         &plan.calls().collect::<Vec<_>>(),
         &context,
-        &Limits::default(),
+        &Limits::default().into(),
     );
     assert_eq!(rendered.resources.len(), 2_000);
     let documents: Vec<String> = rendered

@@ -110,6 +110,7 @@ fn renders(c: &mut Criterion) {
             .map(|i| Call {
                 component: format!("c{i:05}"),
                 transformer: DEPLOYMENT.into(),
+                provider: "kubernetes".into(),
                 input: input(&format!("c{i:05}")),
             })
             .collect();
@@ -120,7 +121,8 @@ fn renders(c: &mut Criterion) {
             &calls,
             |b, calls| {
                 b.iter(|| {
-                    let rendered = render::execute(&sandbox, &compiled, calls, &context(), &limits);
+                    let rendered =
+                        render::execute(&sandbox, &compiled, calls, &context(), &limits.into());
                     assert_eq!(rendered.resources.len(), calls.len());
                 })
             },

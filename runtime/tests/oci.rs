@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 mod common;
 mod hostile;
 
-use common::{exited, hello, keypair, opm};
+use common::{exited, hello_in, keypair, opm};
 use hostile::{Body, Hostile, Reply};
 
 /// A `docker-registry` serving `dir` on `address`, stopped when dropped.
@@ -182,12 +182,12 @@ fn push_then_pull_round_trips_a_signed_bundle_and_a_project_inits_from_the_regis
     std::fs::copy(&public, app.join("team.pub")).expect("copy key");
     std::fs::write(
         app.join(".opm/providers.yaml"),
-        format!("keys: [team.pub]\nproviders:\n  - name: kubernetes\n    version: \"^{version}\"\n    source: {repository}\n"),
+        format!("keys: [../team.pub]\nproviders:\n  - name: kubernetes\n    version: \"^{version}\"\n    source: {repository}\n"),
     )
     .expect("write");
     let (stdout, _) = exited(&opm(&app, &["provider", "init"]), 0);
     assert!(stdout.contains("signature by key"), "{stdout}");
-    let (yaml, _) = exited(&opm(&app, &["mod", "build", &hello()]), 0);
+    let (yaml, _) = exited(&opm(&app, &["mod", "build", &hello_in(&app)]), 0);
     assert!(yaml.contains("kind: Deployment"), "{yaml}");
     let lock: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(app.join(".opm/providers.lock.json")).expect("lock"),
@@ -229,7 +229,7 @@ fn push_then_pull_round_trips_a_signed_bundle_and_a_project_inits_from_the_regis
     std::fs::write(
         offline.join(".opm/providers.yaml"),
         format!(
-            "keys: [team.pub]\nproviders:\n  - name: kubernetes\n    version: {version}\n    source: {}\n",
+            "keys: [../team.pub]\nproviders:\n  - name: kubernetes\n    version: {version}\n    source: {}\n",
             pulled.display()
         ),
     )
@@ -237,7 +237,7 @@ fn push_then_pull_round_trips_a_signed_bundle_and_a_project_inits_from_the_regis
     drop(registry);
     let (stdout, _) = exited(&opm(&offline, &["provider", "init"]), 0);
     assert!(stdout.contains("signature by key"), "{stdout}");
-    exited(&opm(&offline, &["mod", "build", &hello()]), 0);
+    exited(&opm(&offline, &["mod", "build", &hello_in(&offline)]), 0);
 }
 
 #[test]

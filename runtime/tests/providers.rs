@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{exited, hello, keypair, minisign, opm, repacked};
+use common::{exited, hello_in, keypair, minisign, opm, repacked};
 
 /// The embedded provider packed again as `version`, with `label` set so each version's bytes
 /// differ.
@@ -64,6 +64,11 @@ impl Fixture {
         opm(&self.app(), args)
     }
 
+    /// The hello module, inside the project.
+    fn hello(&self) -> String {
+        hello_in(&self.app())
+    }
+
     fn lock(&self) -> Value {
         let text = std::fs::read_to_string(self.app().join(".opm/providers.lock.json"))
             .expect("lock file");
@@ -72,13 +77,13 @@ impl Fixture {
 }
 
 const CONFIG: &str =
-    "providers:\n  - name: kubernetes\n    version: ^0.2\n    source: ../registry\n";
+    "providers:\n  - name: kubernetes\n    version: ^0.2\n    source: ../../registry\n";
 
 #[test]
 fn init_installs_and_locks_and_mod_build_uses_exactly_the_locked_bytes() {
     let fixture = Fixture::new(CONFIG, &["0.2.0", "0.2.1", "0.3.0"]);
     // Configured but not initialized: refused, saying what to do.
-    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
+    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &fixture.hello()]), 2);
     assert!(
         stderr.contains("provider kubernetes:")
             && stderr.contains("it is not locked; run `opm provider init`"),
@@ -116,7 +121,7 @@ fn init_installs_and_locks_and_mod_build_uses_exactly_the_locked_bytes() {
     let (stdout, _) = exited(&fixture.opm(&["provider", "inspect", "kubernetes"]), 0);
     assert!(stdout.contains("kubernetes 0.2.1"), "{stdout}");
     assert!(stdout.contains(&digest), "{stdout}");
-    let (yaml, _) = exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+    let (yaml, _) = exited(&fixture.opm(&["mod", "build", &fixture.hello()]), 0);
     assert!(yaml.contains("kind: Deployment"), "{yaml}");
 
     // A newer version in the registry does not move the lock; --upgrade does.
@@ -181,7 +186,7 @@ fn installed_bytes_that_differ_from_the_lock_or_are_missing_are_refused() {
     });
     std::fs::write(&installed, &other).expect("swap");
     for command in ["build", "vet"] {
-        let (_, stderr) = exited(&fixture.opm(&["mod", command, &hello()]), 2);
+        let (_, stderr) = exited(&fixture.opm(&["mod", command, &fixture.hello()]), 2);
         assert!(
             stderr.contains("not the locked blake3:")
                 && stderr.contains("run `opm provider init` --force"),
@@ -191,18 +196,18 @@ fn installed_bytes_that_differ_from_the_lock_or_are_missing_are_refused() {
     // init notices too, and --force puts the locked bytes back.
     let (stdout, _) = exited(&fixture.opm(&["provider", "init", "--force"]), 0);
     assert!(stdout.contains("installed kubernetes 0.2.0"), "{stdout}");
-    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+    exited(&fixture.opm(&["mod", "build", &fixture.hello()]), 0);
 
     std::fs::remove_file(&installed).expect("remove");
     for command in ["build", "vet"] {
-        let (_, stderr) = exited(&fixture.opm(&["mod", command, &hello()]), 2);
+        let (_, stderr) = exited(&fixture.opm(&["mod", command, &fixture.hello()]), 2);
         assert!(
             stderr.contains("kubernetes 0.2.0 is locked but not installed"),
             "mod {command}: {stderr}"
         );
     }
     exited(&fixture.opm(&["provider", "init"]), 0);
-    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+    exited(&fixture.opm(&["mod", "build", &fixture.hello()]), 0);
 }
 
 #[test]
@@ -244,7 +249,7 @@ fn a_bundle_filed_under_another_version_or_changed_since_it_was_locked_is_refuse
 
 #[test]
 fn where_keys_are_configured_only_a_bundle_signed_for_its_version_installs_and_renders() {
-    let config = format!("keys: [../team.pub]\n{CONFIG}");
+    let config = format!("keys: [../../team.pub]\n{CONFIG}");
     let fixture = Fixture::new(&config, &["0.2.0"]);
     let root = fixture.dir.path();
     let (secret, _) = keypair(root, "team");
@@ -286,14 +291,14 @@ fn where_keys_are_configured_only_a_bundle_signed_for_its_version_installs_and_r
     let (stdout, _) = exited(&fixture.opm(&["provider", "init"]), 0);
     assert!(stdout.contains("signature by key"), "{stdout}");
     assert!(fixture.lock()["providers"][0]["keyId"].is_string());
-    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+    exited(&fixture.opm(&["mod", "build", &fixture.hello()]), 0);
 
     // The installed signature removed: every render checks it.
     let installed = fixture
         .app()
         .join(".opm/providers/kubernetes/0.2.0/kubernetes-0.2.0.opmb.minisig");
     std::fs::remove_file(&installed).expect("rm");
-    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &hello()]), 2);
+    let (_, stderr) = exited(&fixture.opm(&["mod", "build", &fixture.hello()]), 2);
     assert!(stderr.contains("is not signed"), "{stderr}");
 
     // Signed again, but for another version: refused at render time too.
@@ -310,7 +315,7 @@ fn where_keys_are_configured_only_a_bundle_signed_for_its_version_installs_and_r
     ]);
     assert!(installed.exists(), "minisign wrote {}", installed.display());
     for command in ["build", "vet"] {
-        let (_, stderr) = exited(&fixture.opm(&["mod", command, &hello()]), 2);
+        let (_, stderr) = exited(&fixture.opm(&["mod", command, &fixture.hello()]), 2);
         assert!(
             stderr.contains("is for kubernetes 0.1.0"),
             "mod {command}: {stderr}"
@@ -369,5 +374,115 @@ fn concurrent_inits_leave_one_whole_lock_and_install() {
         );
     }
     assert_eq!(fixture.lock()["providers"][0]["version"], "0.2.1");
-    exited(&fixture.opm(&["mod", "build", &hello()]), 0);
+    exited(&fixture.opm(&["mod", "build", &fixture.hello()]), 0);
+}
+
+/// A team's provider that holds one trait and one transformer and nothing of the standard
+/// vocabulary: `acme.dev/traits/availability@v1#Budget`, rendered by the embedded provider's
+/// PodDisruptionBudget component under acme's own FQN, for components with the standard
+/// Container.
+fn acme() -> Vec<u8> {
+    let embedded = bundle::read("embedded", provider::embedded_bundle()).expect("bundle");
+    let standard: Value = serde_json::from_slice(&embedded.manifest).expect("JSON");
+    let pdb = &standard["transformers"]["transformer.opm.dev/availability@v1#PodDisruptionBudgetTransformer"];
+    let component = pdb["component"].as_str().expect("component").to_owned();
+    let mut budget =
+        standard["definitions"]["opm.dev/traits/availability@v1#DisruptionBudget"].clone();
+    budget["field"] = Value::from("disruptionBudget");
+    let manifest = serde_json::json!({
+        "apiVersion": "core.opm.dev/v1",
+        "kind": "Provider",
+        "metadata": {"name": "acme", "version": "0.1.0", "labels": {"core.opm.dev/format": "kubernetes"}},
+        "definitions": {"acme.dev/traits/availability@v1#Budget": budget},
+        "transformers": {"acme.dev/availability@v1#BudgetTransformer": {
+            "requiredResources": ["opm.dev/resources/workload@v1#Container"],
+            "requiredTraits": ["acme.dev/traits/availability@v1#Budget"],
+            "component": component,
+        }},
+    });
+    let bytes = embedded.components[&component].to_vec();
+    bundle::format::pack(manifest, &[(component, bytes)].into())
+        .expect("packs")
+        .bytes
+}
+
+#[test]
+fn a_project_locking_two_providers_renders_from_both_from_any_working_directory() {
+    let config =
+        format!("{CONFIG}  - name: acme\n    version: 0.1.0\n    source: ../../acme-0.1.0.opmb\n");
+    let fixture = Fixture::new(&config, &["0.2.1"]);
+    let root = fixture.dir.path();
+    std::fs::write(root.join("acme-0.1.0.opmb"), acme()).expect("write");
+    let (stdout, _) = exited(&fixture.opm(&["provider", "init"]), 0);
+    assert!(stdout.contains("locked 2 providers"), "{stdout}");
+
+    let module = fixture.app().join("shop/module.yaml");
+    std::fs::create_dir_all(module.parent().unwrap()).expect("mkdir");
+    std::fs::write(
+        &module,
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: shop, version: 1.0.0}\n\
+         components:\n  api:\n    metadata: {labels: {core.opm.dev/workload-type: stateless}}\n\
+         \x20   resources:\n      Container: {image: nginx:1.27}\n\
+         \x20   traits:\n      Budget: {minAvailable: 1}\n",
+    )
+    .expect("write");
+    let module = module.display().to_string();
+
+    // From the project, from outside it, and from inside another project: the module's own
+    // project decides, not the working directory.
+    let other = root.join("other");
+    std::fs::create_dir_all(other.join(".opm")).expect("mkdir");
+    std::fs::write(other.join(".opm/providers.yaml"), "providers: []\n").expect("write");
+    let renders: Vec<String> = [fixture.app(), root.to_owned(), other]
+        .iter()
+        .map(|cwd| exited(&opm(cwd, &["mod", "build", &module]), 0).0)
+        .collect();
+    assert!(renders[0].contains("kind: Deployment"), "{}", renders[0]);
+    assert!(
+        renders[0].contains("kind: PodDisruptionBudget"),
+        "{}",
+        renders[0]
+    );
+    assert!(renders.iter().all(|r| *r == renders[0]), "{renders:#?}");
+
+    let (vet, _) = exited(&opm(root, &["mod", "vet", &module]), 0);
+    assert!(
+        vet.contains("module shop with providers kubernetes, acme"),
+        "{vet}"
+    );
+    assert!(
+        vet.contains("  kubernetes 0.2.1: "),
+        "the locked version: {vet}"
+    );
+    assert!(
+        vet.contains("  acme 0.1.0: 1 transformer, 1 definition"),
+        "{vet}"
+    );
+
+    // Exactly the locked bytes of both: the team's installed bundle changed is refused.
+    let installed = fixture
+        .app()
+        .join(".opm/providers/acme/0.1.0/acme-0.1.0.opmb");
+    let changed = repacked(&std::fs::read(&installed).unwrap(), |manifest| {
+        manifest["metadata"]["description"] = Value::from("changed");
+    });
+    std::fs::write(&installed, changed).expect("write");
+    let (_, stderr) = exited(&opm(root, &["mod", "build", &module]), 2);
+    assert!(
+        stderr.contains("provider acme:") && stderr.contains("not the locked"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_relative_source_is_relative_to_the_file_that_writes_it() {
+    // Written as if relative to the project directory, the registry is not found: the path is
+    // relative to .opm/providers.yaml, and the error says where it looked.
+    let fixture = Fixture::new(&CONFIG.replace("../../registry", "../registry"), &["0.2.0"]);
+    let (_, stderr) = exited(&fixture.opm(&["provider", "init"]), 2);
+    let looked = fixture.app().join(".opm/../registry");
+    assert!(
+        stderr.contains(&format!("its source {} does not exist", looked.display())),
+        "{stderr}"
+    );
 }

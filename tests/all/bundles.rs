@@ -935,3 +935,72 @@ fn mod_build_with_a_tampered_bundle_runs_no_transform_and_exits_2() {
         run.stderr
     );
 }
+
+/// `opm provider export kubernetes` writes the embedded provider as a bundle that is the same
+/// provider in every way: its bytes and digest, a signature over it that verifies, `inspect`
+/// with its definitions and their schemas, and a render byte-identical to the embedded one's.
+#[test]
+fn the_exported_embedded_provider_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("registry/kubernetes/0.2.0/kubernetes.opmb");
+    let file_arg = file.display().to_string();
+    let run = opm(["provider", "export", "kubernetes", "-o", &file_arg]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let digest = provider::load_embedded().unwrap().digest.unwrap();
+    assert!(
+        run.stdout.contains(&format!(
+            "exported kubernetes 0.2.0 ({digest}) from embedded:kubernetes"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), provider::embedded_bundle());
+
+    let (secret, public) = keypair(dir.path(), "platform");
+    assert!(keyed("sign", &file_arg, &secret).exited(0));
+    let run = keyed("verify", &file_arg, &public);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(&format!("digest {digest}")),
+        "{}",
+        run.stdout
+    );
+
+    let run = opm(["provider", "inspect", &file_arg]);
+    assert!(run.exited(0), "{}", run.stderr);
+    for expected in [
+        "definitions (schemas whole with -o json):\n",
+        "  resource opm.dev/resources/workload@v1#Container  (field container)\n",
+        "      image ",
+        "string, required",
+        "  trait opm.dev/traits/network@v1#Expose  (field expose)\n",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "{expected:?}:\n{}",
+            run.stdout
+        );
+    }
+    let run = opm(["provider", "inspect", &file_arg, "-o", "json"]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        report["definitions"]["opm.dev/resources/workload@v1#Container"]["schema"]["required"],
+        json!(["image"]),
+        "{report:#}"
+    );
+
+    let hello = opm_tests::hello();
+    let embedded = opm(["mod", "build", &hello]);
+    let exported = opm(["mod", "build", &hello, "-p", &file_arg]);
+    assert!(
+        embedded.exited(0) && exported.exited(0),
+        "{}",
+        exported.stderr
+    );
+    assert_eq!(exported.stdout, embedded.stdout);
+
+    // A source directory is packed, not exported.
+    let run = opm(["provider", "export", &dir.path().display().to_string()]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(run.stderr.contains("opm provider pack"), "{}", run.stderr);
+}

@@ -43,7 +43,7 @@ fn against_a_split_directory_only_the_changed_resources_are_reported() {
         .collect();
     assert_eq!(
         headers,
-        ["+++ apps/Deployment shop/api (provider kubernetes)"],
+        ["+++ apps/Deployment shop/api (provider kubernetes 0.2.0)"],
         "{}",
         run.stdout
     );

@@ -272,6 +272,7 @@ fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
                 input: input(&name, &[]),
                 component: name,
                 transformer: DEPLOYMENT.into(),
+                provider: "kubernetes".into(),
             }
         })
         .collect();
@@ -283,6 +284,7 @@ fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
             input: input(&component, attack.labels),
             component,
             transformer: fqn,
+            provider: "test".into(),
         });
     }
     // Two render threads, as on the project's machine, whatever this machine has: the bound
@@ -297,7 +299,7 @@ fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
                 &transformers,
                 &calls.iter().collect::<Vec<_>>(),
                 &context(),
-                &limits,
+                &limits.into(),
             )
         })
 }

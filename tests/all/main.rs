@@ -10,6 +10,7 @@ mod hostile;
 mod kubernetes;
 mod parameters;
 mod polyglot;
+mod providers;
 mod render;
 mod sandbox;
 mod wasi;

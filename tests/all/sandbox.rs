@@ -82,11 +82,13 @@ pub(crate) fn render_beside_a_healthy_component_labelled(
         Call {
             component: "bad".into(),
             transformer: HOSTILE.into(),
+            provider: "test".into(),
             input: input("bad"),
         },
         Call {
             component: "good".into(),
             transformer: DEPLOYMENT.into(),
+            provider: "kubernetes".into(),
             input: input("good"),
         },
     ];
@@ -95,7 +97,7 @@ pub(crate) fn render_beside_a_healthy_component_labelled(
         &compiled,
         &[&calls[0], &calls[1]],
         &context(),
-        &limits,
+        &limits.into(),
     )
 }
 

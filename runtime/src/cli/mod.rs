@@ -64,8 +64,10 @@ enum ProviderCommand {
     Push(commands::provider_push::PushArgs),
     /// Fetch a provider artifact from an OCI registry into a bundle file, every byte checked.
     Pull(commands::provider_pull::PullArgs),
-    /// Show what a provider holds: metadata, digests, signature, transformers, declared sets.
+    /// Show what a provider holds: metadata, digests, signature, transformers, definitions.
     Inspect(commands::provider_inspect::InspectArgs),
+    /// Write a provider (the embedded one, or one the project installed) as a bundle file.
+    Export(commands::provider_export::ExportArgs),
     /// Sign a bundle file with a minisign secret key (writes BUNDLE.minisig).
     Sign(commands::provider_sign::SignArgs),
     /// Verify a bundle's minisign signature against trusted public keys, and its digests.
@@ -167,6 +169,9 @@ where
         Command::Provider(ProviderCommand::Pack(args)) => commands::provider_pack::run(args, out),
         Command::Provider(ProviderCommand::Push(args)) => commands::provider_push::run(args, out),
         Command::Provider(ProviderCommand::Pull(args)) => commands::provider_pull::run(args, out),
+        Command::Provider(ProviderCommand::Export(args)) => {
+            commands::provider_export::run(args, out)
+        }
         Command::Provider(ProviderCommand::Inspect(args)) => {
             commands::provider_inspect::run(args, out)
         }

@@ -18,7 +18,7 @@ use super::Requirements;
 use super::flatten::{build_spec, flatten, with_defaults};
 use super::plan::{
     Attachments, Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource,
-    LeftOut, Matched, Missing, Plan, PlanConfig, Problem, Reason, Unmatched,
+    LeftOut, Matched, Missing, Plan, PlanConfig, PlanProvider, Problem, Reason, Unmatched,
 };
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
@@ -51,11 +51,29 @@ pub fn plan_with(
     strict: bool,
     explain: Explain,
 ) -> Plan {
-    let provider_source = DefinitionSource::Provider(manifest.metadata.name.clone());
-    let declared_definitions = manifest
-        .definitions
+    plan_providers(module, &[manifest], strict, explain)
+}
+
+/// [`plan_with`] against several providers at once (`-p kubernetes -p acme`): their
+/// definitions merged by FQN (the same FQN defined differently by two of them is an error
+/// naming both), the transformers of every one of them matched. Two providers holding one
+/// transformer FQN are refused before planning ([`crate::provider::ProviderSet`]); should
+/// they reach here, the first keeps it.
+pub fn plan_providers(
+    module: &Module,
+    providers: &[&ProviderManifest],
+    strict: bool,
+    explain: Explain,
+) -> Plan {
+    let declared_definitions = providers
         .iter()
-        .map(|(fqn, spec)| (fqn.as_str(), spec, provider_source.clone()))
+        .flat_map(|manifest| {
+            let source = DefinitionSource::Provider(manifest.metadata.name.clone());
+            manifest
+                .definitions
+                .iter()
+                .map(move |(fqn, spec)| (fqn.as_str(), spec, source.clone()))
+        })
         .chain(module.definitions().iter().map(|(fqn, def)| {
             (
                 fqn.as_str(),
@@ -71,18 +89,23 @@ pub fn plan_with(
         .collect();
     let mut warnings = Vec::new();
 
-    let transformers: Vec<Transformer> = manifest
-        .transformers
-        .iter()
-        .map(|(fqn, spec)| {
-            let mut transformer = Transformer::new(fqn, spec.requirements());
+    let mut specs: BTreeMap<&str, (&str, &crate::provider::TransformerSpec)> = BTreeMap::new();
+    for manifest in providers {
+        for (fqn, spec) in &manifest.transformers {
+            specs.entry(fqn).or_insert((&manifest.metadata.name, spec));
+        }
+    }
+    let transformers: Vec<Transformer> = specs
+        .into_iter()
+        .map(|(fqn, (provider, spec))| {
+            let mut transformer = Transformer::new(fqn, provider, spec.requirements());
             for (index, validation) in spec.validations.iter().enumerate() {
                 match validation.compile() {
                     Ok(validator) => transformer
                         .validations
                         .push((validation.message.clone(), validator.into())),
                     Err(error) => errors.push(Problem::InvalidValidation {
-                        transformer: fqn.clone(),
+                        transformer: fqn.to_owned(),
                         index,
                         error,
                     }),
@@ -119,10 +142,26 @@ pub fn plan_with(
 
     Plan {
         module: module.name().to_owned(),
-        provider: manifest.metadata.name.clone(),
+        provider: providers
+            .iter()
+            .map(|manifest| manifest.metadata.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        providers: providers
+            .iter()
+            .map(|manifest| PlanProvider::of(manifest))
+            .collect(),
         strict,
         ok: errors.is_empty(),
-        declared: declared(manifest),
+        declared: providers
+            .iter()
+            .fold(Declared::default(), |mut all, manifest| {
+                let one = declared(manifest);
+                all.resources.extend(one.resources);
+                all.traits.extend(one.traits);
+                all.policies.extend(one.policies);
+                all
+            }),
         components,
         errors,
         warnings,
@@ -165,6 +204,8 @@ pub fn declared(manifest: &ProviderManifest) -> Declared {
 /// A transformer's requirements, normalized: sets instead of lists.
 struct Transformer {
     fqn: String,
+    /// The name of the provider that holds it.
+    provider: String,
     requirements: Requirements,
     /// What two transformers compare to detect identical requirements.
     key: RequirementKey,
@@ -185,7 +226,7 @@ struct RequirementKey {
 }
 
 impl Transformer {
-    fn new(fqn: &str, mut requirements: Requirements) -> Self {
+    fn new(fqn: &str, provider: &str, mut requirements: Requirements) -> Self {
         for list in [
             &mut requirements.required_resources,
             &mut requirements.optional_resources,
@@ -221,6 +262,7 @@ impl Transformer {
             .collect();
         Self {
             fqn: fqn.to_owned(),
+            provider: provider.to_owned(),
             requirements,
             key,
             named,
@@ -482,6 +524,7 @@ fn validated_calls(
         calls.push(Call {
             component: component.name.clone(),
             transformer: transformer.fqn.clone(),
+            provider: transformer.provider.clone(),
             input: input.to_string(),
         });
     }

@@ -50,10 +50,11 @@ mod flatten;
 pub mod plan;
 
 pub use crate::provider::Requirements;
-pub use engine::{Explain, declared, plan, plan_with};
+pub use engine::{Explain, declared, plan, plan_providers, plan_with};
 pub use plan::{
     Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, LeftOut,
-    Matched, Missing, Plan, PlanConfig, Problem, Reason, Unmatched, describe_requirements,
+    Matched, Missing, Plan, PlanConfig, PlanProvider, Problem, Reason, Unmatched,
+    describe_requirements,
 };
 
 #[cfg(test)]

@@ -18,7 +18,10 @@ use crate::origin::Origin;
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub(crate) module: String,
+    /// The providers' names, in the order given, separated by ", ".
     pub(crate) provider: String,
+    /// Each provider: what it contributed to the plan.
+    pub(crate) providers: Vec<PlanProvider>,
     pub(crate) strict: bool,
     pub(crate) ok: bool,
     pub(crate) declared: Declared,
@@ -34,6 +37,33 @@ pub struct Plan {
     /// What the module's conditions left out.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) left_out: Vec<LeftOut>,
+}
+
+/// A provider of a plan and what it holds, so that a plan of several providers says where each
+/// transformer and definition came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanProvider {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The FQNs of its transformers.
+    pub transformers: Vec<String>,
+    /// The FQNs of its definitions.
+    pub definitions: Vec<String>,
+}
+
+impl PlanProvider {
+    /// What `manifest` holds.
+    pub fn of(manifest: &crate::provider::ProviderManifest) -> Self {
+        Self {
+            name: manifest.metadata.name.clone(),
+            version: manifest.metadata.version.clone(),
+            transformers: manifest.transformers.keys().cloned().collect(),
+            definitions: manifest.definitions.keys().cloned().collect(),
+        }
+    }
 }
 
 /// A module's `config` and the parameters a render uses.
@@ -114,9 +144,26 @@ impl Plan {
         &self.module
     }
 
-    /// The provider's name.
+    /// The provider's name; several providers' names separated by ", ".
     pub fn provider(&self) -> &str {
         &self.provider
+    }
+
+    /// Every provider of the plan, in the order given.
+    pub fn providers(&self) -> &[PlanProvider] {
+        &self.providers
+    }
+
+    /// The name of the provider that holds `transformer`.
+    pub fn provider_of(&self, transformer: &str) -> Option<&str> {
+        self.providers
+            .iter()
+            .find(|p| {
+                p.transformers
+                    .binary_search_by(|t| t.as_str().cmp(transformer))
+                    .is_ok()
+            })
+            .map(|p| p.name.as_str())
     }
 }
 
@@ -128,6 +175,9 @@ pub struct Call {
     pub component: String,
     /// The transformer's FQN.
     pub transformer: String,
+    /// The name of the provider that holds the transformer: its limits and its name in the
+    /// context apply to the call.
+    pub provider: String,
     /// What `transform` receives, as the JSON text it receives: `metadata`, `resources`,
     /// `traits`, `policies`, `spec`, `defaults`. Text rather than a `Value`, made while
     /// planning (on every thread), because that is what the sandbox passes and it takes a
@@ -149,6 +199,7 @@ impl fmt::Debug for Call {
         f.debug_struct("Call")
             .field("component", &self.component)
             .field("transformer", &self.transformer)
+            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }

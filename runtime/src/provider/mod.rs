@@ -16,6 +16,7 @@ pub mod installed;
 pub mod manifest;
 pub mod oci;
 pub mod pack;
+pub mod set;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use crate::bundle::{self, BundleError};
 pub use manifest::{
     LimitsSpec, ProviderManifest, ProviderMetadata, Requirements, TransformerSpec, Validation,
 };
+pub use set::{CallLimits, ProviderSet, SetError};
 
 /// The name of the provider built into the `opm` binary.
 pub const DEFAULT_PROVIDER: &str = "kubernetes";
@@ -145,6 +147,59 @@ pub fn load_in(reference: &str, cwd: &Path) -> Result<Provider, installed::Insta
         }
     }
     Ok(load(reference)?)
+}
+
+/// Loads the providers of a render of the module at `module` (a file, or a directory holding
+/// `module.yaml`): each of `references` as [`load_in`] loads it; with no reference, every
+/// provider the module's project names (`.opm/providers.yaml`, in its order), exactly as
+/// locked; with no project either, the embedded provider. The project is looked for from the
+/// module's directory upward, as git looks for `.git`, so a module renders with its project's
+/// providers from any working directory.
+pub fn load_set(
+    references: &[String],
+    module: &Path,
+) -> Result<ProviderSet, installed::InstallError> {
+    let start = project_start(module);
+    let providers = if references.is_empty() {
+        match installed::find(&start) {
+            Some(root) => {
+                let project = installed::Project::load(&root)?;
+                let lock = project.lock()?;
+                project
+                    .config
+                    .providers
+                    .iter()
+                    .map(|requirement| installed::load_locked(&project, &lock, &requirement.name))
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+            None => vec![load_embedded()?],
+        }
+    } else {
+        references
+            .iter()
+            .map(|reference| load_in(reference, &start))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    Ok(ProviderSet::new(providers)?)
+}
+
+/// Where the project of the module at `module` is looked for from: the module's directory (or
+/// the directory given as the module), made absolute so that the search goes past the working
+/// directory.
+pub fn project_start(module: &Path) -> PathBuf {
+    let dir = if module.is_dir() {
+        module
+    } else {
+        module.parent().unwrap_or(Path::new(""))
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_owned())
 }
 
 /// Loads the default provider built into this binary: a bundle like any other.

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use super::{RenderContext, Rendered, Runner, Sandboxed, Transformers};
 use crate::matching::{self, Explain, Plan};
-use crate::provider::{self, Provider};
+use crate::provider::{self, ProviderSet};
 use crate::redact::Redactor;
 use crate::sandbox::{Caps, CompileCache, Sandbox};
 
@@ -36,11 +36,11 @@ pub struct Request {
     pub strict: bool,
     /// The instance rendered (`--instance`; default: the module's name).
     pub instance: Option<String>,
-    /// The provider: a bundle file, a provider source directory, a provider the project
-    /// requires (`.opm/providers.yaml`), or the embedded `kubernetes`.
-    pub provider: String,
-    /// Where a project's providers are looked for (the current directory in the CLI).
-    pub dir: PathBuf,
+    /// The providers, used together: each a bundle file, a provider source directory, a
+    /// provider the module's project requires (`.opm/providers.yaml`), or the embedded
+    /// `kubernetes`. None: every provider the project names, else the embedded one
+    /// ([`provider::load_set`]).
+    pub providers: Vec<String>,
     /// The namespace of the rendered resources (default: the module's, else `default`).
     pub namespace: Option<String>,
     /// Render threads (default: every core).
@@ -57,7 +57,7 @@ pub struct Request {
 
 impl Request {
     /// A render of the module at `module` as `opm mod build MODULE` does it: no values, the
-    /// embedded provider (or the project's, found from the current directory), the default
+    /// project's providers (found from the module's directory) or else the embedded one, the default
     /// limits, every core, no compile cache, the module's namespace, a plan that explains only
     /// its problems.
     pub fn new(module: impl Into<PathBuf>) -> Self {
@@ -67,8 +67,7 @@ impl Request {
             set: Vec::new(),
             strict: false,
             instance: None,
-            provider: provider::DEFAULT_PROVIDER.to_owned(),
-            dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            providers: Vec::new(),
             namespace: None,
             jobs: None,
             caps: Caps::default(),
@@ -164,7 +163,7 @@ fn render(
     redactor: &Redactor,
     runner: Option<&dyn Runner>,
 ) -> anyhow::Result<Render> {
-    let provider = provider::load_in(&request.provider, &request.dir)?;
+    let providers = provider::load_set(&request.providers, &request.module)?;
     // Planning, rendering and serialising all run on these threads.
     let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
     if let Some(jobs) = request.jobs {
@@ -173,13 +172,16 @@ fn render(
     }
     let pool = pool.build().context("starting the render threads")?;
     let plan = pool.install(|| {
-        matching::plan_with(&module, &provider.manifest, request.strict, request.explain)
+        matching::plan_providers(
+            &module,
+            &providers.manifests(),
+            request.strict,
+            request.explain,
+        )
     });
-    let limits = provider
-        .manifest
-        .limits
+    let limits = providers
         .limits(&request.caps)
-        .map_err(|e| anyhow::anyhow!("provider {}: {e}", provider.origin))?;
+        .map_err(anyhow::Error::msg)?;
     let context = RenderContext {
         name: module.name().to_owned(),
         instance: request
@@ -192,7 +194,7 @@ fn render(
             .or_else(|| module.namespace().map(str::to_owned))
             .unwrap_or_else(|| "default".to_owned()),
         version: module.version().to_owned(),
-        provider: provider.manifest.metadata.name.clone(),
+        provider: providers.name(),
         timestamp: super::context::timestamp(env("SOURCE_DATE_EPOCH").as_deref())
             .map_err(anyhow::Error::msg)?,
         strict: request.strict,
@@ -205,10 +207,10 @@ fn render(
     let rendered = pool.install(|| match runner {
         Some(runner) => Ok(super::execute_with(runner, &calls, &context, &limits)),
         None => {
-            let sandbox = Sandbox::new(&limits)?
+            let sandbox = Sandbox::new(&limits.ceiling())?
                 .with_cache(request.cache.clone())
                 .with_redactor(redactor.clone());
-            let transformers = compile(&sandbox, &plan, &provider, request.progress)?;
+            let transformers = compile(&sandbox, &plan, &providers, request.progress)?;
             let sandboxed = Sandboxed {
                 sandbox: &sandbox,
                 transformers: &transformers,
@@ -217,7 +219,7 @@ fn render(
         }
     })?;
     drop(calls);
-    drop_in_background(provider);
+    drop_in_background(providers);
     Ok(Render {
         plan,
         context,
@@ -231,7 +233,7 @@ fn render(
 fn compile(
     sandbox: &Sandbox,
     plan: &Plan,
-    provider: &Provider,
+    providers: &ProviderSet,
     progress: bool,
 ) -> anyhow::Result<Transformers> {
     let mut used: Vec<&str> = plan.calls().map(|call| call.transformer.as_str()).collect();
@@ -240,8 +242,8 @@ fn compile(
     let components = used
         .into_iter()
         .map(|fqn| {
-            let bytes = provider.components.get(fqn).with_context(|| {
-                format!("provider {} has no component for {fqn}", provider.origin)
+            let bytes = providers.component(fqn).with_context(|| {
+                format!("providers {} have no component for {fqn}", providers.name())
             })?;
             Ok((fqn, &bytes[..]))
         })

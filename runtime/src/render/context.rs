@@ -35,7 +35,7 @@ pub struct RenderContext {
     pub namespace: String,
     /// Module version.
     pub version: String,
-    /// Provider name.
+    /// The providers' names, separated by ", " (each call is told its own transformer's).
     pub provider: String,
     /// Render time, RFC 3339, UTC.
     pub timestamp: String,
@@ -70,6 +70,15 @@ impl RenderContext {
         labels.remove(LABEL_MODULE_INSTANCE);
         labels.extend(self.tracking_labels(component));
         labels
+    }
+
+    /// The WIT context passed to `call`: its component's labels, its transformer's provider.
+    #[cfg(feature = "sandbox")]
+    pub fn for_call(&self, call: &crate::matching::Call) -> wit::Context {
+        wit::Context {
+            provider: call.provider.clone(),
+            ..self.for_component(&call.component)
+        }
     }
 
     /// The WIT context passed to the transforms of `component`.

@@ -12,6 +12,7 @@ use super::{
     order,
 };
 use crate::matching::Call;
+use crate::provider::CallLimits;
 use crate::sandbox::{CallOutcome, CompileError, CompiledTransformer, Limits, Sandbox};
 use crate::wit;
 
@@ -64,8 +65,10 @@ impl Runner for Sandboxed<'_> {
 
 /// Runs `calls` on the current rayon pool, each in a fresh sandbox instance, and checks, labels
 /// and orders the results. `transformers` holds, for every call's FQN, the compiled transformer
-/// or why it could not be compiled. Each call may log at most `limits.log` bytes and at most
-/// its share of `limits.render_log`, so the logs a render keeps are bounded whatever its size.
+/// or why it could not be compiled. Each call runs under its provider's limits (one set of
+/// `limits` for all when they are plain [`Limits`]), may log at most their `log` bytes and at
+/// most its share of their `render_log`, so the logs a render keeps are bounded whatever its
+/// size.
 ///
 /// Each call's output is checked and labelled on the thread that ran it; only the merge (in call
 /// order), the sort into install order and the search for duplicates run on one thread.
@@ -74,7 +77,7 @@ pub fn execute(
     transformers: &Transformers,
     calls: &[&Call],
     context: &RenderContext,
-    limits: &Limits,
+    limits: &CallLimits,
 ) -> Rendered {
     execute_with(
         &Sandboxed {
@@ -92,20 +95,34 @@ pub fn execute_with(
     runner: &dyn Runner,
     calls: &[&Call],
     context: &RenderContext,
-    limits: &Limits,
+    limits: &CallLimits,
 ) -> Rendered {
-    let call_limits = Limits {
-        log: limits.log.min(limits.render_log / calls.len().max(1)),
-        ..*limits
-    };
     let outputs: Vec<CallOutput> = calls
         .par_iter()
-        .map(|call| run_call(runner, call, context, &call_limits))
+        .map(|call| {
+            let limits = limits.of(&call.provider);
+            let limits = Limits {
+                log: limits.log.min(limits.render_log / calls.len().max(1)),
+                ..*limits
+            };
+            run_call(runner, call, context, &limits)
+        })
         .collect();
 
     let mut rendered = Rendered {
         resources: Vec::with_capacity(outputs.iter().map(|o| o.resources.len()).sum()),
         ..Rendered::default()
+    };
+    let provider_of: BTreeMap<&str, &str> = calls
+        .iter()
+        .map(|call| (call.transformer.as_str(), call.provider.as_str()))
+        .collect();
+    let provider_of = |transformer: &str| {
+        provider_of
+            .get(transformer)
+            .copied()
+            .unwrap_or_default()
+            .to_owned()
     };
     for output in outputs {
         rendered.resources.extend(output.resources);
@@ -129,6 +146,7 @@ pub fn execute_with(
         rendered.failures.push(Failure {
             component: resource.component.clone(),
             transformer: resource.transformer.clone(),
+            provider: provider_of(&resource.transformer),
             digest: runner.digest(&resource.transformer),
             error,
         });
@@ -136,7 +154,7 @@ pub fn execute_with(
     order::sort(&mut rendered.resources);
     rendered
         .failures
-        .extend(duplicates(&rendered.resources, runner));
+        .extend(duplicates(&rendered.resources, runner, &provider_of));
     rendered
         .failures
         .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
@@ -161,6 +179,7 @@ fn run_call(
     let fail = |error: FailureKind| Failure {
         component: call.component.clone(),
         transformer: call.transformer.clone(),
+        provider: call.provider.clone(),
         digest: runner.digest(&call.transformer),
         error,
     };
@@ -169,7 +188,7 @@ fn run_call(
         failures: Vec::new(),
         report: None,
     };
-    let outcome = match runner.call(call, &context.for_component(&call.component), limits) {
+    let outcome = match runner.call(call, &context.for_call(call), limits) {
         Ok(outcome) => outcome,
         Err(reason) => {
             output.failures.push(fail(FailureKind::Load(reason)));
@@ -260,7 +279,11 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
 /// A failure for every resource whose identity (group, kind, namespace, name) an earlier
 /// resource already has, naming both producers. `resources` are in install order, where equal
 /// identities are neighbours, so the first of each run is the one the others collide with.
-fn duplicates(resources: &[Resource], runner: &dyn Runner) -> Vec<Failure> {
+fn duplicates(
+    resources: &[Resource],
+    runner: &dyn Runner,
+    provider_of: &dyn Fn(&str) -> String,
+) -> Vec<Failure> {
     let mut failures = Vec::new();
     let mut first = 0;
     for (index, resource) in resources.iter().enumerate().skip(1) {
@@ -272,11 +295,13 @@ fn duplicates(resources: &[Resource], runner: &dyn Runner) -> Vec<Failure> {
         failures.push(Failure {
             component: resource.component.clone(),
             transformer: resource.transformer.clone(),
+            provider: provider_of(&resource.transformer),
             digest: runner.digest(&resource.transformer),
             error: FailureKind::Duplicate {
                 identity: resource.identity.to_string(),
                 other_component: original.component.clone(),
                 other_transformer: original.transformer.clone(),
+                other_provider: provider_of(&original.transformer),
             },
         });
     }

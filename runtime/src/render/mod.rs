@@ -87,12 +87,16 @@ pub struct CallReport {
 
 /// Why a component did not render completely.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("component {component:?}: transformer {transformer} ({digest}) {error}")]
+#[error(
+    "component {component:?}: transformer {transformer} ({digest}, provider {provider}) {error}"
+)]
 pub struct Failure {
     /// The component.
     pub component: String,
     /// The transformer FQN.
     pub transformer: String,
+    /// The name of the provider that holds the transformer.
+    pub provider: String,
     /// `blake3:<hex>` of the transformer's component.
     pub digest: String,
     /// What went wrong.
@@ -138,7 +142,8 @@ pub enum FailureKind {
     MoreInvalid(usize),
     /// Two calls returned the same resource.
     #[error(
-        "rendered {identity}, which component {other_component:?} (transformer {other_transformer}) also rendered"
+        "rendered {identity}, which component {other_component:?} (transformer \
+         {other_transformer} of provider {other_provider}) also rendered"
     )]
     Duplicate {
         /// `group/kind namespace/name` of the resource.
@@ -147,6 +152,8 @@ pub enum FailureKind {
         other_component: String,
         /// The other producer's transformer.
         other_transformer: String,
+        /// The provider of the other producer's transformer.
+        other_provider: String,
     },
 }
 

@@ -174,7 +174,8 @@ fn events(render: &Render, redactor: &Redactor, stderr: &mut dyn Write) -> std::
     }
     for failure in &rendered.failures {
         emit(json!({"event": "error", "component": failure.component,
-                    "transformer": failure.transformer, "digest": failure.digest,
+                    "transformer": failure.transformer, "provider": failure.provider,
+                    "digest": failure.digest,
                     "message": failure.error.to_string()}))?;
     }
     let errors = plan.errors().len() + rendered.failures.len();
@@ -205,8 +206,8 @@ fn failures(render: &Render, stderr: &mut dyn Write) -> std::io::Result<()> {
             .entry(failure.component.clone())
             .or_default()
             .push(format!(
-                "transformer {} ({}) {}",
-                failure.transformer, failure.digest, failure.error
+                "transformer {} ({}, provider {}) {}",
+                failure.transformer, failure.digest, failure.provider, failure.error
             ));
     }
     let count = general.len() + by_component.values().map(Vec::len).sum::<usize>();

@@ -14,25 +14,31 @@
 
 use std::io::{self, Write};
 
-use crate::matching::{ComponentPlan, Plan, PlanConfig, Problem};
+use crate::matching::{ComponentPlan, Plan, PlanConfig, PlanProvider, Problem};
 
 impl Plan {
     /// Writes the plan as text: what `opm mod vet` prints and what `--verbose` explains.
     pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        let several = self.providers.len() > 1;
         writeln!(
             out,
-            "module {} with provider {}{}",
+            "module {} with provider{} {}{}",
             self.module,
+            if several { "s" } else { "" },
             self.provider,
             if self.strict { " (strict)" } else { "" }
         )?;
+        if several {
+            writeln!(out)?;
+            write_providers(&self.providers, out)?;
+        }
         if let Some(config) = &self.config {
             writeln!(out)?;
             write_config(config, out)?;
         }
         for component in &self.components {
             writeln!(out)?;
-            write_component(component, out)?;
+            write_component(component, several.then_some(self), out)?;
         }
         if !self.left_out.is_empty() {
             writeln!(out)?;
@@ -129,7 +135,37 @@ fn list(items: &[String]) -> String {
     }
 }
 
-fn write_component(component: &ComponentPlan, out: &mut dyn Write) -> io::Result<()> {
+/// What each of several providers brought: its transformers and definitions.
+fn write_providers(providers: &[PlanProvider], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "providers, in the order given:")?;
+    for provider in providers {
+        writeln!(
+            out,
+            "  {} {}: {} transformer{}, {} definition{}",
+            provider.name,
+            provider.version,
+            provider.transformers.len(),
+            plural(provider.transformers.len()),
+            provider.definitions.len(),
+            plural(provider.definitions.len()),
+        )?;
+        for transformer in &provider.transformers {
+            writeln!(out, "    transformer  {transformer}")?;
+        }
+        for definition in &provider.definitions {
+            writeln!(out, "    definition   {definition}")?;
+        }
+    }
+    Ok(())
+}
+
+/// One component's table; with a column naming each transformer's provider when `providers`
+/// (the plan) has several.
+fn write_component(
+    component: &ComponentPlan,
+    providers: Option<&Plan>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(out, "component {} ({})", component.name, component.origin)?;
     let labels: Vec<String> = component
         .labels
@@ -162,9 +198,31 @@ fn write_component(component: &ComponentPlan, out: &mut dyn Write) -> io::Result
         .max()
         .unwrap_or(0)
         .max("TRANSFORMER".len());
-    writeln!(out, "  {:width$}  {:8}  WHY", "TRANSFORMER", "RESULT")?;
+    let provider_of = |transformer: &str| {
+        providers.map(|plan| plan.provider_of(transformer).unwrap_or("?").to_owned())
+    };
+    let provider_width = rows
+        .iter()
+        .filter_map(|row| provider_of(row.0))
+        .map(|name| name.len())
+        .max()
+        .map(|width| width.max("PROVIDER".len()));
+    match provider_width {
+        Some(pw) => writeln!(
+            out,
+            "  {:width$}  {:pw$}  {:8}  WHY",
+            "TRANSFORMER", "PROVIDER", "RESULT"
+        )?,
+        None => writeln!(out, "  {:width$}  {:8}  WHY", "TRANSFORMER", "RESULT")?,
+    }
     for (transformer, result, why) in rows {
-        writeln!(out, "  {transformer:width$}  {result:8}  {why}")?;
+        match (provider_width, provider_of(transformer)) {
+            (Some(pw), Some(provider)) => writeln!(
+                out,
+                "  {transformer:width$}  {provider:pw$}  {result:8}  {why}"
+            )?,
+            _ => writeln!(out, "  {transformer:width$}  {result:8}  {why}")?,
+        }
     }
     writeln!(out, "  unhandled  {}", list(&component.unhandled))
 }

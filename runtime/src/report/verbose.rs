@@ -44,11 +44,18 @@ fn text(
     } else {
         format!(" as instance {}", context.instance)
     };
+    // With several providers, each transformer is named with its own.
+    let several = plan.providers().len() > 1;
+    let named = |transformer: &str| match plan.provider_of(transformer).filter(|_| several) {
+        Some(provider) => format!("{transformer} (provider {provider})"),
+        None => transformer.to_owned(),
+    };
     writeln!(
         out,
-        "render: module {} {}{instance} with provider {} into namespace {} ({} call{})",
+        "render: module {} {}{instance} with provider{} {} into namespace {} ({} call{})",
         context.name,
         context.version,
+        if several { "s" } else { "" },
         context.provider,
         context.namespace,
         calls.len(),
@@ -63,14 +70,14 @@ fn text(
             } else {
                 reasons.join("; ")
             };
-            writeln!(out, "  matched {}: {why}", matched.transformer)?;
+            writeln!(out, "  matched {}: {why}", named(&matched.transformer))?;
         }
         for unmatched in &component.unmatched {
             let missing: Vec<String> = unmatched.missing.iter().map(ToString::to_string).collect();
             writeln!(
                 out,
                 "  not matched {}: {}",
-                unmatched.transformer,
+                named(&unmatched.transformer),
                 missing.join("; ")
             )?;
         }
@@ -85,7 +92,7 @@ fn text(
             writeln!(
                 out,
                 "  called {}: {} resource{}, {} fuel, {:.2} ms",
-                call.transformer,
+                named(&call.transformer),
                 call.resources,
                 if call.resources == 1 { "" } else { "s" },
                 call.fuel_used,
@@ -120,6 +127,7 @@ fn json_lines(
         "instance": context.instance,
         "version": context.version,
         "provider": context.provider,
+        "providers": plan.providers().iter().map(|p| &p.name).collect::<Vec<_>>(),
         "namespace": context.namespace,
         "strict": context.strict,
         "calls": calls.len(),
@@ -133,6 +141,7 @@ fn json_lines(
             "event": "call",
             "component": call.component,
             "transformer": call.transformer,
+            "provider": plan.provider_of(&call.transformer),
             "resources": call.resources,
             "fuel": call.fuel_used,
             "micros": call.elapsed.as_micros() as u64,
@@ -143,6 +152,7 @@ fn json_lines(
                 "event": "log",
                 "component": call.component,
                 "transformer": call.transformer,
+                "provider": plan.provider_of(&call.transformer),
                 "level": log.level,
                 "message": log.message,
             }))?;

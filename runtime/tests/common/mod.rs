@@ -26,12 +26,17 @@ pub fn exited(output: &Output, code: i32) -> (String, String) {
     (stdout, stderr)
 }
 
-/// The path of `examples/hello/module.yaml`.
-pub fn hello() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/hello/module.yaml")
-        .display()
-        .to_string()
+/// `examples/hello/module.yaml` copied into the project directory `project` (as
+/// `hello/module.yaml`), where a render finds the project's providers; its path.
+pub fn hello_in(project: &Path) -> String {
+    let module = project.join("hello/module.yaml");
+    std::fs::create_dir_all(project.join("hello")).expect("mkdir");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/hello/module.yaml"),
+        &module,
+    )
+    .expect("copy the hello module");
+    module.display().to_string()
 }
 
 /// The bundle `bytes` packed again with its manifest changed by `edit`.

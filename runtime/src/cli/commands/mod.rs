@@ -8,6 +8,7 @@ pub mod mod_init;
 pub mod mod_schema;
 pub mod mod_vet;
 pub mod module_args;
+pub mod provider_export;
 pub mod provider_init;
 pub mod provider_inspect;
 pub mod provider_list;

@@ -55,12 +55,13 @@ pub struct DiffArgs {
     )]
     pub against: Option<String>,
 
-    /// Compare with the same module rendered by another provider (or another version of this
-    /// one): what upgrading the provider changes. Changes are shown from it to `-p`.
+    /// Compare with the same module rendered by other providers (or other versions of these):
+    /// what upgrading a provider changes. Changes are shown from them to `-p` (repeatable, as
+    /// `-p` is).
     ///
     /// Example: --against-provider ./kubernetes-0.2.0.opmb
     #[arg(long, value_name = "PROVIDER")]
-    pub against_provider: Option<String>,
+    pub against_provider: Vec<String>,
 
     /// Show Secret data in the diff instead of masking it.
     #[arg(long)]
@@ -92,18 +93,17 @@ pub fn run(args: DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 }
 
 fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let Some((new, redactor)) = render(args, &args.module.provider, out)? else {
+    let Some((new, redactor, new_name)) = render(args, &args.module.provider, out)? else {
         return Ok(ExitCode::from(EXIT_USAGE));
     };
-    let (old, old_name) = match (&args.against, &args.against_provider) {
+    let (old, old_name) = match (&args.against, &args.against_provider[..]) {
         (Some(against), _) => (read_against(against)?, against.clone()),
-        (None, Some(provider)) => match render(args, provider, out)? {
-            Some((old, _)) => (old, format!("provider {provider}")),
+        (None, []) => anyhow::bail!("say what to compare with: --against or --against-provider"),
+        (None, providers) => match render(args, providers, out)? {
+            Some((old, _, name)) => (old, name),
             None => return Ok(ExitCode::from(EXIT_USAGE)),
         },
-        (None, None) => anyhow::bail!("say what to compare with: --against or --against-provider"),
     };
-    let new_name = format!("provider {}", args.module.provider);
     let mask = (!args.show_secrets).then_some(&redactor);
     let changes = compare(&old, &new, mask);
     let colors = out.stdout_colors();
@@ -147,16 +147,16 @@ fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Renders the module with `provider` as `opm mod build` does, reporting problems on stderr;
-/// the resources and the redactor of the module's sensitive values, or `None` when the render
-/// failed.
+/// Renders the module with `providers` as `opm mod build` does, reporting problems on stderr;
+/// the resources, the redactor of the module's sensitive values and how the diff names the
+/// providers (as given, else `provider kubernetes 0.2.0`), or `None` when the render failed.
 fn render(
     args: &DiffArgs,
-    provider: &str,
+    providers: &[String],
     out: &mut Output<'_>,
-) -> anyhow::Result<Option<(Vec<Value>, Redactor)>> {
+) -> anyhow::Result<Option<(Vec<Value>, Redactor, String)>> {
     let request = render::Request {
-        provider: provider.to_owned(),
+        providers: providers.to_vec(),
         namespace: args.namespace.clone(),
         jobs: args.jobs,
         caps: args.limits.caps(),
@@ -167,7 +167,22 @@ fn render(
     let mut rendered = None;
     let status = crate::report::render(built, None, &mut *out.stderr, &mut |done, redactor| {
         let resources = done.rendered.resources.iter().map(|r| r.value()).collect();
-        rendered = Some((resources, redactor.clone()));
+        // As the user named them; the defaults by name and version.
+        let providers: Vec<String> = if providers.is_empty() {
+            done.plan
+                .providers()
+                .iter()
+                .map(|p| format!("{} {}", p.name, p.version))
+                .collect()
+        } else {
+            providers.to_vec()
+        };
+        let name = format!(
+            "provider{} {}",
+            if providers.len() > 1 { "s" } else { "" },
+            providers.join(", ")
+        );
+        rendered = Some((resources, redactor.clone(), name));
         Ok(ExitCode::SUCCESS)
     })?;
     Ok(rendered.filter(|_| status == ExitCode::SUCCESS))

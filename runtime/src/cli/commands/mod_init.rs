@@ -73,7 +73,10 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         );
     }
     let provider = provider::load(provider::DEFAULT_PROVIDER)?;
-    write_new(&schema, mod_schema::text(&provider, None)?.as_bytes())?;
+    write_new(
+        &schema,
+        mod_schema::text(&provider::ProviderSet::single(provider), None)?.as_bytes(),
+    )?;
     write_new(&module, template(&name).as_bytes())?;
     writeln!(
         out.stderr,

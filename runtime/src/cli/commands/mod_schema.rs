@@ -24,8 +24,7 @@ use serde_json::{Map, Value, json};
 use crate::cli::Output;
 use crate::definitions::{DefinitionKind, DefinitionSpec, Fqn};
 use crate::module::{self, Module};
-use crate::provider::DEFAULT_PROVIDER;
-use crate::provider::{self, Provider};
+use crate::provider::{self, ProviderSet};
 
 /// Arguments of `opm mod schema`.
 #[derive(Debug, Args)]
@@ -36,12 +35,13 @@ pub struct SchemaArgs {
     #[arg(value_name = "MODULE")]
     pub module: Option<PathBuf>,
 
-    /// The provider whose definitions the schema holds: a bundle file (.opmb), a provider
-    /// source directory, or the embedded `kubernetes`.
+    /// A provider whose definitions the schema holds (repeatable, as for `opm mod build`): a
+    /// bundle file (.opmb), a provider source directory, a provider the project names, or the
+    /// embedded `kubernetes`. Default: the project's providers, else the embedded one.
     ///
-    /// Example: -p ./kubernetes-0.1.0.opmb
-    #[arg(short = 'p', long = "provider", default_value = DEFAULT_PROVIDER, value_name = "PROVIDER")]
-    pub provider: String,
+    /// Example: -p kubernetes -p ./acme-0.1.0.opmb
+    #[arg(short = 'p', long = "provider", value_name = "PROVIDER")]
+    pub provider: Vec<String>,
 
     /// Write the schema of MODULE's parameters instead: what a values file for it
     /// (`-f values.yaml`) must hold, for an editor to check values files as they are typed.
@@ -77,7 +77,8 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         );
         return write(&args, out, &text);
     }
-    let provider = provider::load_in(&args.provider, &std::env::current_dir()?)?;
+    let start = args.module.clone().unwrap_or_else(|| PathBuf::from("."));
+    let providers = provider::load_set(&args.provider, &start)?;
     let module = match &args.module {
         Some(path) => Some(module::load(
             path,
@@ -89,7 +90,7 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
-    let text = text(&provider, module.as_ref())?;
+    let text = text(&providers, module.as_ref())?;
     write(&args, out, &text)
 }
 
@@ -210,15 +211,18 @@ fn with_conditions(schema: Value) -> Value {
     ]})
 }
 
-/// The schema of modules rendered by `provider`, with `module`'s own definitions if given, as
-/// the text `opm mod schema` prints: pretty JSON and a final newline.
-pub fn text(provider: &Provider, module: Option<&Module>) -> anyhow::Result<String> {
-    let mut definitions: Vec<(&str, &DefinitionSpec)> = provider
-        .manifest
-        .definitions
-        .iter()
-        .map(|(fqn, spec)| (fqn.as_str(), spec))
-        .collect();
+/// The schema of modules rendered by `providers`, with `module`'s own definitions if given, as
+/// the text `opm mod schema` prints: pretty JSON and a final newline. A definition two
+/// providers both hold is described once, as the first has it.
+pub fn text(providers: &ProviderSet, module: Option<&Module>) -> anyhow::Result<String> {
+    let mut definitions: Vec<(&str, &DefinitionSpec)> = Vec::new();
+    for provider in providers.providers() {
+        for (fqn, spec) in &provider.manifest.definitions {
+            if !definitions.iter().any(|(seen, _)| *seen == fqn.as_str()) {
+                definitions.push((fqn.as_str(), spec));
+            }
+        }
+    }
     if let Some(module) = module {
         definitions.extend(
             module
@@ -227,7 +231,7 @@ pub fn text(provider: &Provider, module: Option<&Module>) -> anyhow::Result<Stri
                 .map(|(fqn, definition)| (fqn.as_str(), &definition.spec)),
         );
     }
-    let schema = schema(&provider.manifest.metadata.name, &definitions);
+    let schema = schema(&providers.name(), &definitions);
     Ok(format!("{}\n", serde_json::to_string_pretty(&schema)?))
 }
 

@@ -72,8 +72,13 @@ fn vet(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let provider = provider::load_in(&args.module.provider, &std::env::current_dir()?)?;
-    let plan = matching::plan(module, &provider.manifest, args.module.strict);
+    let providers = provider::load_set(&args.module.provider, &args.module.module)?;
+    let plan = matching::plan_providers(
+        module,
+        &providers.manifests(),
+        args.module.strict,
+        matching::Explain::Everything,
+    );
     match args.output {
         VetFormat::Text => plan.write_text(stdout)?,
         VetFormat::Json => {

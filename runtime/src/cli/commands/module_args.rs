@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::provider::DEFAULT_PROVIDER;
 use crate::render::Request;
 use crate::sandbox::limits::{parse_duration, parse_size};
 use crate::sandbox::{Caps, CompileCache};
@@ -19,12 +18,15 @@ pub struct ModuleArgs {
     #[arg(default_value = "module.yaml", value_name = "MODULE")]
     pub module: PathBuf,
 
-    /// The provider: a bundle file (.opmb), a provider source directory, or the embedded
-    /// `kubernetes`.
+    /// A provider to render with (repeatable: the providers are used together, their
+    /// definitions merged and every one's transformers matched): a bundle file (.opmb), a
+    /// provider source directory, a provider the module's project names, or the embedded
+    /// `kubernetes`. Default: every provider of the project found from the module's directory
+    /// upward (.opm/providers.yaml), else the embedded `kubernetes`.
     ///
-    /// Example: -p ./kubernetes-0.1.0.opmb
-    #[arg(short = 'p', long = "provider", default_value = DEFAULT_PROVIDER, value_name = "PROVIDER")]
-    pub provider: String,
+    /// Example: -p kubernetes -p ./acme-0.1.0.opmb
+    #[arg(short = 'p', long = "provider", value_name = "PROVIDER")]
+    pub provider: Vec<String>,
 
     /// A values file deep-merged onto the module, in order (repeatable).
     ///
@@ -99,7 +101,7 @@ impl ModuleArgs {
             set: self.set.clone(),
             strict: self.strict,
             instance: self.instance.clone(),
-            provider: self.provider.clone(),
+            providers: self.provider.clone(),
             ..Request::new(&self.module)
         }
     }

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::bundle::component::{ComponentInfo, Producers};
 use crate::bundle::signature;
 use crate::cli::{EXIT_FAILED, Output};
+use crate::definitions::DefinitionSpec;
 use crate::matching;
 use crate::provider::{self, LimitsSpec, Provider};
 
@@ -80,6 +81,8 @@ struct Report<'a> {
     limits: &'a LimitsSpec,
     transformers: Vec<TransformerReport<'a>>,
     declared: matching::Declared,
+    /// Every definition, with its schema and defaults, by FQN.
+    definitions: &'a std::collections::BTreeMap<String, DefinitionSpec>,
 }
 
 #[derive(Serialize)]
@@ -201,6 +204,7 @@ fn report(provider: &Provider, signature: SignatureStatus) -> Report<'_> {
         limits: &manifest.limits,
         transformers,
         declared: matching::declared(manifest),
+        definitions: &manifest.definitions,
     }
 }
 
@@ -330,7 +334,96 @@ fn write_text(report: &Report<'_>, out: &mut dyn std::io::Write) -> std::io::Res
             }
         )?;
     }
+    write_definitions(report.definitions, out)
+}
+
+/// Each definition: its kind, field and description, then its schema's fields, one per line,
+/// with their types, whether they are required and their defaults (`-o json` has the schemas
+/// whole).
+fn write_definitions(
+    definitions: &std::collections::BTreeMap<String, DefinitionSpec>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    if definitions.is_empty() {
+        return writeln!(
+            out,
+            "definitions  - (it uses those of the providers it renders with)"
+        );
+    }
+    writeln!(out, "definitions (schemas whole with -o json):")?;
+    for (fqn, spec) in definitions {
+        let field = spec.field.clone().unwrap_or_else(|| {
+            crate::definitions::default_field(crate::definitions::fqn::short_name(fqn))
+        });
+        writeln!(out, "  {} {fqn}  (field {field})", spec.kind)?;
+        if let Some(description) = &spec.description {
+            writeln!(out, "      {description}")?;
+        }
+        let schema = spec.schema.as_ref();
+        let required: Vec<&str> = schema
+            .and_then(|s| s.get("required"))
+            .and_then(|r| r.as_array())
+            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let Some(properties) = schema
+            .and_then(|s| s.get("properties"))
+            .and_then(|p| p.as_object())
+        else {
+            let shape = schema.map_or_else(|| "any value".to_owned(), type_of);
+            writeln!(out, "      {shape}")?;
+            continue;
+        };
+        let width = properties.keys().map(String::len).max().unwrap_or(0);
+        for (name, property) in properties {
+            let mut line = format!("      {name:width$}  {}", type_of(property));
+            if required.contains(&name.as_str()) {
+                line.push_str(", required");
+            }
+            if let Some(default) = spec.defaults.as_ref().and_then(|d| d.get(name)) {
+                line.push_str(&format!(", default {default}"));
+            }
+            if let Some(description) = property.get("description").and_then(|d| d.as_str()) {
+                line.push_str(&format!("  # {description}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
     Ok(())
+}
+
+/// A schema's type in a few words: `string`, `integer 1..65535`, `one of a, b`, `list of object`.
+fn type_of(schema: &serde_json::Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(|e| e.as_array()) {
+        let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        return format!("one of {}", values.join(", "));
+    }
+    let kind = match schema.get("type") {
+        Some(serde_json::Value::String(kind)) => kind.clone(),
+        Some(serde_json::Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ if schema.get("oneOf").is_some() || schema.get("anyOf").is_some() => {
+            "one of several shapes".to_owned()
+        }
+        _ => "any".to_owned(),
+    };
+    match kind.as_str() {
+        "array" => format!(
+            "list of {}",
+            schema
+                .get("items")
+                .map_or_else(|| "any".to_owned(), type_of)
+        ),
+        "integer" | "number" => match (schema.get("minimum"), schema.get("maximum")) {
+            (Some(min), Some(max)) => format!("{kind} {min}..{max}"),
+            (Some(min), None) => format!("{kind} >= {min}"),
+            _ => kind,
+        },
+        _ => kind,
+    }
 }
 
 fn human_size(bytes: usize) -> String {

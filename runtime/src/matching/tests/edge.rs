@@ -382,7 +382,10 @@ fn plan_json_has_reasons_and_messages_but_no_inputs() {
     );
     assert_eq!(
         json["calls"],
-        json!([{"component": "api", "transformer": SERVICE}, {"component": "api", "transformer": DEPLOYMENT}])
+        json!([
+            {"component": "api", "transformer": SERVICE, "provider": "testk8s"},
+            {"component": "api", "transformer": DEPLOYMENT, "provider": "testk8s"}
+        ])
     );
     assert!(
         !json.to_string().contains("ghcr.io"),

@@ -10,7 +10,7 @@
 //! providers:
 //!   - name: kubernetes
 //!     version: ^0.2                   # exact, or a semver requirement
-//!     source: ../registry             # a bundle file, or a directory registry DIR/NAME/VERSION/
+//!     source: ../../registry          # a bundle file or a directory registry DIR/NAME/VERSION/, from .opm/
 //!     keys: [keys/k8s-team.pub]       # trusted for this one (optional)
 //! ```
 //!

@@ -25,7 +25,7 @@ pub const LOCK_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Public keys trusted for every provider, relative to the project directory.
+    /// Public keys trusted for every provider, relative to `.opm/` (this file's directory).
     #[serde(default)]
     pub keys: Vec<PathBuf>,
     /// The providers.
@@ -40,8 +40,8 @@ pub struct Requirement {
     pub name: String,
     /// An exact version or a semver requirement (`0.2.0`, `^0.2`, `>=1, <2`).
     pub version: String,
-    /// Where to find it: a bundle file or a directory registry, relative to the project
-    /// directory; `$OPM_REGISTRY` when left out.
+    /// Where to find it: a bundle file or a directory registry, relative to `.opm/` (this
+    /// file's directory), or `oci://…`; `$OPM_REGISTRY` when left out.
     #[serde(default)]
     pub source: Option<String>,
     /// Public keys trusted for this provider, on top of the project's.
@@ -133,6 +133,9 @@ pub enum InstallError {
     /// A signature that did not verify.
     #[error(transparent)]
     Signature(#[from] signature::SignatureError),
+    /// Providers that cannot render together.
+    #[error(transparent)]
+    Set(#[from] crate::provider::SetError),
 }
 
 pub(super) fn provider_error(name: &str, message: impl Into<String>) -> InstallError {
@@ -195,6 +198,11 @@ impl Project {
     /// The requirement of the provider `name`, if the project uses it.
     pub fn requirement(&self, name: &str) -> Option<&Requirement> {
         self.config.providers.iter().find(|r| r.name == name)
+    }
+
+    /// `.opm/`, where `providers.yaml` is: the paths it writes are relative to it.
+    pub fn config_dir(&self) -> PathBuf {
+        self.root.join(DIR)
     }
 
     /// The lock file's path.

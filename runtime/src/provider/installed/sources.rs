@@ -55,8 +55,8 @@ pub struct Fetched {
     pub oci_digest: Option<String>,
 }
 
-/// The source of `requirement`: its `source` (a path relative to the project directory, or
-/// `oci://…`), or `$OPM_REGISTRY` (a directory registry, or an `oci://` base under which the
+/// The source of `requirement`: its `source` (a path relative to `.opm/`, where
+/// `providers.yaml` is, or `oci://…`), or `$OPM_REGISTRY` (a directory registry, or an `oci://` base under which the
 /// provider is the repository `NAME`).
 pub fn source_of(
     project: &Project,
@@ -93,7 +93,14 @@ pub fn source_of(
             pinned: crate::provider::oci::OciRef::names_version(&text),
         });
     }
-    let path = project.root.join(&text);
+    // A `source` is written in `.opm/providers.yaml`, and is relative to it (as a Terraform
+    // module source is to its `.tf` file, a kustomize resource to its kustomization); a
+    // registry from the environment is relative to the project directory.
+    let path = if base {
+        project.root.join(&text)
+    } else {
+        project.config_dir().join(&text)
+    };
     if !path.exists() {
         return Err(provider_error(
             name,

@@ -7,7 +7,8 @@ use super::{InstallError, Project, Requirement};
 use crate::bundle::signature;
 
 impl Project {
-    /// The keys trusted for `requirement`: the project's and its own.
+    /// The keys trusted for `requirement`: the project's and its own, their paths relative to
+    /// `.opm/` (where `providers.yaml`, which names them, is).
     pub fn keys(
         &self,
         requirement: &Requirement,
@@ -16,7 +17,7 @@ impl Project {
             .keys
             .iter()
             .chain(&requirement.keys)
-            .map(|key| Ok(signature::read_public_key(&self.root.join(key))?))
+            .map(|key| Ok(signature::read_public_key(&self.config_dir().join(key))?))
             .collect()
     }
 }

@@ -1,0 +1,391 @@
+//! Several providers in one render (`-p kubernetes -p acme`): a team's provider that holds
+//! only a trait and its transformer renders beside the standard one, and everything that
+//! cannot go together is refused naming both providers: one definition defined two ways, one
+//! transformer in two providers, one resource rendered by both, two platforms, a provider given
+//! twice. Each provider's limits hold for its own calls only.
+
+use opm_tests::{guests, opm, write_file};
+
+/// A team's provider: the trait `acme.dev/traits/extra@v1#Extra` and a transformer that needs
+/// it, the misbehaving guest (which renders what its component's `misbehave.opm.dev/mode` label
+/// says). `extra` is more manifest text, at the top level.
+fn team_provider(name: &str, domain: &str, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("misbehave.wasm"), guests::TESTING_MISBEHAVE).expect("write");
+    write_file(
+        dir.path(),
+        "provider.yaml",
+        &format!(
+            "apiVersion: core.opm.dev/v1
+kind: Provider
+metadata: {{name: {name}, version: 0.1.0}}
+definitions:
+  acme.dev/traits/extra@v1#Extra:
+    kind: Trait
+    description: Something extra the team renders
+    schema: {{type: object}}
+transformers:
+  {domain}/extra@v1#ExtraTransformer:
+    requiredTraits: [acme.dev/traits/extra@v1#Extra]
+    component: misbehave.wasm
+{extra}"
+        ),
+    );
+    dir
+}
+
+/// A module of one stateless component that attaches the standard Container and Expose and
+/// the team's Extra, and misbehaves in `mode` where the team's transformer runs.
+fn module(dir: &std::path::Path, mode: &str) -> String {
+    write_file(
+        dir,
+        "module.yaml",
+        &format!(
+            "apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {{name: shop, version: 1.0.0}}
+components:
+  api:
+    metadata:
+      labels: {{core.opm.dev/workload-type: stateless, misbehave.opm.dev/mode: {mode}}}
+    resources:
+      Container: {{image: nginx:1.27, ports: {{http: {{containerPort: 80}}}}}}
+    traits:
+      Expose: {{type: ClusterIP}}
+      Extra: {{}}
+"
+        ),
+    )
+}
+
+/// `provider`'s transformer made to need the label `misbehave.opm.dev/mode` too, so that it and
+/// another team's can both match one component (two matches with identical requirements are an
+/// error of their own).
+fn needing_the_mode(provider: &tempfile::TempDir, mode: &str) {
+    let path = provider.path().join("provider.yaml");
+    let manifest = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        manifest.replace(
+            "    requiredTraits:",
+            &format!("    requiredLabels: {{misbehave.opm.dev/mode: {mode}}}\n    requiredTraits:"),
+        ),
+    )
+    .unwrap();
+}
+
+fn path(dir: &tempfile::TempDir) -> String {
+    dir.path().display().to_string()
+}
+
+#[test]
+fn a_trait_only_provider_renders_beside_the_standard_one_and_vet_names_each_provider() {
+    let acme = team_provider("acme", "acme.dev", "");
+    let module = module(acme.path(), "shared");
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
+    for expected in [
+        "kind: Deployment",
+        "kind: Service",
+        "kind: ConfigMap\nmetadata:\n  name: shared",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}:\n{}", run.stdout);
+    }
+
+    // Alone, the team's provider does not know the standard vocabulary.
+    let alone = opm(["mod", "build", &module, "-p", &path(&acme)]);
+    assert!(alone.exited(1), "{}", alone.stderr);
+    assert!(alone.stderr.contains("Container"), "{}", alone.stderr);
+
+    let vet = opm([
+        "mod",
+        "vet",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+    ]);
+    assert!(vet.exited(0), "{}{}", vet.stdout, vet.stderr);
+    for expected in [
+        "module shop with providers kubernetes, acme\n",
+        "providers, in the order given:\n",
+        "  acme 0.1.0: 1 transformer, 1 definition\n",
+        "    transformer  acme.dev/extra@v1#ExtraTransformer\n",
+        "    definition   acme.dev/traits/extra@v1#Extra\n",
+        "    definition   opm.dev/resources/workload@v1#Container\n",
+    ] {
+        assert!(vet.stdout.contains(expected), "{expected}:\n{}", vet.stdout);
+    }
+    let row = vet
+        .stdout
+        .lines()
+        .find(|line| {
+            line.contains("acme.dev/extra@v1#ExtraTransformer") && line.contains("matches")
+        })
+        .unwrap_or_else(|| panic!("no row for the team's transformer:\n{}", vet.stdout));
+    assert!(row.contains(" acme "), "{row}");
+    let row = vet
+        .stdout
+        .lines()
+        .find(|line| line.contains("#DeploymentTransformer") && line.contains("matches"))
+        .unwrap_or_else(|| panic!("no row for the Deployment transformer:\n{}", vet.stdout));
+    assert!(row.contains(" kubernetes "), "{row}");
+
+    let json = opm([
+        "mod",
+        "vet",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+        "-o",
+        "json",
+    ]);
+    let plan: serde_json::Value = serde_json::from_str(&json.stdout).expect("the plan is JSON");
+    assert_eq!(plan["providers"][1]["name"], "acme");
+    assert_eq!(
+        plan["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|call| (
+                call["transformer"].as_str().unwrap(),
+                call["provider"].as_str().unwrap()
+            ))
+            .find(|(transformer, _)| transformer.starts_with("acme.dev/")),
+        Some(("acme.dev/extra@v1#ExtraTransformer", "acme"))
+    );
+
+    let verbose = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+        "--verbose",
+    ]);
+    assert!(
+        verbose
+            .stderr
+            .contains("called acme.dev/extra@v1#ExtraTransformer (provider acme): 1 resource"),
+        "{}",
+        verbose.stderr
+    );
+}
+
+#[test]
+fn one_definition_defined_differently_by_two_providers_is_an_error_naming_both() {
+    let acme = team_provider("acme", "acme.dev", "");
+    // The same trait, defined again by another team with another schema.
+    let beta = team_provider("beta", "beta.dev", "");
+    let manifest = std::fs::read_to_string(beta.path().join("provider.yaml")).unwrap();
+    std::fs::write(
+        beta.path().join("provider.yaml"),
+        manifest.replace(
+            "schema: {type: object}",
+            "schema: {type: object, required: [level]}",
+        ),
+    )
+    .unwrap();
+    let module = module(acme.path(), "nothing");
+    let run = opm([
+        "mod",
+        "vet",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+        "-p",
+        &path(&beta),
+    ]);
+    assert!(run.exited(1), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "definition acme.dev/traits/extra@v1#Extra is defined differently in provider acme \
+             and in provider beta"
+        ),
+        "{}",
+        run.stdout
+    );
+
+    // Defined the same way, it is one definition: both transformers match.
+    let same = team_provider("beta", "beta.dev", "");
+    needing_the_mode(&same, "nothing");
+    let run = opm([
+        "mod",
+        "vet",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+        "-p",
+        &path(&same),
+    ]);
+    assert!(run.exited(0), "{}{}", run.stdout, run.stderr);
+    for transformer in [
+        "acme.dev/extra@v1#ExtraTransformer",
+        "beta.dev/extra@v1#ExtraTransformer",
+    ] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|line| line.contains(transformer) && line.contains("matches")),
+            "{transformer}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn one_resource_rendered_by_two_providers_is_an_error_naming_both() {
+    let acme = team_provider("acme", "acme.dev", "");
+    let beta = team_provider("beta", "beta.dev", "");
+    needing_the_mode(&beta, "shared");
+    let module = module(acme.path(), "shared");
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+        "-p",
+        &path(&beta),
+    ]);
+    assert!(run.exited(1), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains(
+            "transformer beta.dev/extra@v1#ExtraTransformer (blake3:"
+        ) && run.stderr.contains(", provider beta) rendered ConfigMap default/shared, which component \"api\" (transformer acme.dev/extra@v1#ExtraTransformer of provider acme) also rendered"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn what_cannot_render_together_is_refused_before_anything_runs() {
+    let module_dir = tempfile::tempdir().unwrap();
+    let module = module(module_dir.path(), "nothing");
+
+    // One transformer FQN in two providers.
+    let clash = team_provider(
+        "acme",
+        "transformer.opm.dev/workload@v1#DeploymentTransformer:\n    requiredTraits: [acme.dev/traits/extra@v1#Extra]\n    component: misbehave.wasm\n  acme.dev",
+        "",
+    );
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&clash),
+    ]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "transformer transformer.opm.dev/workload@v1#DeploymentTransformer is in provider \
+             kubernetes (embedded:kubernetes) and in provider acme ("
+        ),
+        "{}",
+        run.stderr
+    );
+
+    // Two platforms.
+    let compose = team_provider("acme", "acme.dev", "");
+    let manifest = std::fs::read_to_string(compose.path().join("provider.yaml")).unwrap();
+    std::fs::write(
+        compose.path().join("provider.yaml"),
+        manifest.replace(
+            "metadata: {name: acme, version: 0.1.0}",
+            "metadata: {name: acme, version: 0.1.0, labels: {core.opm.dev/format: compose}}",
+        ),
+    )
+    .unwrap();
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&compose),
+    ]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "provider kubernetes renders for kubernetes and provider acme for compose \
+             (their core.opm.dev/format labels): one render targets one platform"
+        ),
+        "{}",
+        run.stderr
+    );
+
+    // One provider twice.
+    let run = opm([
+        "mod",
+        "vet",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        "kubernetes",
+    ]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "provider kubernetes is given twice (embedded:kubernetes and embedded:kubernetes)"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn each_provider_s_limits_hold_for_its_own_calls_only() {
+    // The team asks for little fuel: its own call runs out, the standard provider's calls, on
+    // the same component, run under the standard provider's limits.
+    let acme = team_provider("acme", "acme.dev", "limits: {fuel: 1000}\n");
+    let module = module(acme.path(), "shared");
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &path(&acme),
+    ]);
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("transformer acme.dev/extra@v1#ExtraTransformer (blake3:")
+            && run.stderr.contains(", provider acme)")
+            && run.stderr.contains("all 1000 units of its fuel limit"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("DeploymentTransformer (blake3:")
+            && !run.stderr.contains("ServiceTransformer (blake3:"),
+        "the standard provider's calls succeed: {}",
+        run.stderr
+    );
+}
