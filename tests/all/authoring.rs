@@ -268,3 +268,96 @@ fn test_refuses_a_malformed_case_naming_its_file() {
         run.stderr
     );
 }
+
+/// What `opm mod build` refuses, `opm transformer test` refuses too, and `--bless` does not
+/// record: a resource without `kind`, a `metadata.name` that is not a string, one object
+/// returned twice. A case that returns a resource a render accepts passes as before.
+#[test]
+fn test_refuses_what_a_render_refuses_and_never_blesses_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let component = dir.path().join("misbehave.wasm");
+    std::fs::write(&component, guests::TESTING_MISBEHAVE).expect("write");
+    let cases = dir.path().join("cases");
+    let returning = |mode: &str| {
+        format!(
+            r#"{{"metadata": {{"name": "api", "labels": {{"misbehave.opm.dev/mode": "{mode}"}}}}}}"#
+        )
+    };
+    for mode in ["no-kind", "name-number", "twice"] {
+        case(&cases, mode, &returning(mode), Some(r#"{"resources": []}"#));
+    }
+    let run = opm(["transformer", "test", &path(&component), "--bless"]);
+    assert!(run.exited(1), "{}", run.stdout);
+    for (mode, why) in [
+        (
+            "no-kind",
+            "returned an invalid resource #0: `kind` is missing or not a non-empty string",
+        ),
+        (
+            "name-number",
+            "returned an invalid resource #0: `metadata.name` is missing or not a non-empty string",
+        ),
+        (
+            "twice",
+            "returned ConfigMap default/api twice: a render refuses two resources that are one object",
+        ),
+    ] {
+        assert!(
+            run.stdout.contains(&format!("FAIL    {mode}")),
+            "{mode}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(&format!("      - {why}")),
+            "{mode}: {}",
+            run.stdout
+        );
+        assert_eq!(
+            std::fs::read_to_string(cases.join(mode).join("expected.json")).unwrap(),
+            r#"{"resources": []}"#,
+            "{mode} was blessed"
+        );
+    }
+    assert!(
+        run.stdout
+            .contains("`opm mod build` would refuse what it returned:"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("3 cases: 0 passed, 3 failed, 0 blessed"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// A project that names the provider it ships in is tested under that provider's limits, as
+/// a render runs it, not the host's defaults.
+#[test]
+fn test_uses_the_limits_of_the_provider_the_transformer_ships_in() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("service");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("x.wasm"), guests::example_service_c()).unwrap();
+    std::fs::write(
+        project.join("transformer.yaml"),
+        "name: x\nbuild: \"true\"\ncomponent: x.wasm\nprovider: ..\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("provider.yaml"),
+        "apiVersion: core.opm.dev/v1\nkind: Provider\nmetadata: {name: team, version: 0.1.0}\n\
+         limits: {fuel: 1000}\ntransformers:\n  team.dev/x@v1#X:\n    component: service/x.wasm\n",
+    )
+    .unwrap();
+    case(&project.join("cases"), "headless", HEADLESS, None);
+    let run = opm(["transformer", "test", &path(&project), "--no-build"]);
+    assert!(run.exited(1), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("the call did not return: ran out of fuel: used all 1000 units"),
+        "{}",
+        run.stdout
+    );
+}

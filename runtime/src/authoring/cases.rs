@@ -160,6 +160,9 @@ pub struct Ran {
     pub elapsed: Duration,
     /// What it logged, one line each, `LEVEL: text`.
     pub logs: Vec<String>,
+    /// Why `opm mod build` would refuse what it returned ([`crate::render::refusals`]): a case
+    /// that returns it fails, and `--bless` does not record it.
+    pub refused: Vec<String>,
 }
 
 /// Runs `case` against `transformer` in a fresh instance of `sandbox`.
@@ -170,6 +173,10 @@ pub fn run(
     limits: &Limits,
 ) -> Ran {
     let call = sandbox.call(transformer, &case.component, &case.context, limits);
+    let refused = match &call.result {
+        Ok(documents) => crate::render::refusals(documents, &case.context.namespace),
+        Err(_) => Vec::new(),
+    };
     let outcome = match call.result {
         Ok(documents) => documents
             .iter()
@@ -195,6 +202,7 @@ pub fn run(
             .iter()
             .map(|line| format!("{}: {}", line.level, line.message))
             .collect(),
+        refused,
     }
 }
 

@@ -10,6 +10,8 @@
 //! tools:
 //!   - {name: cargo, install: "install Rust from https://rustup.rs"}
 //! cases: cases
+//! provider: ..            # optional: the provider source directory it ships in (its limits)
+//! module: ../module.yaml  # optional: what `opm transformer test --with kubernetes` renders
 //! ```
 
 use std::io::Write;
@@ -45,6 +47,14 @@ pub struct Project {
     /// The directory of test cases, relative to the project directory.
     #[serde(default = "default_cases")]
     pub cases: PathBuf,
+    /// The provider source directory the transformer ships in (its `provider.yaml` names the
+    /// component this project builds), relative to the project directory: its `limits` are
+    /// the test's, and `opm transformer test --with` renders with it.
+    #[serde(default)]
+    pub provider: Option<PathBuf>,
+    /// A module that `opm transformer test --with` renders, relative to the project directory.
+    #[serde(default)]
+    pub module: Option<PathBuf>,
 }
 
 /// A command a build needs, and how to get it.
@@ -79,6 +89,16 @@ impl Loaded {
     /// The path of the case directory.
     pub fn cases_dir(&self) -> PathBuf {
         self.dir.join(&self.project.cases)
+    }
+
+    /// The path of the provider source directory the transformer ships in, if named.
+    pub fn provider_dir(&self) -> Option<PathBuf> {
+        self.project.provider.as_ref().map(|p| self.dir.join(p))
+    }
+
+    /// The path of the module `--with` renders, if named.
+    pub fn module_path(&self) -> Option<PathBuf> {
+        self.project.module.as_ref().map(|m| self.dir.join(m))
     }
 }
 
@@ -273,6 +293,8 @@ mod tests {
                 component: "hello.wasm".into(),
                 tools: Vec::new(),
                 cases: "cases".into(),
+                provider: None,
+                module: None,
             },
         };
         for file in files {

@@ -277,33 +277,28 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
 }
 
 /// A failure for every resource whose identity (group, kind, namespace, name) an earlier
-/// resource already has, naming both producers. `resources` are in install order, where equal
-/// identities are neighbours, so the first of each run is the one the others collide with.
+/// resource already has, naming both producers.
 fn duplicates(
     resources: &[Resource],
     runner: &dyn Runner,
     provider_of: &dyn Fn(&str) -> String,
 ) -> Vec<Failure> {
-    let mut failures = Vec::new();
-    let mut first = 0;
-    for (index, resource) in resources.iter().enumerate().skip(1) {
-        if resource.identity != resources[first].identity {
-            first = index;
-            continue;
-        }
-        let original = &resources[first];
-        failures.push(Failure {
-            component: resource.component.clone(),
-            transformer: resource.transformer.clone(),
-            provider: provider_of(&resource.transformer),
-            digest: runner.digest(&resource.transformer),
-            error: FailureKind::Duplicate {
-                identity: resource.identity.to_string(),
-                other_component: original.component.clone(),
-                other_transformer: original.transformer.clone(),
-                other_provider: provider_of(&original.transformer),
-            },
-        });
-    }
-    failures
+    order::duplicates(resources)
+        .into_iter()
+        .map(|(index, first)| {
+            let (resource, original) = (&resources[index], &resources[first]);
+            Failure {
+                component: resource.component.clone(),
+                transformer: resource.transformer.clone(),
+                provider: provider_of(&resource.transformer),
+                digest: runner.digest(&resource.transformer),
+                error: FailureKind::Duplicate {
+                    identity: resource.identity.to_string(),
+                    other_component: original.component.clone(),
+                    other_transformer: original.transformer.clone(),
+                    other_provider: provider_of(&original.transformer),
+                },
+            }
+        })
+        .collect()
 }

@@ -205,6 +205,42 @@ pub fn check_resource(document: &str) -> Result<Value, String> {
     Ok(Value::Object(reading_order(object)))
 }
 
+/// Every reason `opm mod build` would refuse the `documents` one call returned into
+/// `namespace`, in words: a document that is not a resource ([`check_resource`]), a checksum
+/// reference that does not parse or names too many Secrets ([`checksum`]), two documents that
+/// are one object ([`order::Identity`]). What `opm transformer test` checks each case with, so
+/// that a case cannot pass what a render refuses.
+pub fn refusals(documents: &[String], namespace: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut resources = Vec::new();
+    for (index, document) in documents.iter().enumerate() {
+        match check_resource(document) {
+            Ok(value) => resources.push(Resource::new("", "", &value, namespace)),
+            Err(reason) => problems.push(FailureKind::InvalidOutput { index, reason }.to_string()),
+        }
+    }
+    for problem in checksum::resolve(&mut resources) {
+        problems.push(match problem {
+            checksum::Problem::BadReference { index, reason } => FailureKind::Checksum {
+                identity: resources[index].identity.to_string(),
+                reason,
+            }
+            .to_string(),
+            checksum::Problem::TooManySecrets { secrets, .. } => {
+                FailureKind::TooManySecrets(secrets).to_string()
+            }
+        });
+    }
+    order::sort(&mut resources);
+    for (index, _) in order::duplicates(&resources) {
+        problems.push(format!(
+            "returned {} twice: a render refuses two resources that are one object",
+            resources[index].identity
+        ));
+    }
+    problems
+}
+
 /// apiVersion, kind, metadata first; the rest in the order the transformer wrote them.
 fn reading_order(mut object: Map<String, Value>) -> Map<String, Value> {
     let mut ordered = Map::new();

@@ -171,6 +171,22 @@ fn compare_ranked((rank_a, a): (usize, &Resource), (rank_b, b): (usize, &Resourc
         .then_with(|| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)))
 }
 
+/// Each resource whose identity an earlier one already has, with the first that has it:
+/// `(index, first)`. `resources` are in install order ([`sort`]), where equal identities are
+/// neighbours.
+pub fn duplicates(resources: &[Resource]) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    let mut first = 0;
+    for (index, resource) in resources.iter().enumerate().skip(1) {
+        if resource.identity != resources[first].identity {
+            first = index;
+            continue;
+        }
+        pairs.push((index, first));
+    }
+    pairs
+}
+
 /// Sorts resources into install order, looking up each kind's rank once.
 pub fn sort(resources: &mut Vec<Resource>) {
     let mut ranked: Vec<(usize, Resource)> = std::mem::take(resources)

@@ -232,7 +232,7 @@ pub(super) fn call(
     // a log line) is bounded by the output limit, not by wasmtime's default of 128 MiB.
     store.set_hostcall_fuel(limits.output.saturating_add(HOSTCALL_SLACK));
 
-    let result = match transformer.pre.instantiate(&mut store) {
+    let mut result = match transformer.pre.instantiate(&mut store) {
         Ok(instance) => instance
             .opm_transformer_transformer()
             .call_transform(&mut store, input, context)
@@ -250,6 +250,28 @@ pub(super) fn call(
     let mut state = store.into_data();
     if let Some(wasi) = state.wasi.take() {
         let [(stdout, stdout_dropped), (stderr, stderr_dropped)] = wasi.take_output();
+        result = match result {
+            Err(CallError::Trap { message }) if !stderr.is_empty() => {
+                let stderr = state
+                    .log
+                    .redactor
+                    .redact(&String::from_utf8_lossy(&stderr))
+                    .into_owned();
+                Err(match uncaught(&stderr) {
+                    Some(exception) => CallError::Uncaught {
+                        exception: cut(&exception, MAX_ERROR_TEXT).into_owned(),
+                    },
+                    None => CallError::Trap {
+                        message: cut(
+                            &format!("{message}, after writing to stderr: {}", tail(&stderr)),
+                            MAX_ERROR_TEXT,
+                        )
+                        .into_owned(),
+                    },
+                })
+            }
+            other => other,
+        };
         state
             .log
             .push_output(LogLevel::Info, "stdout", &stdout, stdout_dropped);
@@ -357,6 +379,61 @@ fn classify(error: wasmtime::Error, state: &CallState, limits: &Limits) -> CallE
     }
 }
 
+/// The exception a language runtime wrote to `stderr` before it trapped, in one line:
+///
+/// - Python (componentize-py) prints a traceback: its last line is the exception, the frame
+///   above it the author's file, line and function (`KeyError: 'issuer' (app.py, line 11, in
+///   helper)`);
+/// - JavaScript (componentize-js) reports an exception thrown out of `transform` that is not a
+///   `{payload}` as an invalid variant tag, quoting the exception (`received \`TypeError: …\``);
+///   its stack is the generated bindings', so only the message is kept.
+fn uncaught(stderr: &str) -> Option<String> {
+    if let Some(start) = stderr.find("Traceback (most recent call last):") {
+        let lines: Vec<&str> = stderr[start..].lines().skip(1).collect();
+        let exception = lines
+            .iter()
+            .position(|line| !line.starts_with(char::is_whitespace) && !line.is_empty())?;
+        let frame = lines[..exception]
+            .iter()
+            .rev()
+            .find_map(|line| line.trim().strip_prefix("File \""));
+        let mut text = lines[exception].trim().to_owned();
+        if let Some(frame) = frame {
+            // `/0/app.py", line 11, in helper`: componentize-py mounts the sources at `/0`.
+            let frame = frame.replacen("\",", ",", 1);
+            let frame = frame
+                .strip_prefix('/')
+                .and_then(|f| f.split_once('/'))
+                .filter(|(mount, _)| mount.chars().all(|c| c.is_ascii_digit()))
+                .map_or(frame.as_str(), |(_, path)| path);
+            text.push_str(&format!(" ({frame})"));
+        }
+        return Some(text);
+    }
+    let received = stderr.split_once("(received `")?.1;
+    let (exception, _) = received.split_once("`) specified for")?;
+    Some(format!(
+        "{exception} (thrown out of transform; catch it there to report it with its file and \
+         line, as the scaffold of `opm transformer new --lang js` does)"
+    ))
+}
+
+/// The last lines of what a guest wrote, at most 512 bytes of them, on one line.
+fn tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut size = 0;
+    for line in lines.iter().rev().take(8) {
+        size += line.len() + 3;
+        if size > 512 && !kept.is_empty() {
+            break;
+        }
+        kept.push(line.trim());
+    }
+    kept.reverse();
+    kept.join(" / ")
+}
+
 /// Whether wasmtime stopped a copy from guest to host at the hostcall fuel the call set.
 fn is_copy_over_limit(error: &wasmtime::Error) -> bool {
     error
@@ -382,6 +459,28 @@ mod tests {
         assert_eq!(cut("héllo", 2), "h…");
         assert_eq!(cut_noting("abcdef", 4), "abcd… (2 more bytes cut)");
         assert_eq!(cut_noting("abc", 4), "abc");
+    }
+
+    #[test]
+    fn an_uncaught_exception_is_found_in_what_the_runtime_wrote() {
+        let python = "Traceback (most recent call last):\n  File \"/0/app.py\", line 8, in \
+                      transform\n  File \"/0/app.py\", line 11, in helper\nKeyError: \
+                      'certificate'\n\nthread '<unnamed>' (1) panicked at runtime/src/lib.rs:1293:29:\n\
+                      Python function threw an unexpected exception\n";
+        assert_eq!(
+            uncaught(python).as_deref(),
+            Some("KeyError: 'certificate' (app.py, line 11, in helper)")
+        );
+        let js = "invalid variant tag value `undefined` (received `TypeError: cannot read the \
+                  issuer of api`) specified for `TransformError`\nStack:\n  \
+                  export_transformer_1_0_0$transform@/tmp/c8/sources/initializer.js:228:17\n";
+        assert!(
+            uncaught(js)
+                .unwrap()
+                .starts_with("TypeError: cannot read the issuer of api (thrown out of transform;")
+        );
+        assert_eq!(uncaught("some other noise\n"), None);
+        assert_eq!(tail("a\n\nb\nc\n"), "a / b / c");
     }
 
     #[test]

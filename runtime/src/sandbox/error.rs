@@ -73,10 +73,20 @@ pub enum CallError {
         /// `panicked at FILE:LINE:COL: MESSAGE`.
         message: String,
     },
+    /// The guest threw an exception it did not catch — JavaScript, Python — and its runtime
+    /// trapped; the exception as the runtime wrote it to stderr first.
+    #[error(
+        "threw an uncaught exception: {exception} (the guest's whole output: `opm transformer \
+         test`, or --verbose)"
+    )]
+    Uncaught {
+        /// `TypeError: message`, with the author's file and line where the runtime gave them.
+        exception: String,
+    },
     /// The guest trapped for any other reason.
-    #[error("trapped: {message}")]
+    #[error("trapped: {message} (what the guest logged and wrote: --verbose)")]
     Trap {
-        /// What the trap was.
+        /// What the trap was, and the last of what the guest wrote to stderr before it.
         message: String,
     },
     /// The guest could not be instantiated.

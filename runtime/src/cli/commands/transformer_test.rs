@@ -44,6 +44,27 @@ pub struct TestArgs {
     #[arg(long)]
     pub no_build: bool,
 
+    /// The provider source directory the transformer ships in (default: transformer.yaml's
+    /// `provider`): its `limits` are the test's, as in a render.
+    ///
+    /// Example: --provider ..
+    #[arg(long, value_name = "DIR")]
+    pub provider: Option<PathBuf>,
+
+    /// After the cases, render a module with these providers and the transformer's own
+    /// together, as `opm mod build -p PROVIDER… -p DIR` will (repeatable), and compare the
+    /// output with `rendered.yaml` beside the module (`--bless` writes it).
+    ///
+    /// Example: --with kubernetes
+    #[arg(long, value_name = "PROVIDER")]
+    pub with: Vec<String>,
+
+    /// The module `--with` renders (default: transformer.yaml's `module`).
+    ///
+    /// Example: --module ../module.yaml
+    #[arg(long, value_name = "MODULE", requires = "with")]
+    pub module: Option<PathBuf>,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 
@@ -53,6 +74,8 @@ pub struct TestArgs {
 
 /// Runs `opm transformer test`.
 pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let mut provider_dir = None;
+    let mut module = None;
     let (component_path, cases_dir) = if args.target.is_dir() {
         let loaded = project::load(&args.target)?;
         if !args.no_build {
@@ -69,6 +92,8 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
                 super::transformer_build::report(&built, out.stderr)?;
             }
         }
+        provider_dir = loaded.provider_dir();
+        module = loaded.module_path();
         (
             loaded.component_path(),
             args.cases.clone().unwrap_or_else(|| loaded.cases_dir()),
@@ -96,9 +121,24 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     };
     let cases = cases::load_all(&cases_dir)?;
 
-    let limits = LimitsSpec::default()
-        .limits(&args.limits.caps())
-        .map_err(anyhow::Error::msg)?;
+    let provider_dir = args.provider.clone().or(provider_dir);
+    let module = args.module.clone().or(module);
+    // The limits of the provider it ships in, as a render applies them; else the host's.
+    let limits = match &provider_dir {
+        Some(dir) => {
+            let path = dir.join("provider.yaml");
+            let text = std::fs::read(&path)
+                .with_context(|| format!("cannot read the provider manifest {}", path.display()))?;
+            let manifest = crate::provider::parse_manifest(&path.display().to_string(), &text)?;
+            manifest
+                .limits
+                .limits(&args.limits.caps())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        }
+        None => LimitsSpec::default()
+            .limits(&args.limits.caps())
+            .map_err(anyhow::Error::msg)?,
+    };
     let sandbox = Sandbox::new(&limits)?.with_cache(args.cache.cache(out.env));
     let name = component_path.display().to_string();
     let transformer = crate::render::build::compile_all(&sandbox, &[(&name, &bytes)], true)
@@ -122,7 +162,18 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             grouped(ran.fuel),
             ran.elapsed.as_secs_f64() * 1000.0
         );
-        let verdict = verdict(case, &ran.outcome, args.bless)?;
+        let verdict = if ran.refused.is_empty() {
+            verdict(case, &ran.outcome, args.bless)?
+        } else {
+            Verdict::Fail(format!(
+                "`opm mod build` would refuse what it returned:\n{}",
+                ran.refused
+                    .iter()
+                    .map(|why| format!("- {why}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ))
+        };
         let label = match &verdict {
             Verdict::Pass => "ok",
             Verdict::Blessed => "blessed",
@@ -154,11 +205,106 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             String::new()
         }
     )?;
+    if !args.with.is_empty() {
+        let dir = provider_dir.context(
+            "--with renders the transformer's own provider beside the others: name its source \
+             directory in transformer.yaml (`provider: DIR`) or with --provider DIR",
+        )?;
+        let module = module.context(
+            "--with renders a module: name it in transformer.yaml (`module: PATH`) or with \
+             --module PATH",
+        )?;
+        let mut providers = args.with.clone();
+        providers.push(dir.display().to_string());
+        if !render_with(&args, &module, providers, out)? {
+            failed += 1;
+        }
+    }
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_FAILED)
     })
+}
+
+/// Renders `module` with `providers` as `opm mod build` does and compares the output with
+/// `rendered.yaml` beside it (or writes it, with `--bless`). Whether it passed.
+fn render_with(
+    args: &TestArgs,
+    module: &Path,
+    providers: Vec<String>,
+    out: &mut Output<'_>,
+) -> anyhow::Result<bool> {
+    let names = providers.join(" + ");
+    let request = crate::render::Request {
+        providers,
+        caps: args.limits.caps(),
+        cache: args.cache.cache(out.env),
+        ..crate::render::Request::new(module)
+    };
+    let built = crate::render::build(&request, out.env);
+    let mut text = None;
+    let status = crate::report::render(built, None, &mut *out.stderr, &mut |done, _| {
+        let serialized = crate::render::write::serialize(
+            &done.rendered.resources,
+            crate::render::write::Format::Yaml,
+        )?;
+        let mut bytes = Vec::new();
+        serialized.write(&mut bytes)?;
+        text = Some((String::from_utf8(bytes)?, done.rendered.resources.len()));
+        Ok(ExitCode::SUCCESS)
+    })?;
+    let golden = module
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("rendered.yaml");
+    let Some((text, count)) = text.filter(|_| status == ExitCode::SUCCESS) else {
+        writeln!(
+            out.stdout,
+            "  FAIL    render of {} with {names}",
+            module.display()
+        )?;
+        return Ok(false);
+    };
+    let summary = format!(
+        "render of {} with {names}: {count} resource{}",
+        module.display(),
+        if count == 1 { "" } else { "s" }
+    );
+    let expected = std::fs::read_to_string(&golden).ok();
+    if expected.as_deref() == Some(text.as_str()) {
+        writeln!(out.stdout, "  ok      {summary}")?;
+        return Ok(true);
+    }
+    if args.bless {
+        crate::files::write_atomically(&golden, text.as_bytes())
+            .with_context(|| format!("cannot write {}", golden.display()))?;
+        writeln!(
+            out.stdout,
+            "  blessed {summary}, written to {}",
+            golden.display()
+        )?;
+        return Ok(true);
+    }
+    writeln!(out.stdout, "  FAIL    {summary}")?;
+    match expected {
+        None => writeln!(
+            out.stdout,
+            "      no {} (run with --bless to record the render)",
+            golden.display()
+        )?,
+        Some(expected) => {
+            let diff = similar::TextDiff::from_lines(&expected, &text)
+                .unified_diff()
+                .context_radius(3)
+                .header(&golden.display().to_string(), "rendered")
+                .to_string();
+            for line in diff.lines() {
+                writeln!(out.stdout, "      {line}")?;
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// How one case went.

@@ -4,6 +4,8 @@
 //! - `not-an-object`: returns a JSON array where a resource should be;
 //! - `no-kind`: a resource without `kind`;
 //! - `no-name`: a resource whose `metadata` has no `name`;
+//! - `name-number`: a resource whose `metadata.name` is the number 42;
+//! - `twice`: the same ConfigMap twice;
 //! - `huge`: a ConfigMap of 1 MiB, for a host that allows less output;
 //! - `nothing`: no resources at all, which is valid;
 //! - `shared`: a ConfigMap named `shared` whatever the component, so two such components clash;
@@ -49,6 +51,13 @@ impl Transformer for Misbehave {
             "not-an-object" => vec![json!(["apiVersion", "v1"])],
             "no-kind" => vec![json!({"apiVersion": "v1", "metadata": {"name": component.name()}})],
             "no-name" => vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})],
+            "name-number" => {
+                vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": 42}})]
+            }
+            "twice" => vec![
+                config_map(component.name(), json!({})),
+                config_map(component.name(), json!({})),
+            ],
             "huge" => vec![config_map(
                 component.name(),
                 json!({"blob": "x".repeat(1 << 20)}),

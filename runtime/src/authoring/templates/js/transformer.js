@@ -13,12 +13,21 @@ export const transformer = {
     try {
       resources = render(JSON.parse(componentJson), context);
     } catch (error) {
-      const tag = error instanceof InvalidComponent || error instanceof SyntaxError
-        ? "invalid-component"
-        : "failed";
-      throw { tag, val: error.message };
+      if (error instanceof InvalidComponent || error instanceof SyntaxError) {
+        throw { tag: "invalid-component", val: error.message };
+      }
+      // Anything else is the transformer's own failure: say what and where.
+      throw { tag: "failed", val: `${error}${where(error)}` };
     }
     log("info", `rendered ${resources.length} resource(s) for module ${context.name}`);
     return resources.map((resource) => JSON.stringify(resource));
   },
 };
+
+/** ` (at render@render.js:12:9)`: the first frame of `error`'s stack in this project's files. */
+function where(error) {
+  const frame = String(error?.stack ?? "")
+    .split("\n")
+    .find((line) => line.includes(".js:") && !line.includes("/initializer.js:"));
+  return frame ? ` (at ${frame.trim()})` : "";
+}

@@ -4,6 +4,8 @@ as JSON text and the render context, and returns each resource as JSON text. Rai
 `Err(TransformError_...)` returns the contract's `transform-error`."""
 
 import json
+import os
+import traceback
 
 from componentize_py_types import Err
 from wit_world import exports
@@ -19,6 +21,15 @@ class Transformer(exports.Transformer):
         except (InvalidComponent, ValueError) as error:
             raise Err(types.TransformError_InvalidComponent(str(error)))
         except Exception as error:  # anything else is the transformer's own failure
-            raise Err(types.TransformError_Failed(f"{type(error).__name__}: {error}"))
+            raise Err(types.TransformError_Failed(f"{type(error).__name__}: {error}{where(error)}"))
         log.log(log.Level.INFO, f"rendered {len(resources)} resource(s) for module {context.name}")
         return [json.dumps(resource) for resource in resources]
+
+
+def where(error):
+    """` (render.py, line 12, in render)`: where `error` was raised, for the message."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" ({os.path.basename(frame.filename)}, line {frame.lineno}, in {frame.name})"
