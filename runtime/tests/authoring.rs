@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 /// The `opm` binary cargo built for these tests.
 fn opm() -> &'static str {
     env!("CARGO_BIN_EXE_opm")
@@ -220,10 +222,15 @@ fn a_missing_toolchain_is_named_with_how_to_install_it() {
 
 /// The ```sh blocks of the guide's walkthrough, in order.
 fn walkthrough_commands() -> String {
+    section_commands("## Walkthrough")
+}
+
+/// The ```sh blocks of the guide's section whose heading starts with `heading`, in order.
+fn section_commands(heading: &str) -> String {
     let guide = std::fs::read_to_string(repo().join("transformers/README.md")).expect("guide");
     let start = guide
-        .find("## Walkthrough")
-        .expect("the guide has a walkthrough");
+        .find(heading)
+        .unwrap_or_else(|| panic!("the guide has a section {heading:?}"));
     let section = &guide[start..];
     let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
     let mut script = String::new();
@@ -306,4 +313,59 @@ fn the_guide_walkthrough_runs_start_to_finish() {
         "no progress line into a pipe: {err}"
     );
     compiling_shows_progress_on_a_terminal(&work.path().join("greeter"), "greeter.opmb");
+}
+
+/// The guide's "Adding your transformers to the standard provider", run as written: a new
+/// project tested with the standard provider beside it (`--with kubernetes`), packed, signed and
+/// pushed to a real OCI registry; an application's project that locks the exported standard
+/// provider and the team's signed one, and renders with both from another directory.
+#[test]
+fn the_guide_s_standard_plus_ours_walkthrough_runs_start_to_finish() {
+    let script = section_commands("## Adding your transformers to the standard provider");
+    for step in [
+        "opm transformer new",
+        "opm transformer test --with kubernetes --bless",
+        "opm provider pack",
+        "opm provider sign",
+        "opm provider push",
+        "opm provider export kubernetes",
+        "opm provider init",
+        "opm mod vet",
+        "opm mod build",
+    ] {
+        assert!(
+            script.contains(step),
+            "the walkthrough lost `{step}`:\n{script}"
+        );
+    }
+    let registry = common::registry::Registry::start("127.0.0.1");
+    let work = tempfile::tempdir().expect("temp dir");
+    let cache = work.path().join("cache");
+    let output = Command::new("bash")
+        .args(["-c", &format!("set -euxo pipefail\n{script}")])
+        .current_dir(work.path())
+        .env("PATH", path_with_opm())
+        .env("OPM_CACHE_DIR", &cache)
+        .env("REGISTRY", &registry.address)
+        .output()
+        .expect("bash runs");
+    let (out, err) = (stdout(&output), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{out}\n{err}");
+    for expected in [
+        "created transformer team-config",
+        "blessed render of module.yaml with kubernetes + .: 1 resource, written to rendered.yaml",
+        "ok      render of module.yaml with kubernetes + .: 1 resource",
+        "locked 2 providers",
+        "module shop with providers kubernetes, team-config",
+        "  team-config 0.1.0: 1 transformer, 1 definition",
+        "kind: Deployment\n",
+        "kind: ConfigMap\n",
+        "  mode: fast\n",
+    ] {
+        assert!(out.contains(expected), "{expected:?}:\n{out}\n{err}");
+    }
+    assert!(
+        work.path().join("team-config/rendered.yaml").is_file(),
+        "--bless records the render"
+    );
 }

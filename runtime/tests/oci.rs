@@ -9,92 +9,15 @@
 //! cut at their limits while opm's memory stays bounded, and the escape sequences of its error
 //! text reach the terminal escaped.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 mod common;
 mod hostile;
 
+use common::registry::Registry;
 use common::{exited, hello_in, keypair, opm};
 use hostile::{Body, Hostile, Reply};
-
-/// A `docker-registry` serving `dir` on `address`, stopped when dropped.
-struct Registry {
-    child: Child,
-    dir: tempfile::TempDir,
-    /// `host:port`.
-    address: String,
-}
-
-impl Registry {
-    fn start(host: &str) -> Self {
-        Self::start_with(host, None)
-    }
-
-    /// A registry on `host`; with `htpasswd`, one that wants those credentials.
-    fn start_with(host: &str, htpasswd: Option<&str>) -> Self {
-        let port = TcpListener::bind((host, 0))
-            .expect("a free port")
-            .local_addr()
-            .expect("address")
-            .port();
-        let dir = tempfile::tempdir().expect("temp dir");
-        let address = format!("{host}:{port}");
-        let config = dir.path().join("registry.yml");
-        let mut text = format!(
-            "version: 0.1\nstorage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: \
-             {address}}}\nlog: {{level: error}}\n",
-            dir.path().join("data").display()
-        );
-        if let Some(htpasswd) = htpasswd {
-            let path = dir.path().join("htpasswd");
-            std::fs::write(&path, htpasswd).expect("write htpasswd");
-            text += &format!(
-                "auth: {{htpasswd: {{realm: opm-test, path: {}}}}}\n",
-                path.display()
-            );
-        }
-        std::fs::write(&config, text).expect("write config");
-        let child = Command::new("docker-registry")
-            .args(["serve", config.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("docker-registry is installed (tests/setup.sh)");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&address).is_err() {
-            assert!(Instant::now() < deadline, "the registry did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            child,
-            dir,
-            address,
-        }
-    }
-
-    fn oci(&self, path: &str) -> String {
-        format!("oci://{}/{path}", self.address)
-    }
-
-    /// The file in the registry's storage that holds the blob `digest` (`sha256:…`).
-    fn blob_file(&self, digest: &str) -> PathBuf {
-        let hex = digest.trim_start_matches("sha256:");
-        self.dir.path().join(format!(
-            "data/docker/registry/v2/blobs/sha256/{}/{hex}/data",
-            &hex[..2]
-        ))
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The embedded provider as a bundle file in `dir`, signed with a fresh minisign key; returns
 /// the bundle's and the public key's paths.

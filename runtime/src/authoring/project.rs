@@ -100,6 +100,20 @@ impl Loaded {
     pub fn module_path(&self) -> Option<PathBuf> {
         self.project.module.as_ref().map(|m| self.dir.join(m))
     }
+
+    /// Where `--with` keeps the expected render of the project's module: `rendered.yaml` beside
+    /// it.
+    pub fn rendered_path(&self) -> Option<PathBuf> {
+        self.module_path().map(|module| rendered_path(&module))
+    }
+}
+
+/// `rendered.yaml` beside `module`: the render `opm transformer test --with` compares with.
+pub fn rendered_path(module: &Path) -> PathBuf {
+    module
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("rendered.yaml")
 }
 
 /// Reads the project in `dir`.
@@ -210,14 +224,17 @@ pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
 /// costs the compile of a new component. The sources are every file of the project directory
 /// except what builds and tests leave behind or belong to other tools: the component itself,
 /// the case folders, hidden entries (`.git`, `.venv`), `target/`, `node_modules/`,
-/// `__pycache__/`, and packed bundles with their signatures. `false` when the component is
+/// `__pycache__/`, packed bundles with their signatures, and the `rendered.yaml` that
+/// `--with --bless` records beside the project's module. `false` when the component is
 /// missing or a source cannot be read.
 pub fn up_to_date(loaded: &Loaded) -> bool {
     let component = loaded.component_path();
     let Ok(built) = std::fs::metadata(&component).and_then(|m| m.modified()) else {
         return false;
     };
-    let skip = [component, loaded.cases_dir()];
+    let mut skip = vec![component, loaded.cases_dir()];
+    // What `opm transformer test --with --bless` records is an expectation, as the cases are.
+    skip.extend(loaded.rendered_path());
     sources_older_than(&loaded.dir, built, &skip).unwrap_or(false)
 }
 

@@ -2,6 +2,8 @@
 
 #![allow(dead_code, reason = "each test binary uses what it needs")]
 
+pub mod registry;
+
 use std::path::Path;
 use std::process::{Command, Output};
 

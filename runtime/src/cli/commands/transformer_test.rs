@@ -121,8 +121,8 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     };
     let cases = cases::load_all(&cases_dir)?;
 
-    let provider_dir = args.provider.clone().or(provider_dir);
-    let module = args.module.clone().or(module);
+    let provider_dir = args.provider.clone().or(provider_dir).map(|p| tidy(&p));
+    let module = args.module.clone().or(module).map(|m| tidy(&m));
     // The limits of the provider it ships in, as a render applies them; else the host's.
     let limits = match &provider_dir {
         Some(dir) => {
@@ -254,10 +254,7 @@ fn render_with(
         text = Some((String::from_utf8(bytes)?, done.rendered.resources.len()));
         Ok(ExitCode::SUCCESS)
     })?;
-    let golden = module
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join("rendered.yaml");
+    let golden = project::rendered_path(module);
     let Some((text, count)) = text.filter(|_| status == ExitCode::SUCCESS) else {
         writeln!(
             out.stdout,
@@ -305,6 +302,20 @@ fn render_with(
         }
     }
     Ok(false)
+}
+
+/// `path` without its `.` components (`./.` is `.`, `./../m.yaml` is `../m.yaml`), as messages
+/// show it.
+fn tidy(path: &Path) -> PathBuf {
+    let tidied: PathBuf = path
+        .components()
+        .filter(|c| *c != std::path::Component::CurDir)
+        .collect();
+    if tidied.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        tidied
+    }
 }
 
 /// How one case went.
