@@ -570,3 +570,75 @@ fn bash_completion_completes_subcommands() {
         help.stdout
     );
 }
+
+/// The compile cache keeps under its size limit (`opm cache limit`, default 1 GiB): setting a
+/// lower limit evicts the least recently used entries first, and a render that stores an entry
+/// past the limit evicts others, never the one it stored.
+#[test]
+fn the_compile_cache_keeps_under_its_size_limit_least_recently_used_first() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let cache = home.path().join("cache");
+    let key = home.path().join("config/key");
+    let (cache_dir, key_file) = (cache.display().to_string(), key.display().to_string());
+    let vars = [
+        ("OPM_CACHE_DIR", cache_dir.as_str()),
+        ("OPM_CACHE_KEY", key_file.as_str()),
+    ];
+    let entries = || {
+        let mut entries: Vec<(std::path::PathBuf, u64)> = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|ext| ext == "cwasm"))
+            .map(|p| {
+                let size = std::fs::metadata(&p).unwrap().len();
+                (p, size)
+            })
+            .collect();
+        entries.sort();
+        entries
+    };
+
+    let run = opm_env(["cache", "limit"], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(run.stdout, "1 GiB\n");
+
+    assert!(opm_env(["mod", "build", &hello()], &vars).exited(0));
+    let stored = entries();
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    // The first was used an hour ago, the second now.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .append(true)
+        .open(&stored[0].0)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+
+    let limit = stored[1].1.to_string();
+    let run = opm_env(["cache", "limit", &limit], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("evicted 1 compiled component ("),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        entries(),
+        vec![stored[1].clone()],
+        "the least recently used went first"
+    );
+    let run = opm_env(["cache", "dir"], &vars);
+    assert!(
+        run.stderr.starts_with("1 compiled component, "),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(" of at most "), "{}", run.stderr);
+
+    // The render compiles the evicted one again and stores it: over the limit, the other goes.
+    let run = opm_env(["mod", "build", &hello()], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    let left = entries();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].0, stored[0].0, "the entry just stored is kept");
+}

@@ -35,7 +35,7 @@ enum Command {
     /// Write transformers in any language: scaffold, build, test.
     #[command(subcommand)]
     Transformer(TransformerCommand),
-    /// The cache of compiled components: where it is, and clearing it.
+    /// The cache of compiled components: where it is, clearing it, its size limit.
     #[command(subcommand)]
     Cache(commands::cache::CacheCommand),
     /// Print the shell completion script for bash, zsh, fish or powershell.

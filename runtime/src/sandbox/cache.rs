@@ -57,6 +57,14 @@ const KEY_LEN: usize = 32;
 /// busy machine takes.
 pub const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// The most the compiled components of a cache take together unless `opm cache limit` says
+/// otherwise: the standard provider's (a few MiB) and some twelve JavaScript or Python ones
+/// (some 80 MiB each).
+pub const DEFAULT_SIZE_LIMIT: u64 = 1 << 30;
+/// The file in the cache directory that holds its size limit (`opm cache limit`), as text
+/// `parse_size` reads (`2Gi`).
+const SIZE_LIMIT_FILE: &str = "size-limit";
+
 /// A directory of compiled components and the key that authenticates them.
 #[derive(Clone)]
 pub struct CompileCache {
@@ -166,7 +174,28 @@ impl CompileCache {
         Ok(removed)
     }
 
-    /// The cached compilation of `bytes`, if there is an entry this cache's key vouches for.
+    /// The size limit of the cache directory `dir`: what `opm cache limit` set, else
+    /// [`DEFAULT_SIZE_LIMIT`].
+    pub fn size_limit(dir: &Path) -> u64 {
+        std::fs::read_to_string(dir.join(SIZE_LIMIT_FILE))
+            .ok()
+            .and_then(|text| super::limits::parse_size(text.trim()).ok())
+            .unwrap_or(DEFAULT_SIZE_LIMIT)
+    }
+
+    /// Sets the size limit of the cache directory `dir` (creating it, private), and evicts
+    /// what is over it at once; returns how many entries and bytes were evicted.
+    pub fn set_size_limit(dir: &Path, limit: u64) -> std::io::Result<(usize, u64)> {
+        create_private_dir(dir)?;
+        crate::files::write_atomically(
+            &dir.join(SIZE_LIMIT_FILE),
+            format!("{limit}\n").as_bytes(),
+        )?;
+        evict(dir, limit, None)
+    }
+
+    /// The cached compilation of `bytes`, if there is an entry this cache's key vouches for. A
+    /// hit marks the entry used now, so that eviction takes the least recently used first.
     pub fn load(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
         if !is_private_dir(&self.dir) {
             return None;
@@ -191,7 +220,9 @@ impl CompileCache {
         //   `precompile_compatibility_hash`: the code was serialized from a compilation of these
         //   very component bytes by an engine that `engine` can load (wasmtime checks the
         //   compatibility again from the code's own header and refuses a mismatch).
-        unsafe { Component::deserialize(engine, code) }.ok()
+        let component = unsafe { Component::deserialize(engine, code) }.ok()?;
+        mark_used(&path);
+        Some(component)
     }
 
     /// Whether there is an entry for `bytes` compiled by `engine` — not whether it is sound,
@@ -243,7 +274,9 @@ impl CompileCache {
         let compatibility = compatibility(engine);
         let mac = self.mac(&digest, &compatibility, &code);
         let path = self.path(&digest, &compatibility);
-        let _ = write_entry(&self.dir, &path, &mac, &code);
+        if write_entry(&self.dir, &path, &mac, &code).is_ok() {
+            let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
+        }
     }
 
     /// Where the entry of the component with BLAKE3 `digest` compiled by an engine with
@@ -296,6 +329,49 @@ impl Drop for CompileTurn {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Marks the entry at `path` used now (its modification time), for [`evict`]. Best effort.
+fn mark_used(path: &Path) {
+    if let Ok(file) = std::fs::OpenOptions::new().append(true).open(path) {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Removes compiled components from `dir`, least recently used first, until those left take at
+/// most `limit` bytes — never `keep`, the entry just stored; returns how many entries and bytes
+/// it removed. An entry that another process removed first is not counted.
+fn evict(dir: &Path, limit: u64, keep: Option<&Path>) -> std::io::Result<(usize, u64)> {
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if path.extension().is_none_or(|ext| ext != "cwasm") {
+            continue;
+        }
+        let metadata = entry.metadata()?;
+        if metadata.is_file() {
+            entries.push((metadata.modified()?, path, metadata.len()));
+        }
+    }
+    let mut total: u64 = entries.iter().map(|(_, _, size)| size).sum();
+    entries.sort();
+    let mut evicted = (0, 0);
+    for (_, path, size) in entries {
+        if total <= limit {
+            break;
+        }
+        if Some(path.as_path()) == keep {
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => evicted = (evicted.0 + 1, evicted.1 + size),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+        total -= size;
+    }
+    Ok(evicted)
 }
 
 /// The BLAKE3 of the engine's compatibility hash: which engines can load each other's code.

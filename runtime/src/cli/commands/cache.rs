@@ -1,7 +1,10 @@
-//! `opm cache dir` and `opm cache clear`: where compiled components are kept, and emptying it.
+//! `opm cache dir`, `opm cache clear` and `opm cache limit`: where compiled components are
+//! kept, emptying it, and how large it may grow.
 //!
 //! The cache is only ever a speed-up (a render compiles what it does not find), so clearing it
-//! is always safe; the next render of each provider compiles its components once more.
+//! is always safe; the next render of each provider compiles its components once more. It is
+//! kept under a size limit (default 1 GiB): storing an entry that takes it over evicts the
+//! least recently used entries first.
 
 use std::process::ExitCode;
 
@@ -18,6 +21,12 @@ pub enum CacheCommand {
     Dir,
     /// Remove every compiled component from the cache.
     Clear,
+    /// Show the cache's size limit, or set it (least recently used entries are evicted past it).
+    Limit {
+        /// The new limit: 2Gi, 500Mi, … (default 1Gi).
+        #[arg(value_name = "SIZE", value_parser = crate::sandbox::limits::parse_size)]
+        size: Option<u64>,
+    },
 }
 
 /// Runs `opm cache dir` or `opm cache clear`.
@@ -42,9 +51,26 @@ pub fn run(command: CacheCommand, out: &mut Output<'_>) -> anyhow::Result<ExitCo
             let bytes: u64 = entries.iter().map(|(_, size)| size).sum();
             writeln!(
                 out.stderr,
-                "{} compiled component{}, {}",
+                "{} compiled component{}, {} of at most {} (`opm cache limit SIZE` sets it)",
                 entries.len(),
                 if entries.len() == 1 { "" } else { "s" },
+                Bytes(bytes),
+                Bytes(CompileCache::size_limit(&dir))
+            )?;
+        }
+        CacheCommand::Limit { size: None } => {
+            writeln!(out.stdout, "{}", Bytes(CompileCache::size_limit(&dir)))?;
+        }
+        CacheCommand::Limit { size: Some(limit) } => {
+            let (count, bytes) = CompileCache::set_size_limit(&dir, limit)
+                .with_context(|| format!("setting the size limit of {}", dir.display()))?;
+            writeln!(
+                out.stderr,
+                "the compile cache {} may now take {}; evicted {count} compiled component{} ({}), \
+                 least recently used first",
+                dir.display(),
+                Bytes(limit),
+                if count == 1 { "" } else { "s" },
                 Bytes(bytes)
             )?;
         }

@@ -4,8 +4,6 @@ as JSON text and the render context, and returns each resource as JSON text. Rai
 `Err(TransformError_...)` returns the contract's `transform-error`."""
 
 import json
-import os
-import traceback
 
 from componentize_py_types import Err
 from wit_world import exports
@@ -27,9 +25,12 @@ class Transformer(exports.Transformer):
 
 
 def where(error):
-    """` (render.py, line 12, in render)`: where `error` was raised, for the message."""
-    frames = traceback.extract_tb(error.__traceback__)
-    if not frames:
+    """` (render.py, line 12, in render)`: where `error` was raised, for the message (read from
+    the traceback itself: the traceback module would bundle more of the standard library)."""
+    tb = error.__traceback__
+    if tb is None:
         return ""
-    frame = frames[-1]
-    return f" ({os.path.basename(frame.filename)}, line {frame.lineno}, in {frame.name})"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f" ({code.co_filename.rsplit('/', 1)[-1]}, line {tb.tb_lineno}, in {code.co_name})"
