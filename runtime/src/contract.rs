@@ -99,12 +99,41 @@ pub fn allowed_imports_summary() -> String {
 /// threads: shared memory is refused when a bundle is loaded, see [`wasm_features`]).
 #[cfg(feature = "sandbox")]
 pub fn engine_config() -> wasmtime::Config {
+    engine_config_for(Compiler::Optimizing)
+}
+
+/// Which compiler turns components into native code.
+#[cfg(feature = "sandbox")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compiler {
+    /// Cranelift, optimizing: what renders use.
+    #[default]
+    Optimizing,
+    /// Winch, wasmtime's single-pass baseline compiler: compiles a JavaScript or Python
+    /// component several times faster, into slower code. What `opm transformer test` uses, for
+    /// the author's edit loop (`benches/RESULTS.md`). Fuel, time and memory limits hold alike.
+    Baseline,
+}
+
+/// [`engine_config`] for `compiler`. The engine's compatibility hash covers the compiler, so
+/// the compile cache never hands code of one to the other.
+#[cfg(feature = "sandbox")]
+pub fn engine_config_for(compiler: Compiler) -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     config
         .consume_fuel(true)
         .epoch_interruption(true)
-        .cranelift_opt_level(wasmtime::OptLevel::Speed)
         .wasm_component_model(true);
+    match compiler {
+        Compiler::Optimizing => {
+            config
+                .strategy(wasmtime::Strategy::Cranelift)
+                .cranelift_opt_level(wasmtime::OptLevel::Speed);
+        }
+        Compiler::Baseline => {
+            config.strategy(wasmtime::Strategy::Winch);
+        }
+    }
     config
 }
 

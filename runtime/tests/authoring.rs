@@ -313,6 +313,25 @@ fn the_guide_walkthrough_runs_start_to_finish() {
         "no progress line into a pipe: {err}"
     );
     compiling_shows_progress_on_a_terminal(&work.path().join("greeter"), "greeter.opmb");
+
+    // A bug of the transformer's own is reported as the exception and where it was raised:
+    // the scaffold maps it to the contract's `failed` error.
+    let bug = work.path().join("greeter/cases/a-bug");
+    std::fs::create_dir_all(&bug).expect("case dir");
+    std::fs::write(bug.join("component.json"), r#"{"metadata": [1]}"#).expect("write");
+    let output = Command::new(opm())
+        .args(["transformer", "test", "--no-build"])
+        .current_dir(work.path().join("greeter"))
+        .env("OPM_CACHE_DIR", &cache)
+        .output()
+        .expect("opm runs");
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            r#""failed": "AttributeError: 'list' object has no attribute 'get' (render.py, line "#
+        ),
+        "{out}"
+    );
 }
 
 /// The guide's "Adding your transformers to the standard provider", run as written: a new

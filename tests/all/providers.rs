@@ -484,7 +484,7 @@ fn the_certificate_example_renders_beside_the_embedded_provider_strictly_valid()
     ]);
     assert!(run.exited(0), "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stdout.contains("4 cases: 4 passed, 0 failed"),
+        run.stdout.contains("5 cases: 5 passed, 0 failed"),
         "{}",
         run.stdout
     );

@@ -53,6 +53,9 @@ pub struct Request {
     pub explain: Explain,
     /// Whether compiling shows a progress line on a terminal.
     pub progress: bool,
+    /// Which compiler makes native code of the components: Cranelift, unless the caller is the
+    /// author's edit loop (`opm transformer test --with`).
+    pub compiler: crate::contract::Compiler,
 }
 
 impl Request {
@@ -74,6 +77,7 @@ impl Request {
             cache: None,
             explain: Explain::ProblemsOnly,
             progress: true,
+            compiler: crate::contract::Compiler::Optimizing,
         }
     }
 }
@@ -207,7 +211,7 @@ fn render(
     let rendered = pool.install(|| match runner {
         Some(runner) => Ok(super::execute_with(runner, &calls, &context, &limits)),
         None => {
-            let sandbox = Sandbox::new(&limits.ceiling())?
+            let sandbox = Sandbox::with_compiler(&limits.ceiling(), request.compiler)?
                 .with_cache(request.cache.clone())
                 .with_redactor(redactor.clone());
             let transformers = compile(&sandbox, &plan, &providers, request.progress)?;

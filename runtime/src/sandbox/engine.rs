@@ -70,12 +70,24 @@ impl Sandbox {
     /// current rayon pool has threads. `limits.wasm_stack` is fixed here for every call of this
     /// sandbox, and `limits.memory` is the most any call of it may use (see [`pool`]).
     pub fn new(limits: &Limits) -> Result<Self, CompileError> {
+        Self::with_compiler(limits, contract::Compiler::Optimizing)
+    }
+
+    /// [`new`](Self::new), compiling with `compiler`.
+    pub fn with_compiler(
+        limits: &Limits,
+        compiler: contract::Compiler,
+    ) -> Result<Self, CompileError> {
         let slots = rayon::current_num_threads().max(1);
-        let mut config = contract::engine_config();
+        let mut config = contract::engine_config_for(compiler);
         config
             .max_wasm_stack(limits.wasm_stack)
             .allocation_strategy(pool::config(limits, slots));
-        pool::tune(&mut config);
+        // Winch needs wasmtime's signal handlers for its traps: the baseline sandbox keeps
+        // wasmtime's default bounds checking through guard pages.
+        if compiler == contract::Compiler::Optimizing {
+            pool::tune(&mut config);
+        }
         let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(

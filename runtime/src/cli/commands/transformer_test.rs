@@ -16,6 +16,7 @@ use super::module_args::{CacheArgs, LimitArgs};
 use crate::authoring::cases::{self, Case};
 use crate::authoring::project;
 use crate::cli::{EXIT_FAILED, Output};
+use crate::contract::Compiler;
 use crate::provider::LimitsSpec;
 use crate::sandbox::{Bytes, Sandbox};
 
@@ -58,6 +59,12 @@ pub struct TestArgs {
     /// Example: --with kubernetes
     #[arg(long, value_name = "PROVIDER")]
     pub with: Vec<String>,
+
+    /// Compile with Cranelift, as renders do, instead of the baseline compiler (Winch), which
+    /// compiles a JavaScript or Python component several times faster into slower code: what
+    /// the edit loop wants, and the limits hold alike.
+    #[arg(long)]
+    pub optimized: bool,
 
     /// The module `--with` renders (default: transformer.yaml's `module`).
     ///
@@ -139,11 +146,28 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             .limits(&args.limits.caps())
             .map_err(anyhow::Error::msg)?,
     };
-    let sandbox = Sandbox::new(&limits)?.with_cache(args.cache.cache(out.env));
     let name = component_path.display().to_string();
-    let transformer = crate::render::build::compile_all(&sandbox, &[(&name, &bytes)], true)
-        .remove(&name)
-        .expect("compile_all compiles every component it is given")?;
+    let compile = |compiler| -> anyhow::Result<_> {
+        let sandbox =
+            Sandbox::with_compiler(&limits, compiler)?.with_cache(args.cache.cache(out.env));
+        let transformer = crate::render::build::compile_all(&sandbox, &[(&name, &bytes)], true)
+            .remove(&name)
+            .expect("compile_all compiles every component it is given");
+        Ok((sandbox, transformer))
+    };
+    let (sandbox, transformer) = match compile(compiler(&args))? {
+        (_, Err(error)) if compiler(&args) == Compiler::Baseline => {
+            // Something the baseline compiler does not support: compile as a render does.
+            writeln!(
+                out.stderr,
+                "the baseline compiler cannot compile {name} ({error}); compiling it with \
+                 Cranelift, as a render does"
+            )?;
+            compile(Compiler::Optimizing)?
+        }
+        compiled => compiled,
+    };
+    let transformer = transformer?;
     writeln!(
         out.stdout,
         "testing {name} ({}) against {} case{} in {}",
@@ -238,6 +262,7 @@ fn render_with(
     let names = providers.join(" + ");
     let request = crate::render::Request {
         providers,
+        compiler: compiler(args),
         caps: args.limits.caps(),
         cache: args.cache.cache(out.env),
         ..crate::render::Request::new(module)
@@ -302,6 +327,15 @@ fn render_with(
         }
     }
     Ok(false)
+}
+
+/// The compiler the test compiles with: the baseline one unless `--optimized`.
+fn compiler(args: &TestArgs) -> Compiler {
+    if args.optimized {
+        Compiler::Optimizing
+    } else {
+        Compiler::Baseline
+    }
 }
 
 /// `path` without its `.` components (`./.` is `.`, `./../m.yaml` is `../m.yaml`), as messages
