@@ -273,19 +273,45 @@ fn a_timeout_too_large_is_refused_on_the_command_line_and_in_a_manifest() {
     );
 }
 
+/// A compile cache and its key in a home of their own.
+struct CacheHome {
+    _home: tempfile::TempDir,
+    cache: std::path::PathBuf,
+    key: std::path::PathBuf,
+    cache_dir: String,
+    key_file: String,
+}
+
+impl CacheHome {
+    fn new() -> Self {
+        let home = tempfile::tempdir().expect("temp dir");
+        let cache = home.path().join("cache");
+        let key = home.path().join("config/key");
+        Self {
+            cache_dir: cache.display().to_string(),
+            key_file: key.display().to_string(),
+            _home: home,
+            cache,
+            key,
+        }
+    }
+
+    /// The variables that name them.
+    fn vars(&self) -> [(&str, &str); 2] {
+        [
+            ("OPM_CACHE_DIR", self.cache_dir.as_str()),
+            ("OPM_CACHE_KEY", self.key_file.as_str()),
+        ]
+    }
+}
+
 /// `opm cache dir` shows the compile cache and what it holds, `--no-cache` neither reads nor writes
 /// it, and `opm cache clear` empties it without touching anything else there.
 #[test]
 fn the_compile_cache_is_shown_bypassed_and_cleared() {
-    let home = tempfile::tempdir().expect("temp dir");
-    let cache = home.path().join("cache");
-    let key = home.path().join("config/key");
-    let (cache_dir, key_file) = (cache.display().to_string(), key.display().to_string());
-    let vars = [
-        ("OPM_CACHE_DIR", cache_dir.as_str()),
-        ("OPM_CACHE_KEY", key_file.as_str()),
-    ];
-    let compiled = || std::fs::read_dir(&cache).map_or(0, |entries| entries.count());
+    let home = CacheHome::new();
+    let (cache, key, vars) = (&home.cache, &home.key, home.vars());
+    let compiled = || std::fs::read_dir(cache).map_or(0, |entries| entries.count());
 
     let run = opm_env(["mod", "build", &hello(), "--no-cache"], &vars);
     assert!(run.exited(0), "{}", run.stderr);
@@ -298,7 +324,7 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
 
     let run = opm_env(["cache", "dir"], &vars);
     assert!(run.exited(0), "{}", run.stderr);
-    assert_eq!(run.stdout, format!("{cache_dir}\n"));
+    assert_eq!(run.stdout, format!("{}\n", home.cache_dir));
     assert!(
         run.stderr.starts_with("2 compiled components, "),
         "{}",
@@ -576,16 +602,10 @@ fn bash_completion_completes_subcommands() {
 /// past the limit evicts others, never the one it stored.
 #[test]
 fn the_compile_cache_keeps_under_its_size_limit_least_recently_used_first() {
-    let home = tempfile::tempdir().expect("temp dir");
-    let cache = home.path().join("cache");
-    let key = home.path().join("config/key");
-    let (cache_dir, key_file) = (cache.display().to_string(), key.display().to_string());
-    let vars = [
-        ("OPM_CACHE_DIR", cache_dir.as_str()),
-        ("OPM_CACHE_KEY", key_file.as_str()),
-    ];
+    let home = CacheHome::new();
+    let (cache, vars) = (&home.cache, home.vars());
     let entries = || {
-        let mut entries: Vec<(std::path::PathBuf, u64)> = std::fs::read_dir(&cache)
+        let mut entries: Vec<(std::path::PathBuf, u64)> = std::fs::read_dir(cache)
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|ext| ext == "cwasm"))

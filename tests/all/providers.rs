@@ -74,6 +74,23 @@ fn needing_the_mode(provider: &tempfile::TempDir, mode: &str) {
     .unwrap();
 }
 
+/// `opm mod COMMAND MODULE -p kubernetes -p DIR…` with `extra` arguments: the standard
+/// provider and `teams`' own.
+fn with_standard(
+    command: &str,
+    module: &str,
+    teams: &[&tempfile::TempDir],
+    extra: &[&str],
+) -> opm_tests::Run {
+    let mut args = vec!["mod".to_owned(), command.to_owned(), module.to_owned()];
+    args.extend(["-p".to_owned(), "kubernetes".to_owned()]);
+    for team in teams {
+        args.extend(["-p".to_owned(), path(team)]);
+    }
+    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+    opm(args)
+}
+
 fn path(dir: &tempfile::TempDir) -> String {
     dir.path().display().to_string()
 }
@@ -82,15 +99,7 @@ fn path(dir: &tempfile::TempDir) -> String {
 fn a_trait_only_provider_renders_beside_the_standard_one_and_vet_names_each_provider() {
     let acme = team_provider("acme", "acme.dev", "");
     let module = module(acme.path(), "shared");
-    let run = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-    ]);
+    let run = with_standard("build", &module, &[&acme], &[]);
     assert!(run.exited(0), "{}", run.stderr);
     for expected in [
         "kind: Deployment",
@@ -105,15 +114,7 @@ fn a_trait_only_provider_renders_beside_the_standard_one_and_vet_names_each_prov
     assert!(alone.exited(1), "{}", alone.stderr);
     assert!(alone.stderr.contains("Container"), "{}", alone.stderr);
 
-    let vet = opm([
-        "mod",
-        "vet",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-    ]);
+    let vet = with_standard("vet", &module, &[&acme], &[]);
     assert!(vet.exited(0), "{}{}", vet.stdout, vet.stderr);
     for expected in [
         "module shop with providers kubernetes, acme\n",
@@ -140,17 +141,7 @@ fn a_trait_only_provider_renders_beside_the_standard_one_and_vet_names_each_prov
         .unwrap_or_else(|| panic!("no row for the Deployment transformer:\n{}", vet.stdout));
     assert!(row.contains(" kubernetes "), "{row}");
 
-    let json = opm([
-        "mod",
-        "vet",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-        "-o",
-        "json",
-    ]);
+    let json = with_standard("vet", &module, &[&acme], &["-o", "json"]);
     let plan: serde_json::Value = serde_json::from_str(&json.stdout).expect("the plan is JSON");
     assert_eq!(plan["providers"][1]["name"], "acme");
     assert_eq!(
@@ -166,16 +157,7 @@ fn a_trait_only_provider_renders_beside_the_standard_one_and_vet_names_each_prov
         Some(("acme.dev/extra@v1#ExtraTransformer", "acme"))
     );
 
-    let verbose = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-        "--verbose",
-    ]);
+    let verbose = with_standard("build", &module, &[&acme], &["--verbose"]);
     assert!(
         verbose
             .stderr
@@ -200,17 +182,7 @@ fn one_definition_defined_differently_by_two_providers_is_an_error_naming_both()
     )
     .unwrap();
     let module = module(acme.path(), "nothing");
-    let run = opm([
-        "mod",
-        "vet",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-        "-p",
-        &path(&beta),
-    ]);
+    let run = with_standard("vet", &module, &[&acme, &beta], &[]);
     assert!(run.exited(1), "{}{}", run.stdout, run.stderr);
     assert!(
         run.stdout.contains(
@@ -224,17 +196,7 @@ fn one_definition_defined_differently_by_two_providers_is_an_error_naming_both()
     // Defined the same way, it is one definition: both transformers match.
     let same = team_provider("beta", "beta.dev", "");
     needing_the_mode(&same, "nothing");
-    let run = opm([
-        "mod",
-        "vet",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-        "-p",
-        &path(&same),
-    ]);
+    let run = with_standard("vet", &module, &[&acme, &same], &[]);
     assert!(run.exited(0), "{}{}", run.stdout, run.stderr);
     for transformer in [
         "acme.dev/extra@v1#ExtraTransformer",
@@ -256,17 +218,7 @@ fn one_resource_rendered_by_two_providers_is_an_error_naming_both() {
     let beta = team_provider("beta", "beta.dev", "");
     needing_the_mode(&beta, "shared");
     let module = module(acme.path(), "shared");
-    let run = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-        "-p",
-        &path(&beta),
-    ]);
+    let run = with_standard("build", &module, &[&acme, &beta], &[]);
     assert!(run.exited(1), "{}", run.stderr);
     assert_eq!(run.stdout, "");
     assert!(
@@ -289,15 +241,7 @@ fn what_cannot_render_together_is_refused_before_anything_runs() {
         "transformer.opm.dev/workload@v1#DeploymentTransformer:\n    requiredTraits: [acme.dev/traits/extra@v1#Extra]\n    component: misbehave.wasm\n  acme.dev",
         "",
     );
-    let run = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&clash),
-    ]);
+    let run = with_standard("build", &module, &[&clash], &[]);
     assert!(run.exited(2), "{}", run.stderr);
     assert!(
         run.stderr.contains(
@@ -319,15 +263,7 @@ fn what_cannot_render_together_is_refused_before_anything_runs() {
         ),
     )
     .unwrap();
-    let run = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&compose),
-    ]);
+    let run = with_standard("build", &module, &[&compose], &[]);
     assert!(run.exited(2), "{}", run.stderr);
     assert!(
         run.stderr.contains(
@@ -364,15 +300,7 @@ fn each_provider_s_limits_hold_for_its_own_calls_only() {
     // the same component, run under the standard provider's limits.
     let acme = team_provider("acme", "acme.dev", "limits: {fuel: 1000}\n");
     let module = module(acme.path(), "shared");
-    let run = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &path(&acme),
-    ]);
+    let run = with_standard("build", &module, &[&acme], &[]);
     assert!(run.exited(1), "{}", run.stderr);
     assert!(
         run.stderr

@@ -47,6 +47,16 @@ pub struct ProviderMetadata {
 }
 
 impl ProviderMetadata {
+    /// The file name of this provider's bundle: `NAME-VERSION.opmb`.
+    pub fn bundle_file_name(&self) -> String {
+        format!(
+            "{}-{}.{}",
+            self.name,
+            self.version,
+            crate::bundle::format::EXTENSION
+        )
+    }
+
     /// The name and version a signature of this provider's bundle must vouch for.
     pub fn binding(&self) -> crate::bundle::signature::Binding {
         crate::bundle::signature::Binding {

@@ -29,12 +29,7 @@ pub struct PackOutput {
 impl PackOutput {
     /// The conventional file name of the bundle, `NAME-VERSION.opmb`.
     pub fn file_name(&self) -> String {
-        format!(
-            "{}-{}.{}",
-            self.manifest.metadata.name,
-            self.manifest.metadata.version,
-            format::EXTENSION
-        )
+        self.manifest.metadata.bundle_file_name()
     }
 }
 

@@ -38,14 +38,9 @@ pub fn run(args: ExportArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     // Everything is checked as a render would load it before a byte is written.
     let provider = provider::from_bundle(origin.clone(), bundle::read(&origin, &bytes)?)?;
     let metadata = &provider.manifest.metadata;
-    let path = args.output.unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "{}-{}.{}",
-            metadata.name,
-            metadata.version,
-            bundle::format::EXTENSION
-        ))
-    });
+    let path = args
+        .output
+        .unwrap_or_else(|| PathBuf::from(metadata.bundle_file_name()));
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;

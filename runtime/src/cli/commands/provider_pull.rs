@@ -57,14 +57,9 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             crate::printable::escape(annotated)
         );
     }
-    let path = args.output.unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "{}-{}.{}",
-            metadata.name,
-            metadata.version,
-            bundle::format::EXTENSION
-        ))
-    });
+    let path = args
+        .output
+        .unwrap_or_else(|| PathBuf::from(metadata.bundle_file_name()));
     crate::provider::installed::write_with_signature(
         &path,
         &pulled.bundle,
