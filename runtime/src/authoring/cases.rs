@@ -212,15 +212,16 @@ pub fn compare(expected: &Value, got: &Value) -> Option<String> {
     if expected == got {
         return None;
     }
-    let expected = pretty(expected);
-    let got = pretty(got);
-    Some(
-        similar::TextDiff::from_lines(&expected, &got)
-            .unified_diff()
-            .context_radius(3)
-            .header("expected", "got")
-            .to_string(),
-    )
+    Some(diff(&pretty(expected), &pretty(got), "expected", "got"))
+}
+
+/// A unified diff of two texts, three lines of context, headed by their names.
+pub fn diff(expected: &str, got: &str, expected_name: &str, got_name: &str) -> String {
+    similar::TextDiff::from_lines(expected, got)
+        .unified_diff()
+        .context_radius(3)
+        .header(expected_name, got_name)
+        .to_string()
 }
 
 /// `value` as `expected.json` holds it: pretty JSON and a final newline.

@@ -153,15 +153,7 @@ pub fn plan_providers(
             .collect(),
         strict,
         ok: errors.is_empty(),
-        declared: providers
-            .iter()
-            .fold(Declared::default(), |mut all, manifest| {
-                let one = declared(manifest);
-                all.resources.extend(one.resources);
-                all.traits.extend(one.traits);
-                all.policies.extend(one.policies);
-                all
-            }),
+        declared: declared_by(providers.iter().flat_map(|m| m.transformers.values())),
         components,
         errors,
         warnings,
@@ -185,8 +177,15 @@ pub fn plan_providers(
 
 /// The FQNs `manifest`'s transformers name, required or optional, by kind.
 pub fn declared(manifest: &ProviderManifest) -> Declared {
+    declared_by(manifest.transformers.values())
+}
+
+/// The FQNs `transformers` name, required or optional, by kind.
+fn declared_by<'a>(
+    transformers: impl IntoIterator<Item = &'a crate::provider::TransformerSpec>,
+) -> Declared {
     let mut declared = Declared::default();
-    for transformer in manifest.transformers.values() {
+    for transformer in transformers {
         let r = transformer.requirements();
         declared
             .resources

@@ -240,14 +240,19 @@ pub fn from_bundle(origin: String, bundle: bundle::Bundle) -> Result<Provider, P
 
 /// Loads a provider source directory: `DIR/provider.yaml` plus the components it names.
 pub fn load_dir(dir: &Path) -> Result<Provider, ProviderError> {
-    let manifest_path = dir.join("provider.yaml");
-    let manifest_bytes = read(&manifest_path)?;
-    let origin = manifest_path.display().to_string();
-    let manifest = parse_manifest(&origin, &manifest_bytes)?;
+    let (origin, manifest) = read_manifest(dir)?;
     assemble(origin, manifest, |component| {
         let path = dir.join(component);
         path.is_file().then(|| read(&path).map(Arc::from))
     })
+}
+
+/// `DIR/provider.yaml`, parsed (not yet validated), and its path as messages name it.
+pub fn read_manifest(dir: &Path) -> Result<(String, ProviderManifest), ProviderError> {
+    let manifest_path = dir.join("provider.yaml");
+    let origin = manifest_path.display().to_string();
+    let manifest = parse_manifest(&origin, &read(&manifest_path)?)?;
+    Ok((origin, manifest))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {

@@ -75,20 +75,22 @@ impl RenderContext {
     /// The WIT context passed to `call`: its component's labels, its transformer's provider.
     #[cfg(feature = "sandbox")]
     pub fn for_call(&self, call: &crate::matching::Call) -> wit::Context {
-        wit::Context {
-            provider: call.provider.clone(),
-            ..self.for_component(&call.component)
-        }
+        self.context(&call.component, &call.provider)
     }
 
-    /// The WIT context passed to the transforms of `component`.
+    /// The WIT context passed to the transforms of `component`, naming the render's providers.
     #[cfg(feature = "sandbox")]
     pub fn for_component(&self, component: &str) -> wit::Context {
+        self.context(component, &self.provider)
+    }
+
+    #[cfg(feature = "sandbox")]
+    fn context(&self, component: &str, provider: &str) -> wit::Context {
         wit::Context {
             name: self.instance.clone(),
             namespace: self.namespace.clone(),
             version: self.version.clone(),
-            provider: self.provider.clone(),
+            provider: provider.to_owned(),
             timestamp: self.timestamp.clone(),
             strict: self.strict,
             labels: self.labels_for(component).into_iter().collect(),

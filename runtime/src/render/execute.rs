@@ -113,12 +113,17 @@ pub fn execute_with(
         resources: Vec::with_capacity(outputs.iter().map(|o| o.resources.len()).sum()),
         ..Rendered::default()
     };
-    let provider_of: BTreeMap<&str, &str> = calls
-        .iter()
-        .map(|call| (call.transformer.as_str(), call.provider.as_str()))
-        .collect();
+    // Which provider holds each transformer, for the failures found after the calls: made
+    // only when there is one, not for every render.
+    let owners: std::cell::OnceCell<BTreeMap<&str, &str>> = std::cell::OnceCell::new();
     let provider_of = |transformer: &str| {
-        provider_of
+        let owners = owners.get_or_init(|| {
+            calls
+                .iter()
+                .map(|call| (call.transformer.as_str(), call.provider.as_str()))
+                .collect()
+        });
+        owners
             .get(transformer)
             .copied()
             .unwrap_or_default()
@@ -130,18 +135,7 @@ pub fn execute_with(
         rendered.calls.extend(output.report);
     }
     for problem in checksum::resolve(&mut rendered.resources) {
-        let (index, error) = match problem {
-            checksum::Problem::BadReference { index, reason } => (
-                index,
-                FailureKind::Checksum {
-                    identity: rendered.resources[index].identity.to_string(),
-                    reason,
-                },
-            ),
-            checksum::Problem::TooManySecrets { index, secrets } => {
-                (index, FailureKind::TooManySecrets(secrets))
-            }
-        };
+        let (index, error) = super::checksum_failure(problem, &rendered.resources);
         let resource = &rendered.resources[index];
         rendered.failures.push(Failure {
             component: resource.component.clone(),

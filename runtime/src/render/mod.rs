@@ -220,16 +220,7 @@ pub fn refusals(documents: &[String], namespace: &str) -> Vec<String> {
         }
     }
     for problem in checksum::resolve(&mut resources) {
-        problems.push(match problem {
-            checksum::Problem::BadReference { index, reason } => FailureKind::Checksum {
-                identity: resources[index].identity.to_string(),
-                reason,
-            }
-            .to_string(),
-            checksum::Problem::TooManySecrets { secrets, .. } => {
-                FailureKind::TooManySecrets(secrets).to_string()
-            }
-        });
+        problems.push(checksum_failure(problem, &resources).1.to_string());
     }
     order::sort(&mut resources);
     for (index, _) in order::duplicates(&resources) {
@@ -239,6 +230,26 @@ pub fn refusals(documents: &[String], namespace: &str) -> Vec<String> {
         ));
     }
     problems
+}
+
+/// The failure of a checksum reference [`checksum::resolve`] found, and the position of the
+/// resource that holds it.
+pub(crate) fn checksum_failure(
+    problem: checksum::Problem,
+    resources: &[Resource],
+) -> (usize, FailureKind) {
+    match problem {
+        checksum::Problem::BadReference { index, reason } => (
+            index,
+            FailureKind::Checksum {
+                identity: resources[index].identity.to_string(),
+                reason,
+            },
+        ),
+        checksum::Problem::TooManySecrets { index, secrets } => {
+            (index, FailureKind::TooManySecrets(secrets))
+        }
+    }
 }
 
 /// apiVersion, kind, metadata first; the rest in the order the transformer wrote them.

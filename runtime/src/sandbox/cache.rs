@@ -331,9 +331,15 @@ impl Drop for CompileTurn {
     }
 }
 
-/// Marks the entry at `path` used now (its modification time), for [`evict`]. Best effort.
+/// Marks the entry at `path` used now (its modification time), for [`evict`]. Best effort; a
+/// link put in the entry's place is not followed, as no read of the cache follows one.
 fn mark_used(path: &Path) {
-    if let Ok(file) = std::fs::OpenOptions::new().append(true).open(path) {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    if let Ok(file) = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+    {
         let _ = file.set_modified(std::time::SystemTime::now());
     }
 }

@@ -34,9 +34,16 @@ pub struct ExportArgs {
 
 /// Runs `opm provider export`.
 pub fn run(args: ExportArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let (bytes, signature, origin) = bundle_of(&args.provider, &std::env::current_dir()?)?;
+    let (bytes, signature, origin, locked) = bundle_of(&args.provider, &std::env::current_dir()?)?;
     // Everything is checked as a render would load it before a byte is written.
     let provider = provider::from_bundle(origin.clone(), bundle::read(&origin, &bytes)?)?;
+    if let Some(locked) = locked
+        && provider.digest.as_deref() != Some(locked.as_str())
+    {
+        anyhow::bail!(
+            "{origin} changed while it was exported: it is no longer the locked {locked}"
+        );
+    }
     let metadata = &provider.manifest.metadata;
     let path = args
         .output
@@ -62,8 +69,13 @@ pub fn run(args: ExportArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The bundle bytes of `reference`, its signature's, and where they came from.
-fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<(Vec<u8>, Option<Vec<u8>>, String)> {
+/// The bundle bytes of `reference`, its signature's, where they came from, and for a provider
+/// the project installed, the digest its lock (checked) pins: the bytes are read once more to
+/// be written, and must still be those.
+type Exported = (Vec<u8>, Option<Vec<u8>>, String, Option<String>);
+
+/// What `export` writes of `reference` ([`Exported`]).
+fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<Exported> {
     let path = Path::new(reference);
     if path.is_dir() {
         anyhow::bail!(
@@ -74,7 +86,7 @@ fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<(Vec<u8>, Option<Vec
     let file = |path: &Path| -> anyhow::Result<_> {
         let bytes = bundle::read_bytes(path)?;
         let signature = std::fs::read(bundle::signature::signature_path(path)).ok();
-        Ok((bytes, signature, path.display().to_string()))
+        Ok((bytes, signature, path.display().to_string(), None))
     };
     if path.is_file() {
         return file(path);
@@ -86,7 +98,9 @@ fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<(Vec<u8>, Option<Vec
             let lock = project.lock()?;
             installed::load_locked(&project, &lock, reference)?;
             let locked = lock.get(reference).expect("load_locked found it locked");
-            return file(&project.bundle_path(reference, &locked.version));
+            let (bytes, signature, origin, _) =
+                file(&project.bundle_path(reference, &locked.version))?;
+            return Ok((bytes, signature, origin, Some(locked.digest.clone())));
         }
     }
     if reference == provider::DEFAULT_PROVIDER {
@@ -94,6 +108,7 @@ fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<(Vec<u8>, Option<Vec
             provider::embedded_bundle().to_vec(),
             None,
             format!("embedded:{reference}"),
+            None,
         ));
     }
     Err(provider::ProviderError::Unknown(reference.to_owned()).into())

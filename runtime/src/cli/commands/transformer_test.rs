@@ -133,14 +133,11 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     // The limits of the provider it ships in, as a render applies them; else the host's.
     let limits = match &provider_dir {
         Some(dir) => {
-            let path = dir.join("provider.yaml");
-            let text = std::fs::read(&path)
-                .with_context(|| format!("cannot read the provider manifest {}", path.display()))?;
-            let manifest = crate::provider::parse_manifest(&path.display().to_string(), &text)?;
+            let (origin, manifest) = crate::provider::read_manifest(dir)?;
             manifest
                 .limits
                 .limits(&args.limits.caps())
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
         }
         None => LimitsSpec::default()
             .limits(&args.limits.caps())
@@ -316,11 +313,7 @@ fn render_with(
             golden.display()
         )?,
         Some(expected) => {
-            let diff = similar::TextDiff::from_lines(&expected, &text)
-                .unified_diff()
-                .context_radius(3)
-                .header(&golden.display().to_string(), "rendered")
-                .to_string();
+            let diff = cases::diff(&expected, &text, &golden.display().to_string(), "rendered");
             for line in diff.lines() {
                 writeln!(out.stdout, "      {line}")?;
             }
