@@ -6,7 +6,7 @@ use opm_tests::{opm, write_file};
 use serde_json::Value;
 
 /// A module named `shop` in namespace `shop` whose `components:` section is `components`.
-fn module(components: &str) -> String {
+pub(crate) fn module(components: &str) -> String {
     format!(
         "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: shop, version: 1.0.0, namespace: shop}}\ncomponents:\n{components}"
     )
@@ -14,7 +14,7 @@ fn module(components: &str) -> String {
 
 /// Runs `opm mod vet` and `opm mod build` on `components` and checks that both refuse it with
 /// an error naming `component`, `transformer` and saying `message`.
-fn vet_and_build_refuse(components: &str, component: &str, transformer: &str, message: &str) {
+pub(crate) fn vet_and_build_refuse(components: &str, component: &str, transformer: &str, message: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "module.yaml", &module(components));
     let expected = format!(
@@ -34,7 +34,7 @@ fn vet_and_build_refuse(components: &str, component: &str, transformer: &str, me
     }
 }
 
-fn build_json(components: &str) -> Vec<Value> {
+pub(crate) fn build_json(components: &str) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "module.yaml", &module(components));
     let run = opm(["mod", "build", &path, "-o", "json"]);
@@ -140,7 +140,7 @@ fn storage_that_works_renders() {
 
 /// Runs `opm mod vet` on `components` and checks that it refuses them saying each of
 /// `expected`.
-fn vet_refuses(components: &str, expected: &[&str]) {
+pub(crate) fn vet_refuses(components: &str, expected: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "module.yaml", &module(components));
     let run = opm(["mod", "vet", &path]);

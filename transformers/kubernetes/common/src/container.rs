@@ -35,7 +35,8 @@ pub fn image_reference(image: &Value) -> Result<String, TransformError> {
 }
 
 /// Translates an OPM container into a Kubernetes container; `default_name` names it when the
-/// container itself has no `name`. Ports, env and mounts become lists in name order.
+/// container itself has no `name`. Ports and mounts become lists in name order; `env` keeps the
+/// order of a list, and renders a map in the order [`env_list`] gives.
 pub fn container(spec: &Value, default_name: &str) -> Result<Value, TransformError> {
     let fields = spec
         .as_object()
@@ -50,7 +51,11 @@ pub fn container(spec: &Value, default_name: &str) -> Result<Value, TransformErr
         .unwrap_or(default_name);
     out.insert("name".into(), Value::from(name));
     out.insert("image".into(), Value::from(image_reference(image)?));
-    copy_fields(spec, &mut out, &["imagePullPolicy", "command", "args"]);
+    copy_fields(
+        spec,
+        &mut out,
+        &["imagePullPolicy", "command", "args", "workingDir"],
+    );
     let ports: Vec<Value> = sorted_entries(fields.get("ports"))
         .into_iter()
         .map(|(name, port)| {
@@ -63,10 +68,10 @@ pub fn container(spec: &Value, default_name: &str) -> Result<Value, TransformErr
     if !ports.is_empty() {
         out.insert("ports".into(), Value::Array(ports));
     }
-    let env: Vec<Value> = sorted_entries(fields.get("env"))
-        .into_iter()
-        .map(|(name, var)| env_var(name, var))
-        .collect();
+    if let Some(sources) = fields.get("envFrom").filter(|s| !is_empty_list(s)) {
+        out.insert("envFrom".into(), sources.clone());
+    }
+    let env = env_list(fields.get("env"))?;
     if !env.is_empty() {
         out.insert("env".into(), Value::Array(env));
     }
@@ -92,7 +97,12 @@ pub fn container(spec: &Value, default_name: &str) -> Result<Value, TransformErr
             "livenessProbe",
             "readinessProbe",
             "startupProbe",
+            "lifecycle",
             "securityContext",
+            "stdin",
+            "stdinOnce",
+            "tty",
+            "restartPolicy",
         ],
     );
     Ok(Value::Object(out))
@@ -100,6 +110,113 @@ pub fn container(spec: &Value, default_name: &str) -> Result<Value, TransformErr
 
 fn is_empty(value: &Value) -> bool {
     value.as_object().is_some_and(Map::is_empty)
+}
+
+fn is_empty_list(value: &Value) -> bool {
+    value.as_array().is_some_and(Vec::is_empty)
+}
+
+/// The container's `env` as Kubernetes' list. A list is kept in the order written. A map
+/// (name → source) is rendered in name order, except that a variable whose value refers to
+/// others with `$(NAME)` comes after them: Kubernetes expands a reference only to a variable
+/// defined earlier in the list, so name order alone could leave `$(DB_HOST)` unexpanded in
+/// `DATABASE_URL`. References that form a cycle are an error, as no order expands them all.
+fn env_list(env: Option<&Value>) -> Result<Vec<Value>, TransformError> {
+    match env {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(entries)) => {
+            let mut seen = std::collections::BTreeSet::new();
+            entries
+                .iter()
+                .map(|entry| {
+                    let name = entry.get("name").and_then(Value::as_str).ok_or_else(|| {
+                        TransformError::invalid("every container.env entry of a list needs a name")
+                    })?;
+                    if !seen.insert(name) {
+                        return Err(TransformError::invalid(format!(
+                            "container.env sets {name:?} twice"
+                        )));
+                    }
+                    Ok(env_var(name, entry))
+                })
+                .collect()
+        }
+        Some(Value::Object(_)) => {
+            let entries = sorted_entries(env);
+            let order = dependency_order(&entries)?;
+            Ok(order
+                .into_iter()
+                .map(|index| env_var(entries[index].0, entries[index].1))
+                .collect())
+        }
+        Some(_) => Err(TransformError::invalid(
+            "container.env must be a map of name to value, or a list of {name, ...}",
+        )),
+    }
+}
+
+/// The indices of `entries` (in name order) in an order where each variable follows the
+/// variables of `entries` that its literal value refers to with `$(NAME)` (`$$(NAME)` is an
+/// escape, not a reference); among variables free to go next, the first by name goes.
+fn dependency_order(entries: &[(&String, &Value)]) -> Result<Vec<usize>, TransformError> {
+    let index_of = |name: &str| entries.iter().position(|(key, _)| key.as_str() == name);
+    let needs: Vec<Vec<usize>> = entries
+        .iter()
+        .enumerate()
+        .map(|(index, (_, var))| {
+            let text = var.get("value").and_then(Value::as_str).unwrap_or_default();
+            let mut needed: Vec<usize> = references(text)
+                .into_iter()
+                .filter_map(index_of)
+                .filter(|needed| *needed != index)
+                .collect();
+            needed.sort_unstable();
+            needed.dedup();
+            needed
+        })
+        .collect();
+    let mut placed = vec![false; entries.len()];
+    let mut order = Vec::with_capacity(entries.len());
+    while order.len() < entries.len() {
+        let next = (0..entries.len())
+            .find(|&index| !placed[index] && needs[index].iter().all(|&needed| placed[needed]));
+        let Some(next) = next else {
+            let cycle: Vec<&str> = (0..entries.len())
+                .filter(|&index| !placed[index])
+                .map(|index| entries[index].0.as_str())
+                .collect();
+            return Err(TransformError::invalid(format!(
+                "container.env: {} refer to each other through $(NAME), and Kubernetes expands \
+                 a reference only to a variable defined before it; break the cycle",
+                cycle.join(", ")
+            )));
+        };
+        placed[next] = true;
+        order.push(next);
+    }
+    Ok(order)
+}
+
+/// The names `text` refers to as `$(NAME)`, leaving out escaped `$$(NAME)`.
+fn references(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        if let Some(escaped) = after.strip_prefix('$') {
+            rest = escaped;
+            continue;
+        }
+        if let Some(open) = after.strip_prefix('(')
+            && let Some(close) = open.find(')')
+        {
+            found.push(&open[..close]);
+            rest = &open[close + 1..];
+            continue;
+        }
+        rest = after;
+    }
+    found
 }
 
 /// One `env` entry: a literal value (numbers and booleans as their text, as Kubernetes wants
@@ -202,6 +319,67 @@ mod tests {
             json!({"name": "web", "image": "x", "imagePullPolicy": "Always", "command": ["run"],
                    "args": ["--fast"], "livenessProbe": {"tcpSocket": {"port": 80}},
                    "securityContext": {"runAsNonRoot": true}})
+        );
+    }
+
+    #[test]
+    fn env_maps_put_a_variable_after_those_it_refers_to() {
+        let spec = json!({"image": "x", "env": {
+            "DATABASE_URL": {"value": "postgres://$(DB_USER)@$(DB_HOST)/app"},
+            "DB_HOST": {"value": "db"},
+            "DB_USER": {"secretKeyRef": {"name": "db", "key": "user"}},
+            "ALPHA": {"value": "$$(DB_HOST) is escaped, $(UNKNOWN) is not ours"},
+        }});
+        let c = container(&spec, "x").unwrap();
+        let names: Vec<&str> = c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["ALPHA", "DB_HOST", "DB_USER", "DATABASE_URL"]);
+        let cycle = json!({"image": "x", "env": {"A": {"value": "$(B)"}, "B": {"value": "$(A)"}, "C": {"value": "$(C)"}}});
+        let error = container(&cycle, "x").unwrap_err().to_string();
+        assert!(error.contains("A, B refer to each other"), "{error}");
+    }
+
+    #[test]
+    fn env_lists_keep_the_written_order_and_refuse_a_name_twice() {
+        let spec = json!({"image": "x", "env": [
+            {"name": "Z", "value": 1},
+            {"name": "A", "configMapKeyRef": {"name": "cm", "key": "a"}},
+        ]});
+        let c = container(&spec, "x").unwrap();
+        assert_eq!(
+            c["env"],
+            json!([{"name": "Z", "value": "1"},
+                   {"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "a"}}}])
+        );
+        let twice = json!({"image": "x", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]});
+        assert!(container(&twice, "x").unwrap_err().to_string().contains("\"A\" twice"));
+    }
+
+    #[test]
+    fn env_from_working_dir_lifecycle_and_terminal_fields_pass_through() {
+        let spec = json!({
+            "image": "x",
+            "envFrom": [{"configMapRef": {"name": "settings"}}, {"secretRef": {"name": "creds", "optional": true}, "prefix": "APP_"}],
+            "workingDir": "/srv",
+            "lifecycle": {"postStart": {"exec": {"command": ["/bin/warm"]}}},
+            "stdin": true, "tty": true,
+        });
+        let c = container(&spec, "x").unwrap();
+        assert_eq!(
+            c,
+            json!({"name": "x", "image": "x", "workingDir": "/srv",
+                   "envFrom": [{"configMapRef": {"name": "settings"}}, {"secretRef": {"name": "creds", "optional": true}, "prefix": "APP_"}],
+                   "lifecycle": {"postStart": {"exec": {"command": ["/bin/warm"]}}},
+                   "stdin": true, "tty": true})
+        );
+        let keys: Vec<&String> = c.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["name", "image", "workingDir", "envFrom", "lifecycle", "stdin", "tty"]
         );
     }
 }

@@ -97,11 +97,31 @@ pub fn pod_template(
     let shutdown: Option<Value> = component.field("gracefulShutdown")?;
     let mut first = container(&main, component.name())?;
     if let Some(hook) = shutdown.as_ref().and_then(|s| s.get("preStop")) {
-        first["lifecycle"] = json!({"preStop": hook});
+        let lifecycle = first
+            .as_object_mut()
+            .expect("container returns an object")
+            .entry("lifecycle")
+            .or_insert_with(|| json!({}));
+        if lifecycle.get("preStop").is_some() {
+            return Err(TransformError::invalid(
+                "the container has a lifecycle.preStop hook and gracefulShutdown.preStop gives \
+                 another; keep one",
+            ));
+        }
+        lifecycle["preStop"] = hook.clone();
     }
     let mut containers = vec![first];
     containers.extend(named_containers(component, "sidecarContainers")?);
-    let init_containers = named_containers(component, "initContainers")?;
+    for container in &containers {
+        if container.get("restartPolicy").is_some() {
+            return Err(TransformError::invalid(format!(
+                "container {:?} has restartPolicy, which only an init container may have (it \
+                 makes it a native sidecar); move it to initContainers",
+                container["name"].as_str().unwrap_or_default()
+            )));
+        }
+    }
+    let init_containers = init_containers(component)?;
 
     let volumes = pod_volumes(component, context, &storage, claims_are_templates)?;
     let mut volume_names: BTreeSet<&str> = volumes
@@ -152,13 +172,39 @@ pub fn pod_template(
                 "priorityClassName",
             ],
         );
+        if let Some(constraints) = scheduling.get("topologySpreadConstraints") {
+            spec.insert(
+                "topologySpreadConstraints".into(),
+                spread_constraints(component, context, constraints)?,
+            );
+        }
+    }
+    if let Some(network) = component.field::<Value>("podNetwork")? {
+        copy_fields(
+            &network,
+            &mut spec,
+            &[
+                "hostNetwork",
+                "dnsPolicy",
+                "dnsConfig",
+                "hostAliases",
+                "enableServiceLinks",
+            ],
+        );
+    }
+    if let Some(runtime) = component.field::<Value>("podRuntime")? {
+        copy_fields(
+            &runtime,
+            &mut spec,
+            &["runtimeClassName", "shareProcessNamespace"],
+        );
     }
 
     let claim_templates = if claims_are_templates {
         storage
             .iter()
-            .map(|s| json!({"metadata": {"name": s.name}, "spec": s.claim_spec}))
-            .collect()
+            .map(Storage::claim_template)
+            .collect::<Result<_, _>>()?
     } else {
         Vec::new()
     };
@@ -203,6 +249,18 @@ fn config_checksum_reference(spec: &Map<String, Value>) -> Option<String> {
         if let Some(name) = volume.pointer("/secret/secretName").and_then(Value::as_str) {
             references.insert(format!("Secret/{name}"));
         }
+        for source in volume
+            .pointer("/projected/sources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for (pointer, kind) in [("/configMap/name", "ConfigMap"), ("/secret/name", "Secret")] {
+                if let Some(name) = source.pointer(pointer).and_then(Value::as_str) {
+                    references.insert(format!("{kind}/{name}"));
+                }
+            }
+        }
     }
     let containers = ["initContainers", "containers"]
         .into_iter()
@@ -218,6 +276,18 @@ fn config_checksum_reference(spec: &Map<String, Value>) -> Option<String> {
             for (source, kind) in [("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")] {
                 let pointer = format!("/valueFrom/{source}/name");
                 if let Some(name) = env.pointer(&pointer).and_then(Value::as_str) {
+                    references.insert(format!("{kind}/{name}"));
+                }
+            }
+        }
+        for source in container
+            .get("envFrom")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for (pointer, kind) in [("/configMapRef/name", "ConfigMap"), ("/secretRef/name", "Secret")] {
+                if let Some(name) = source.pointer(pointer).and_then(Value::as_str) {
                     references.insert(format!("{kind}/{name}"));
                 }
             }
@@ -421,6 +491,45 @@ fn named_containers(component: &Component, field: &str) -> Result<Vec<Value>, Tr
     Ok(containers)
 }
 
+/// The InitContainers trait's containers in the order they run: a list as written, a map in the
+/// order of the container names ([`named_containers`]).
+fn init_containers(component: &Component) -> Result<Vec<Value>, TransformError> {
+    match component.field::<Value>("initContainers")? {
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|spec| {
+                let name = spec.get("name").and_then(Value::as_str).ok_or_else(|| {
+                    TransformError::invalid("every entry of an initContainers list needs a name")
+                })?;
+                container(spec, name)
+            })
+            .collect(),
+        _ => named_containers(component, "initContainers"),
+    }
+}
+
+/// The PodScheduling trait's `topologySpreadConstraints`, each spreading the component's own
+/// pods (its selector labels) unless it gives a `labelSelector`.
+fn spread_constraints(
+    component: &Component,
+    context: &Context,
+    constraints: &Value,
+) -> Result<Value, TransformError> {
+    let constraints = constraints.as_array().ok_or_else(|| {
+        TransformError::invalid("podScheduling.topologySpreadConstraints must be a list")
+    })?;
+    let own = json!({"matchLabels": crate::selector_labels(component, context)});
+    let spread = constraints
+        .iter()
+        .map(|constraint| {
+            let mut out = constraint.as_object().cloned().unwrap_or_default();
+            out.entry("labelSelector").or_insert_with(|| own.clone());
+            Value::Object(out)
+        })
+        .collect();
+    Ok(Value::Array(spread))
+}
+
 /// Replaces the main container's probes with the HealthCheck trait's.
 fn apply_health_check(component: &Component, main: &mut Value) -> Result<(), TransformError> {
     let Some(check) = component.field::<Value>("healthCheck")? else {
@@ -474,7 +583,7 @@ fn pod_volumes(
     let declared: Option<Value> = component.field("volumes")?;
     let mut volumes: Vec<(String, Value)> = Vec::new();
     for (name, source) in sorted_entries(declared.as_ref()) {
-        volumes.push((name.clone(), volume(name, source)?));
+        volumes.push((name.clone(), volume(name, source, context)?));
     }
     for entry in storage {
         if volumes.iter().any(|(name, _)| *name == entry.name) {
@@ -496,7 +605,7 @@ fn pod_volumes(
 }
 
 /// One entry of the Volumes resource as a Kubernetes volume.
-fn volume(name: &str, source: &Value) -> Result<Value, TransformError> {
+fn volume(name: &str, source: &Value, context: &Context) -> Result<Value, TransformError> {
     let mut out = Map::new();
     out.insert("name".into(), Value::from(name));
     let (key, value) = match source.as_object().map(|s| s.iter().collect::<Vec<_>>()) {
@@ -504,18 +613,50 @@ fn volume(name: &str, source: &Value) -> Result<Value, TransformError> {
         _ => {
             return Err(TransformError::invalid(format!(
                 "volumes.{name} must have exactly one of emptyDir, configMap, secret, \
-                 persistentClaim, hostPath"
+                 persistentClaim, hostPath, projected, nfs, csi, ephemeral"
             )));
         }
     };
     let (kind, spec) = match (key.as_str(), value) {
         ("emptyDir", spec) => ("emptyDir", spec.clone()),
         ("configMap", Value::String(map)) => ("configMap", json!({"name": map})),
+        ("configMap", Value::Object(map)) => ("configMap", Value::Object(map.clone())),
         ("secret", Value::String(secret)) => ("secret", json!({"secretName": secret})),
+        ("secret", Value::Object(secret)) => {
+            // One shape for both: `name`, as a configMap volume spells it.
+            let mut out = Map::new();
+            for (key, value) in secret {
+                let key = if key == "name" { "secretName" } else { key };
+                out.insert(key.to_owned(), value.clone());
+            }
+            ("secret", Value::Object(out))
+        }
         ("persistentClaim", Value::String(claim)) => {
             ("persistentVolumeClaim", json!({"claimName": claim}))
         }
+        ("persistentClaim", Value::Object(shared)) => {
+            // The claim another component's PersistentStorage renders, by the name
+            // `storage::claim_name` gives it.
+            let (Some(owner), Some(entry)) = (
+                shared.get("component").and_then(Value::as_str),
+                shared.get("storage").and_then(Value::as_str),
+            ) else {
+                return Err(TransformError::invalid(format!(
+                    "volumes.{name}.persistentClaim must be a claim name or {{component, storage}}"
+                )));
+            };
+            let mut claim =
+                json!({"claimName": context.object_name(&format!("{owner}-{entry}"))});
+            if let Some(read_only) = shared.get("readOnly") {
+                claim["readOnly"] = read_only.clone();
+            }
+            ("persistentVolumeClaim", claim)
+        }
         ("hostPath", spec) => ("hostPath", spec.clone()),
+        ("projected", spec) => ("projected", spec.clone()),
+        ("nfs", spec) => ("nfs", spec.clone()),
+        ("csi", spec) => ("csi", spec.clone()),
+        ("ephemeral", spec) => ("ephemeral", ephemeral_claim(spec)),
         (other, _) => {
             return Err(TransformError::invalid(format!(
                 "volumes.{name}.{other} is not a volume source this provider knows"
@@ -524,6 +665,26 @@ fn volume(name: &str, source: &Value) -> Result<Value, TransformError> {
     };
     out.insert(kind.into(), spec);
     Ok(Value::Object(out))
+}
+
+/// A generic ephemeral volume: `{size, storageClass, accessModes}` as the claim template that
+/// Kubernetes creates with the pod and deletes with it.
+fn ephemeral_claim(spec: &Value) -> Value {
+    let mut claim = Map::new();
+    claim.insert(
+        "accessModes".into(),
+        spec.get("accessModes")
+            .cloned()
+            .unwrap_or_else(|| json!([storage::DEFAULT_ACCESS_MODE])),
+    );
+    if let Some(class) = spec.get("storageClass") {
+        claim.insert("storageClassName".into(), class.clone());
+    }
+    claim.insert(
+        "resources".into(),
+        json!({"requests": {"storage": spec.get("size").cloned().unwrap_or(Value::Null)}}),
+    );
+    json!({"volumeClaimTemplate": {"spec": claim}})
 }
 
 /// Container names are unique across the pod, and every mount names a pod volume.

@@ -414,3 +414,147 @@ fn pods_reading_config_carry_a_checksum_reference_to_it() {
     .unwrap();
     assert!(job.template["metadata"].get("annotations").is_none());
 }
+
+#[test]
+fn an_init_container_list_runs_as_written_and_a_restartable_one_is_a_native_sidecar() {
+    let pod = render(
+        json!({"container": {"image": "x"}, "initContainers": [
+            {"name": "migrate", "image": "m"},
+            {"name": "cache", "image": "c", "restartPolicy": "Always",
+             "readinessProbe": {"tcpSocket": {"port": 6379}}},
+            {"name": "announce", "image": "a"},
+        ]}),
+        WorkloadKind::Job,
+    )
+    .unwrap();
+    let inits = pod.template["spec"]["initContainers"].as_array().unwrap();
+    let names: Vec<&str> = inits.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["migrate", "cache", "announce"]);
+    assert_eq!(inits[1]["restartPolicy"], "Always");
+    assert_eq!(inits[1]["readinessProbe"]["tcpSocket"]["port"], 6379);
+
+    let unnamed = render(
+        json!({"container": {"image": "x"}, "initContainers": [{"image": "m"}]}),
+        WorkloadKind::Deployment,
+    );
+    assert!(unnamed.unwrap_err().to_string().contains("needs a name"));
+    for spec in [
+        json!({"container": {"image": "x", "restartPolicy": "Always"}}),
+        json!({"container": {"image": "x"}, "sidecarContainers": {"log": {"image": "l", "restartPolicy": "Always"}}}),
+    ] {
+        let error = render(spec, WorkloadKind::Deployment).unwrap_err().to_string();
+        assert!(error.contains("only an init container"), "{error}");
+    }
+}
+
+#[test]
+fn the_main_container_lifecycle_meets_the_graceful_shutdown_hook() {
+    let pod = render(
+        json!({"container": {"image": "x", "lifecycle": {"postStart": {"exec": {"command": ["warm"]}}}},
+               "gracefulShutdown": {"preStop": {"sleep": {"seconds": 5}}}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    assert_eq!(
+        pod.template["spec"]["containers"][0]["lifecycle"],
+        json!({"postStart": {"exec": {"command": ["warm"]}}, "preStop": {"sleep": {"seconds": 5}}})
+    );
+    let both = render(
+        json!({"container": {"image": "x", "lifecycle": {"preStop": {"exec": {"command": ["stop"]}}}},
+               "gracefulShutdown": {"preStop": {"sleep": {"seconds": 5}}}}),
+        WorkloadKind::Deployment,
+    );
+    assert!(both.unwrap_err().to_string().contains("keep one"));
+}
+
+#[test]
+fn spread_constraints_spread_the_component_and_pod_network_and_runtime_reach_the_pod() {
+    let pod = render(
+        json!({"container": {"image": "x"},
+               "podScheduling": {"topologySpreadConstraints": [
+                   {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"},
+                   {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"tier": "web"}}},
+               ]},
+               "podNetwork": {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["1.1.1.1"]},
+                              "hostAliases": [{"ip": "10.0.0.1", "hostnames": ["db.local"]}],
+                              "enableServiceLinks": false, "hostNetwork": false},
+               "podRuntime": {"runtimeClassName": "gvisor", "shareProcessNamespace": true}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    let spec = &pod.template["spec"];
+    assert_eq!(
+        spec["topologySpreadConstraints"][0]["labelSelector"],
+        json!({"matchLabels": {"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api"}})
+    );
+    assert_eq!(
+        spec["topologySpreadConstraints"][1]["labelSelector"],
+        json!({"matchLabels": {"tier": "web"}})
+    );
+    assert_eq!(spec["dnsPolicy"], "None");
+    assert_eq!(spec["dnsConfig"]["nameservers"][0], "1.1.1.1");
+    assert_eq!(spec["hostAliases"][0]["hostnames"][0], "db.local");
+    assert_eq!(spec["enableServiceLinks"], false);
+    assert_eq!(spec["hostNetwork"], false);
+    assert_eq!(spec["runtimeClassName"], "gvisor");
+    assert_eq!(spec["shareProcessNamespace"], true);
+}
+
+#[test]
+fn every_volume_source_renders_and_a_shared_claim_is_named_for_its_owner() {
+    let pod = render(
+        json!({"container": {"image": "x"}, "volumes": {
+            "a-config": {"configMap": {"name": "settings", "items": [{"key": "app.ini", "path": "app.ini", "mode": 256}], "defaultMode": 420, "optional": true}},
+            "b-secret": {"secret": {"name": "creds", "defaultMode": 256}},
+            "c-projected": {"projected": {"sources": [
+                {"configMap": {"name": "settings"}}, {"secret": {"name": "tls"}},
+                {"serviceAccountToken": {"path": "token", "audience": "vault", "expirationSeconds": 3600}}]}},
+            "d-nfs": {"nfs": {"server": "nas.local", "path": "/exports/media", "readOnly": true}},
+            "e-csi": {"csi": {"driver": "secrets-store.csi.k8s.io", "readOnly": true, "volumeAttributes": {"secretProviderClass": "vault"}}},
+            "f-scratch": {"ephemeral": {"size": "1Gi", "storageClass": "fast"}},
+            "g-library": {"persistentClaim": {"component": "server", "storage": "library"}},
+        }}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    let volumes = pod.template["spec"]["volumes"].as_array().unwrap();
+    assert_eq!(
+        volumes[0]["configMap"],
+        json!({"name": "settings", "items": [{"key": "app.ini", "path": "app.ini", "mode": 256}], "defaultMode": 420, "optional": true})
+    );
+    assert_eq!(
+        volumes[1]["secret"],
+        json!({"secretName": "creds", "defaultMode": 256})
+    );
+    assert_eq!(volumes[2]["projected"]["sources"][2]["serviceAccountToken"]["audience"], "vault");
+    assert_eq!(volumes[3]["nfs"]["server"], "nas.local");
+    assert_eq!(volumes[4]["csi"]["driver"], "secrets-store.csi.k8s.io");
+    assert_eq!(
+        volumes[5]["ephemeral"],
+        json!({"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast",
+                                                "resources": {"requests": {"storage": "1Gi"}}}}})
+    );
+    assert_eq!(
+        volumes[6]["persistentVolumeClaim"],
+        json!({"claimName": "server-library"})
+    );
+    // Every ConfigMap and Secret the pod reads, through a projection too, rolls it.
+    assert_eq!(
+        pod.template["metadata"]["annotations"][CONFIG_CHECKSUM_ANNOTATION],
+        "opm:checksum ConfigMap/settings Secret/creds Secret/tls"
+    );
+}
+
+#[test]
+fn env_from_sources_roll_the_pods_too() {
+    let pod = render(
+        json!({"container": {"image": "x", "envFrom": [{"configMapRef": {"name": "env"}}, {"secretRef": {"name": "keys"}}]}}),
+        WorkloadKind::Deployment,
+    )
+    .unwrap();
+    assert_eq!(
+        pod.template["metadata"]["annotations"][CONFIG_CHECKSUM_ANNOTATION],
+        "opm:checksum ConfigMap/env Secret/keys"
+    );
+}
