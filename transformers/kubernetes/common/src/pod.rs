@@ -237,61 +237,52 @@ pub const CONFIG_CHECKSUM_ANNOTATION: &str = "checksum.opm.dev/config";
 /// and Secret the pod mounts or reads an environment variable from; none if it reads none.
 fn config_checksum_reference(spec: &Map<String, Value>) -> Option<String> {
     let mut references = BTreeSet::new();
+    let mut refer = |items: Option<&Value>, pointers: [(&str, &str); 2]| {
+        for item in items.and_then(Value::as_array).into_iter().flatten() {
+            for (pointer, kind) in pointers {
+                if let Some(name) = item.pointer(pointer).and_then(Value::as_str) {
+                    references.insert(format!("{kind}/{name}"));
+                }
+            }
+        }
+    };
     for volume in spec
         .get("volumes")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
-        if let Some(name) = volume.pointer("/configMap/name").and_then(Value::as_str) {
-            references.insert(format!("ConfigMap/{name}"));
-        }
-        if let Some(name) = volume.pointer("/secret/secretName").and_then(Value::as_str) {
-            references.insert(format!("Secret/{name}"));
-        }
-        for source in volume
-            .pointer("/projected/sources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            for (pointer, kind) in [("/configMap/name", "ConfigMap"), ("/secret/name", "Secret")] {
-                if let Some(name) = source.pointer(pointer).and_then(Value::as_str) {
-                    references.insert(format!("{kind}/{name}"));
-                }
-            }
-        }
+        refer(
+            Some(&json!([volume])),
+            [
+                ("/configMap/name", "ConfigMap"),
+                ("/secret/secretName", "Secret"),
+            ],
+        );
+        refer(
+            volume.pointer("/projected/sources"),
+            [("/configMap/name", "ConfigMap"), ("/secret/name", "Secret")],
+        );
     }
     let containers = ["initContainers", "containers"]
         .into_iter()
         .filter_map(|field| spec.get(field).and_then(Value::as_array))
         .flatten();
     for container in containers {
-        for env in container
-            .get("env")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            for (source, kind) in [("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")] {
-                let pointer = format!("/valueFrom/{source}/name");
-                if let Some(name) = env.pointer(&pointer).and_then(Value::as_str) {
-                    references.insert(format!("{kind}/{name}"));
-                }
-            }
-        }
-        for source in container
-            .get("envFrom")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            for (pointer, kind) in [("/configMapRef/name", "ConfigMap"), ("/secretRef/name", "Secret")] {
-                if let Some(name) = source.pointer(pointer).and_then(Value::as_str) {
-                    references.insert(format!("{kind}/{name}"));
-                }
-            }
-        }
+        refer(
+            container.get("env"),
+            [
+                ("/valueFrom/configMapKeyRef/name", "ConfigMap"),
+                ("/valueFrom/secretKeyRef/name", "Secret"),
+            ],
+        );
+        refer(
+            container.get("envFrom"),
+            [
+                ("/configMapRef/name", "ConfigMap"),
+                ("/secretRef/name", "Secret"),
+            ],
+        );
     }
     if references.is_empty() {
         return None;
@@ -645,8 +636,7 @@ fn volume(name: &str, source: &Value, context: &Context) -> Result<Value, Transf
                     "volumes.{name}.persistentClaim must be a claim name or {{component, storage}}"
                 )));
             };
-            let mut claim =
-                json!({"claimName": context.object_name(&format!("{owner}-{entry}"))});
+            let mut claim = json!({"claimName": context.object_name(&format!("{owner}-{entry}"))});
             if let Some(read_only) = shared.get("readOnly") {
                 claim["readOnly"] = read_only.clone();
             }
