@@ -9,13 +9,17 @@
 //!   that several kinds share (replicas, update strategy);
 //! - [`job`]: the Job spec a Job and a CronJob share;
 //! - [`storage`]: persistent storage as claims or claim templates;
-//! - [`ports`]: the ports a component exposes through its Service.
+//! - [`ports`]: the ports a component exposes through its Service;
+//! - [`meta`]: the `labels` and `annotations` a trait or resource adds to the objects it renders;
+//! - [`data`]: the text and base64 data maps of ConfigMaps and Secrets.
 //!
 //! OPM keeps collections that users override one entry at a time (ports, env, mounts, volumes) as
 //! maps keyed by name; Kubernetes wants lists. Maps are walked in key order, so output is
 //! deterministic whatever order the module wrote them in.
 
+pub mod data;
 pub mod job;
+pub mod meta;
 pub mod pod;
 pub mod ports;
 pub mod storage;

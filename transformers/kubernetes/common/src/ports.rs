@@ -3,7 +3,8 @@
 //! all read them from here, so a port name means the same thing to each.
 //!
 //! An expose port's `targetPort` is a number, or the name of a container port. Left out, it is
-//! the container port of the same name (by name) when there is one, else the port number.
+//! the container port of the same name (by name) when there is one, else the port number. Its
+//! `protocol`, `appProtocol` and `nodePort` are copied as written.
 
 use opm_guest::{Component, Map, TransformError, Value, json};
 
@@ -29,7 +30,7 @@ pub fn service_ports(
             })?;
             let target = target_port(name, port, &number, container_ports)?;
             let mut entry = port_entry(name, number, target);
-            copy_fields(port, &mut entry, &["protocol", "nodePort"]);
+            copy_fields(port, &mut entry, &["protocol", "appProtocol", "nodePort"]);
             ports.push(Value::Object(entry));
         }
     } else {
@@ -146,12 +147,13 @@ mod tests {
         let c = component(
             json!({"container": {"image": "x", "ports": {"http": {"containerPort": 8080}}}}),
         );
-        let expose =
-            json!({"ports": {"web": {"port": 80, "targetPort": "http", "nodePort": 30080}}});
+        let expose = json!({"ports": {"web": {"port": 80, "targetPort": "http", "nodePort": 30080,
+                                              "appProtocol": "kubernetes.io/ws"}}});
         let ports = service_ports(&c, Some(&expose)).unwrap();
         assert_eq!(
             ports,
-            [json!({"name": "web", "port": 80, "targetPort": "http", "nodePort": 30080})]
+            [json!({"name": "web", "port": 80, "targetPort": "http",
+                    "appProtocol": "kubernetes.io/ws", "nodePort": 30080})]
         );
     }
 

@@ -1,11 +1,14 @@
 //! Persistent storage (`opm.dev/traits/storage@v1#PersistentStorage`): one claim per entry. A
 //! `stateful` component gets them as the StatefulSet's volume claim templates (one claim per
 //! replica, named by Kubernetes); every other workload gets a PersistentVolumeClaim named
-//! `<component>-<entry>` and a pod volume that refers to it.
+//! `<component>-<entry>` and a pod volume that refers to it. An entry's `labels` and
+//! `annotations` (`helm.sh/resource-policy: keep` is the usual one) go on its claim or claim
+//! template.
 
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
 
-use crate::{WORKLOAD_TYPE_LABEL, sorted_entries};
+use crate::meta::merge_metadata;
+use crate::{WORKLOAD_TYPE_LABEL, copy_fields, object_metadata, sorted_entries};
 
 /// The workload type whose storage becomes volume claim templates.
 pub const STATEFUL: &str = "stateful";
@@ -22,6 +25,41 @@ pub struct Storage {
     pub mount_path: Option<String>,
     /// The claim's `spec`.
     pub claim_spec: Value,
+    /// The entry's own `labels` and `annotations` (see [`crate::meta`]), for the claim or the
+    /// claim template; an empty map when it sets neither.
+    pub metadata: Value,
+}
+
+impl Storage {
+    /// The StatefulSet's volume claim template of this entry: its name, the entry's labels and
+    /// annotations when it has any, and the claim `spec`.
+    pub fn claim_template(&self) -> Result<Value, TransformError> {
+        let mut metadata = json!({"name": self.name});
+        merge_metadata(
+            &mut metadata,
+            &self.metadata,
+            &format!("persistentStorage.{}", self.name),
+        )?;
+        Ok(json!({"metadata": metadata, "spec": self.claim_spec}))
+    }
+
+    /// The PersistentVolumeClaim of this entry for a component that is not stateful, named
+    /// [`claim_name`]: [`object_metadata`] with the entry's labels and annotations merged over.
+    pub fn claim(&self, component: &Component, context: &Context) -> Result<Value, TransformError> {
+        let name = claim_name(component, context, &self.name);
+        let mut metadata = object_metadata(component, context, &name);
+        merge_metadata(
+            &mut metadata,
+            &self.metadata,
+            &format!("persistentStorage.{}", self.name),
+        )?;
+        Ok(json!({
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": metadata,
+            "spec": self.claim_spec,
+        }))
+    }
 }
 
 /// Whether `component` is a `stateful` workload, whose storage is volume claim templates.
@@ -42,6 +80,7 @@ pub fn persistent_storage(component: &Component) -> Result<Vec<Storage>, Transfo
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 claim_spec: claim_spec(name, entry)?,
+                metadata: entry_metadata(entry),
             })
         })
         .collect()
@@ -65,6 +104,13 @@ pub fn mounts_on_one_node(storage: &[Storage]) -> bool {
 /// The name of the PersistentVolumeClaim of `entry` for a component that is not stateful.
 pub fn claim_name(component: &Component, context: &Context, entry: &str) -> String {
     context.object_name(&format!("{}-{entry}", component.name()))
+}
+
+/// The `labels` and `annotations` of `entry`, those it has.
+fn entry_metadata(entry: &Value) -> Value {
+    let mut metadata = Map::new();
+    copy_fields(entry, &mut metadata, &["labels", "annotations"]);
+    Value::Object(metadata)
 }
 
 /// A PersistentVolumeClaim `spec`: access modes (default ReadWriteOnce), storage class, size.
@@ -130,6 +176,50 @@ mod tests {
         )
         .unwrap();
         assert!(!mounts_on_one_node(&persistent_storage(&c).unwrap()));
+    }
+
+    #[test]
+    fn labels_and_annotations_go_on_the_claim_and_the_claim_template() {
+        let c = Component::from_value(
+            json!({"metadata": {"name": "db"}, "spec": {"persistentStorage": {
+                "data": {"size": "1Gi", "labels": {"backup": "daily"},
+                         "annotations": {"helm.sh/resource-policy": "keep"}},
+                "tmp": {"size": "1Gi"},
+            }}}),
+        )
+        .unwrap();
+        let storage = persistent_storage(&c).unwrap();
+        assert_eq!(
+            storage[0].claim_template().unwrap(),
+            json!({"metadata": {"name": "data", "labels": {"backup": "daily"},
+                                "annotations": {"helm.sh/resource-policy": "keep"}},
+                   "spec": storage[0].claim_spec})
+        );
+        assert_eq!(
+            storage[1].claim_template().unwrap(),
+            json!({"metadata": {"name": "tmp"}, "spec": storage[1].claim_spec})
+        );
+        let claim = storage[0].claim(&c, &crate::test_context()).unwrap();
+        assert_eq!(
+            claim["metadata"],
+            json!({"name": "db-data",
+                   "labels": {"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "db",
+                              "backup": "daily", "module.opmodel.dev/version": "1.2.0"},
+                   "annotations": {"helm.sh/resource-policy": "keep"}})
+        );
+        let reserved = Component::from_value(
+            json!({"metadata": {"name": "db"}, "spec": {"persistentStorage": {
+            "data": {"size": "1Gi", "labels": {"app.kubernetes.io/instance": "x"}}}}}),
+        )
+        .unwrap();
+        let err = persistent_storage(&reserved).unwrap()[0]
+            .claim_template()
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("persistentStorage.data.labels.app.kubernetes.io/instance"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! ConfigMapTransformer: renders the ConfigMap resource of a component into a `v1` ConfigMap
-//! named after the component.
+//! named after the component: `data` (text) and `binaryData` (base64), each in key order and
+//! never sharing a key, `immutable` when set, and the resource's `labels` and `annotations`
+//! merged over the component's.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
-use opm_k8s_common::{object_metadata, sorted_entries};
+use opm_k8s_common::data::{base64_map, disjoint, text_map};
+use opm_k8s_common::meta::merge_metadata;
+use opm_k8s_common::object_metadata;
 
 /// Renders config map resources into ConfigMaps.
 pub struct ConfigMapTransformer;
@@ -10,19 +14,24 @@ pub struct ConfigMapTransformer;
 impl Transformer for ConfigMapTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let config: Value = component.require("configMap")?;
-        let mut data = Map::new();
-        for (key, value) in sorted_entries(config.get("data")) {
-            let text = value.as_str().ok_or_else(|| {
-                TransformError::invalid(format!("configMap.data.{key} must be a string"))
-            })?;
-            data.insert(key.clone(), Value::from(text));
+        let data = text_map(config.get("data"), "configMap.data")?;
+        let binary = base64_map(config.get("binaryData"), "configMap.binaryData")?;
+        disjoint((&data, "configMap.data"), (&binary, "configMap.binaryData"))?;
+        let mut metadata =
+            object_metadata(component, context, &context.object_name(component.name()));
+        merge_metadata(&mut metadata, &config, "configMap")?;
+        let mut object = Map::new();
+        object.insert("apiVersion".into(), json!("v1"));
+        object.insert("kind".into(), json!("ConfigMap"));
+        object.insert("metadata".into(), metadata);
+        object.insert("data".into(), Value::Object(data));
+        if !binary.is_empty() {
+            object.insert("binaryData".into(), Value::Object(binary));
         }
-        Ok(vec![json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": object_metadata(component, context, &context.object_name(component.name())),
-            "data": data,
-        })])
+        if let Some(immutable) = config.get("immutable").filter(|v| v.is_boolean()) {
+            object.insert("immutable".into(), immutable.clone());
+        }
+        Ok(vec![Value::Object(object)])
     }
 }
 
@@ -45,6 +54,7 @@ mod tests {
         assert_eq!(out[0]["kind"], "ConfigMap");
         assert_eq!(out[0]["metadata"]["name"], "settings");
         assert_eq!(out[0]["data"], json!({}));
+        assert!(out[0].get("binaryData").is_none() && out[0].get("immutable").is_none());
     }
 
     #[test]
@@ -58,5 +68,56 @@ mod tests {
     #[test]
     fn a_non_string_value_is_invalid() {
         assert!(render(json!({"data": {"n": 1}})).is_err());
+    }
+
+    #[test]
+    fn maximal_config_map_has_binary_data_immutable_labels_and_annotations() {
+        let out = render(json!({
+            "data": {"app.conf": "x"},
+            "binaryData": {"logo.png": "iVBORw0KGgo=", "a.bin": "AAE="},
+            "immutable": true,
+            "labels": {"tier": "web"},
+            "annotations": {"example.com/owner": "team-a"},
+        }))
+        .unwrap();
+        assert_eq!(
+            out[0],
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "settings",
+                                "labels": {"app.kubernetes.io/instance": "",
+                                           "app.kubernetes.io/name": "settings", "tier": "web"},
+                                "annotations": {"example.com/owner": "team-a"}},
+                   "data": {"app.conf": "x"},
+                   "binaryData": {"a.bin": "AAE=", "logo.png": "iVBORw0KGgo="},
+                   "immutable": true})
+        );
+        let keys: Vec<&String> = out[0].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "apiVersion",
+                "kind",
+                "metadata",
+                "data",
+                "binaryData",
+                "immutable"
+            ]
+        );
+    }
+
+    #[test]
+    fn binary_data_must_be_base64_and_may_not_repeat_a_data_key() {
+        let err = render(json!({"binaryData": {"logo.png": "not base64!"}})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("configMap.binaryData.logo.png must be base64"),
+            "{err}"
+        );
+        let err = render(json!({"data": {"a": "x"}, "binaryData": {"a": "eA=="}})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("key \"a\" is in both configMap.data and configMap.binaryData"),
+            "{err}"
+        );
     }
 }

@@ -9,9 +9,11 @@
 //! - `rules` (by name, rendered in name order with that `name`) each match paths (PathPrefix by
 //!   default), methods or headers and send to one port of the Service, named by its port name
 //!   (`port`, which may be left out when the Service has one port) and rendered as the port
-//!   number the Gateway API wants. Without `rules`, everything goes to the Service's only port.
+//!   number the Gateway API wants. Without `rules`, everything goes to the Service's only port;
+//! - `labels` and `annotations` are merged over the component's on the HTTPRoute.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
+use opm_k8s_common::meta::merge_metadata;
 use opm_k8s_common::ports::{backend_port, service_ports};
 use opm_k8s_common::{object_metadata, sorted_entries};
 
@@ -78,10 +80,13 @@ impl Transformer for HttpRouteTransformer {
             spec.insert("hostnames".into(), hostnames.clone());
         }
         spec.insert("rules".into(), Value::Array(rules));
+        let mut metadata =
+            object_metadata(component, context, &context.object_name(component.name()));
+        merge_metadata(&mut metadata, &route, "httpRoute")?;
         Ok(vec![json!({
             "apiVersion": "gateway.networking.k8s.io/v1",
             "kind": "HTTPRoute",
-            "metadata": object_metadata(component, context, &context.object_name(component.name())),
+            "metadata": metadata,
             "spec": spec,
         })])
     }
@@ -181,6 +186,23 @@ mod tests {
                    "timeouts": {"request": "10s"}})
         );
         assert_eq!(spec["rules"][1]["matches"][0]["path"]["type"], "PathPrefix");
+    }
+
+    #[test]
+    fn labels_and_annotations_go_on_the_route() {
+        let out = render(
+            json!({"gateways": {"public": {}}, "labels": {"gateway": "public"},
+                   "annotations": {"example.com/team": "shop"}}),
+            json!({"http": {"containerPort": 8080}}),
+        )
+        .unwrap();
+        assert_eq!(
+            out[0]["metadata"],
+            json!({"name": "shop",
+                   "labels": {"app.kubernetes.io/instance": "", "app.kubernetes.io/name": "shop",
+                              "gateway": "public"},
+                   "annotations": {"example.com/team": "shop"}})
+        );
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! PersistentVolumeClaimTransformer: renders each entry of the PersistentStorage trait into a
-//! `v1` PersistentVolumeClaim named `<component>-<entry>`, which the workload's pods mount.
+//! `v1` PersistentVolumeClaim named `<component>-<entry>`, which the workload's pods mount,
+//! with the entry's `labels` and `annotations` merged over the component's.
 //!
 //! A `stateful` component renders nothing here: its StatefulSet claims storage per replica
 //! through volume claim templates, and a shared claim next to them would be unused.
 
-use opm_guest::{Component, Context, TransformError, Transformer, Value, json};
-use opm_k8s_common::object_metadata;
-use opm_k8s_common::storage::{claim_name, is_stateful, persistent_storage};
+use opm_guest::{Component, Context, TransformError, Transformer, Value};
+use opm_k8s_common::storage::{is_stateful, persistent_storage};
 
 /// Renders persistent storage into PersistentVolumeClaims.
 pub struct PersistentVolumeClaimTransformer;
@@ -16,18 +16,10 @@ impl Transformer for PersistentVolumeClaimTransformer {
         if is_stateful(component) {
             return Ok(Vec::new());
         }
-        Ok(persistent_storage(component)?
-            .into_iter()
-            .map(|storage| {
-                let name = claim_name(component, context, &storage.name);
-                json!({
-                    "apiVersion": "v1",
-                    "kind": "PersistentVolumeClaim",
-                    "metadata": object_metadata(component, context, &name),
-                    "spec": storage.claim_spec,
-                })
-            })
-            .collect())
+        persistent_storage(component)?
+            .iter()
+            .map(|storage| storage.claim(component, context))
+            .collect()
     }
 }
 
@@ -36,6 +28,7 @@ opm_guest::export!(PersistentVolumeClaimTransformer);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use opm_guest::json;
 
     fn render(workload: &str, storage: Value) -> Result<Vec<Value>, TransformError> {
         let component = Component::from_value(json!({
@@ -77,6 +70,23 @@ mod tests {
         assert_eq!(out[0]["spec"]["storageClassName"], "nfs");
         assert_eq!(out[0]["spec"]["accessModes"], json!(["ReadWriteMany"]));
         assert_eq!(out[1]["metadata"]["name"], "files-scratch");
+    }
+
+    #[test]
+    fn an_entrys_labels_and_annotations_go_on_its_claim() {
+        let out = render(
+            "stateless",
+            json!({"data": {"size": "1Gi", "labels": {"backup": "daily"},
+                            "annotations": {"helm.sh/resource-policy": "keep"}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            out[0]["metadata"],
+            json!({"name": "files-data",
+                   "labels": {"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "files",
+                              "backup": "daily"},
+                   "annotations": {"helm.sh/resource-policy": "keep"}})
+        );
     }
 
     #[test]

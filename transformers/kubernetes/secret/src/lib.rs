@@ -1,11 +1,15 @@
 //! SecretTransformer: renders the Secret resource of a component into a `v1` Secret named after
-//! the component, its values as `stringData`.
+//! the component: its text values as `stringData`, its base64 values as `data` (never the same
+//! key in both), `immutable` when set, and the resource's `labels` and `annotations` merged over
+//! the component's.
 //!
 //! Every value is sensitive (`docs/module-format.md`): it goes into the rendered Secret alone.
 //! This transformer never logs, and its errors name keys, never values.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
-use opm_k8s_common::{object_metadata, sorted_entries};
+use opm_k8s_common::data::{base64_map, disjoint, text_map};
+use opm_k8s_common::meta::merge_metadata;
+use opm_k8s_common::object_metadata;
 
 /// Secret type when the resource names none.
 pub const DEFAULT_TYPE: &str = "Opaque";
@@ -20,22 +24,25 @@ impl Transformer for SecretTransformer {
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or(DEFAULT_TYPE);
-        let mut data = Map::new();
-        for (key, value) in sorted_entries(secret.get("stringData")) {
-            let Value::String(text) = value else {
-                return Err(TransformError::invalid(format!(
-                    "secret.stringData.{key} must be a string"
-                )));
-            };
-            data.insert(key.clone(), Value::from(text.as_str()));
+        let text = text_map(secret.get("stringData"), "secret.stringData")?;
+        let encoded = base64_map(secret.get("data"), "secret.data")?;
+        disjoint((&encoded, "secret.data"), (&text, "secret.stringData"))?;
+        let mut metadata =
+            object_metadata(component, context, &context.object_name(component.name()));
+        merge_metadata(&mut metadata, &secret, "secret")?;
+        let mut object = Map::new();
+        object.insert("apiVersion".into(), json!("v1"));
+        object.insert("kind".into(), json!("Secret"));
+        object.insert("metadata".into(), metadata);
+        object.insert("type".into(), json!(kind));
+        if !encoded.is_empty() {
+            object.insert("data".into(), Value::Object(encoded));
         }
-        Ok(vec![json!({
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": object_metadata(component, context, &context.object_name(component.name())),
-            "type": kind,
-            "stringData": data,
-        })])
+        object.insert("stringData".into(), Value::Object(text));
+        if let Some(immutable) = secret.get("immutable").filter(|v| v.is_boolean()) {
+            object.insert("immutable".into(), immutable.clone());
+        }
+        Ok(vec![Value::Object(object)])
     }
 }
 
@@ -57,6 +64,7 @@ mod tests {
         assert_eq!(out[0]["kind"], "Secret");
         assert_eq!(out[0]["type"], "Opaque");
         assert_eq!(out[0]["stringData"], json!({}));
+        assert!(out[0].get("data").is_none() && out[0].get("immutable").is_none());
     }
 
     #[test]
@@ -71,10 +79,67 @@ mod tests {
     }
 
     #[test]
+    fn base64_data_immutable_labels_and_annotations() {
+        let out = render(json!({
+            "type": "kubernetes.io/tls",
+            "data": {"tls.key": "a2V5LWJ5dGVz", "tls.crt": "Y2VydC1ieXRlcw=="},
+            "stringData": {"ca.crt": "text"},
+            "immutable": true,
+            "labels": {"tier": "db"},
+            "annotations": {"reflector.v1.k8s.emberstack.com/reflection-allowed": "true"},
+        }))
+        .unwrap();
+        assert_eq!(
+            out[0],
+            json!({"apiVersion": "v1", "kind": "Secret",
+                   "metadata": {"name": "db",
+                                "labels": {"app.kubernetes.io/instance": "",
+                                           "app.kubernetes.io/name": "db", "tier": "db"},
+                                "annotations": {"reflector.v1.k8s.emberstack.com/reflection-allowed": "true"}},
+                   "type": "kubernetes.io/tls",
+                   "data": {"tls.crt": "Y2VydC1ieXRlcw==", "tls.key": "a2V5LWJ5dGVz"},
+                   "stringData": {"ca.crt": "text"},
+                   "immutable": true})
+        );
+        let keys: Vec<&String> = out[0].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "apiVersion",
+                "kind",
+                "metadata",
+                "type",
+                "data",
+                "stringData",
+                "immutable"
+            ]
+        );
+    }
+
+    #[test]
     fn errors_name_the_key_never_the_value() {
         let err = render(json!({"stringData": {"token": 12345}})).unwrap_err();
         let message = err.to_string();
         assert!(message.contains("secret.stringData.token"), "{message}");
         assert!(!message.contains("12345"), "{message}");
+        let err = render(json!({"data": {"token": "hunter2-not-base64!"}})).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("secret.data.token must be base64"),
+            "{message}"
+        );
+        assert!(!message.contains("hunter2"), "{message}");
+        let err = render(json!({"data": {"token": "aHVudGVyMi1odW50ZXIy"},
+                                "stringData": {"token": "hunter2-hunter2"}}))
+        .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("key \"token\" is in both secret.data and secret.stringData"),
+            "{message}"
+        );
+        assert!(
+            !message.contains("hunter2") && !message.contains("aHVudGVy"),
+            "{message}"
+        );
     }
 }
