@@ -22,6 +22,7 @@ pub mod job;
 pub mod meta;
 pub mod pod;
 pub mod ports;
+pub mod selector;
 pub mod storage;
 
 mod container;
