@@ -10,6 +10,7 @@ mod hostile;
 mod k8s_pod;
 mod kubernetes;
 mod parameters;
+mod patches;
 mod polyglot;
 mod providers;
 mod render;

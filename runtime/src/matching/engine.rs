@@ -18,7 +18,8 @@ use super::Requirements;
 use super::flatten::{build_spec, flatten, with_defaults};
 use super::plan::{
     Attachments, Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource,
-    LeftOut, Matched, Missing, Plan, PlanConfig, PlanProvider, Problem, Reason, Unmatched,
+    LeftOut, Matched, Missing, Plan, PlanConfig, PlanPatch, PlanProvider, Problem, Reason,
+    Unmatched,
 };
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
@@ -140,6 +141,7 @@ pub fn plan_providers(
         components.push(outcome.plan);
     }
 
+    let patches = plan_patches(module, &mut errors);
     Plan {
         module: module.name().to_owned(),
         provider: providers
@@ -167,12 +169,51 @@ pub fn plan_providers(
             .iter()
             .map(|e| LeftOut {
                 component: e.component.clone(),
+                patch: None,
                 definition: e.definition.clone(),
                 condition: e.condition.clone(),
                 at: e.origin.clone(),
             })
+            .chain(module.left_out_patches().iter().map(|p| LeftOut {
+                component: String::new(),
+                patch: Some(p.index),
+                definition: None,
+                condition: p.condition.clone(),
+                at: p.origin.clone(),
+            }))
             .collect(),
+        patches,
     }
+}
+
+/// The module's patches as the plan applies them, and an error for each that names a component
+/// the module does not have.
+fn plan_patches(module: &Module, errors: &mut Vec<Problem>) -> Vec<PlanPatch> {
+    let names: Vec<&str> = module.components().map(|c| c.name.as_str()).collect();
+    let mut patches = Vec::with_capacity(module.patches().len());
+    for patch in module.patches() {
+        if let Some(component) = &patch.target.component
+            && module.component(component).is_none()
+        {
+            let left_out = module
+                .excluded()
+                .iter()
+                .any(|e| e.definition.is_none() && e.component == *component);
+            errors.push(Problem::PatchComponent {
+                index: patch.index,
+                component: component.clone(),
+                left_out,
+                similar: if left_out {
+                    Vec::new()
+                } else {
+                    crate::names::suggest(component, names.iter().copied())
+                },
+                at: patch.origin.clone(),
+            });
+        }
+        patches.push(PlanPatch::of(patch, &names));
+    }
+    patches
 }
 
 /// The FQNs `manifest`'s transformers name, required or optional, by kind.

@@ -37,6 +37,9 @@ pub struct Plan {
     /// What the module's conditions left out.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) left_out: Vec<LeftOut>,
+    /// The module's patches a render applies, in module order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) patches: Vec<PlanPatch>,
 }
 
 /// A provider of a plan and what it holds, so that a plan of several providers says where each
@@ -75,12 +78,16 @@ pub struct PlanConfig {
     pub parameters: serde_json::Value,
 }
 
-/// A component, or one of its attachments, that a false condition left out.
+/// A component, one of its attachments, or a patch, that a false condition left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeftOut {
-    /// The component.
+    /// The component; empty for a patch.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub component: String,
+    /// The patch's position in the module's `patches`, when a patch is left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<usize>,
     /// The attachment as written; none when the component is left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub definition: Option<String>,
@@ -90,7 +97,68 @@ pub struct LeftOut {
     pub at: Origin,
 }
 
+/// A module patch, as a render applies it (`docs/module-format.md#patches`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanPatch {
+    /// Its position in the module's `patches`, from 0.
+    pub index: usize,
+    /// Where it is written.
+    pub at: Origin,
+    /// Which objects it applies to.
+    pub target: crate::module::patch::Target,
+    /// `merge` or `jsonPatch`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// A JSON Patch's operations without their values (`add /spec/sessionAffinity`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<String>,
+    /// The components whose objects it can change: its target's component, else every one.
+    pub components: Vec<String>,
+    /// The patch itself, which may hold secrets: neither serialized nor printed.
+    #[serde(skip)]
+    pub patch: crate::module::Patch,
+}
+
+impl PlanPatch {
+    /// `patches[1]`: how messages name it.
+    pub fn name(&self) -> String {
+        format!("patches[{}]", self.index)
+    }
+
+    /// What `patch` of a module with `components` can change.
+    pub fn of(patch: &crate::module::Patch, components: &[&str]) -> Self {
+        use crate::module::patch::Operation;
+        let (kind, operations) = match &patch.operation {
+            Operation::Merge(_) => ("merge", Vec::new()),
+            Operation::JsonPatch(ops) => ("jsonPatch", ops.iter().map(|op| op.summary()).collect()),
+        };
+        let components = match &patch.target.component {
+            Some(component) => components
+                .iter()
+                .filter(|c| **c == component.as_str())
+                .map(|c| (*c).to_owned())
+                .collect(),
+            None => components.iter().map(|c| (*c).to_owned()).collect(),
+        };
+        Self {
+            index: patch.index,
+            at: patch.origin.clone(),
+            target: patch.target.clone(),
+            kind,
+            operations,
+            components,
+            patch: patch.clone(),
+        }
+    }
+}
+
 impl Plan {
+    /// The module's patches, in the order a render applies them.
+    pub fn patches(&self) -> &[PlanPatch] {
+        &self.patches
+    }
+
     /// Every transform call to run, by component name, then transformer FQN. Only components
     /// whose plan has no error get calls.
     pub fn calls(&self) -> impl ExactSizeIterator<Item = &Call> {
@@ -660,6 +728,23 @@ pub enum Problem {
         /// What the compiler said.
         error: String,
     },
+    /// A patch targets a component the module does not have, or that a condition left out.
+    #[error(
+        "{at}: patches[{index}] targets component {component:?}, which {}",
+        unknown_component(*left_out, similar)
+    )]
+    PatchComponent {
+        /// The patch's position in the module's `patches`.
+        index: usize,
+        /// The component it names.
+        component: String,
+        /// Whether a condition left that component out.
+        left_out: bool,
+        /// Components whose names are close.
+        similar: Vec<String>,
+        /// Where the patch is written.
+        at: Origin,
+    },
     /// A transformer names a definition that neither the provider nor the module declares
     /// (a warning: no component can attach it).
     #[error("transformer {transformer} names {definition}, which no definition declares")]
@@ -677,7 +762,8 @@ impl Problem {
         match self {
             Self::Definition { .. }
             | Self::UnknownRequirement { .. }
-            | Self::InvalidValidation { .. } => None,
+            | Self::InvalidValidation { .. }
+            | Self::PatchComponent { .. } => None,
             Self::UnknownDefinition { component, .. }
             | Self::AmbiguousDefinition { component, .. }
             | Self::WrongSection { component, .. }
@@ -691,6 +777,17 @@ impl Problem {
             | Self::Unhandled { component, .. }
             | Self::Refused { component, .. } => Some(component),
         }
+    }
+}
+
+fn unknown_component(left_out: bool, similar: &[String]) -> String {
+    if left_out {
+        "a condition left out; give the patch the same `when`".to_owned()
+    } else {
+        format!(
+            "the module does not have{}",
+            crate::names::did_you_mean(similar)
+        )
     }
 }
 

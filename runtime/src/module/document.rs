@@ -19,13 +19,28 @@ use crate::definitions::fqn::{self, Fqn};
 const API_VERSION: &str = "core.opm.dev/v1";
 
 /// Adds every string under a Secret resource of the merged document `root` to `sensitive`
-/// (attached by its FQN or as `Secret`), but for its `type`. It reads the tree as it is, before anything is checked,
+/// (attached by its FQN or as `Secret`), but for its `type`, `labels` and `annotations`, what
+/// each value of its base64 `data` decodes to, and every string a patch that
+/// targets the kind `Secret` writes. It reads the tree as it is, before anything is checked,
 /// so that an error about the document can be redacted too.
 pub(crate) fn collect_secrets(root: &Node, sensitive: &mut BTreeSet<String>) {
     fn map(node: &Node) -> Option<&[Entry]> {
         match &node.value {
             Value::Map(entries) => Some(entries),
             _ => None,
+        }
+    }
+    if let Some(Value::List(patches)) = map(root)
+        .and_then(|top| field(top, super::patch::KEY))
+        .map(|node| &node.value)
+    {
+        for patch in patches
+            .iter()
+            .filter(|patch| super::patch::targets_secrets(patch))
+        {
+            for value in super::patch::written_values(patch) {
+                collect_strings(&value, sensitive);
+            }
         }
     }
     let components = map(root)
@@ -40,10 +55,15 @@ pub(crate) fn collect_secrets(root: &Node, sensitive: &mut BTreeSet<String>) {
         for resource in resources {
             if resource.key == SECRET_FQN || resource.key == fqn::short_name(SECRET_FQN) {
                 let mut value = resource.value.to_json();
-                // Its `type` (`Opaque`, `kubernetes.io/tls`) says what it holds, not a secret.
+                // Its `type` (`Opaque`, `kubernetes.io/tls`) says what it holds, not a secret;
+                // its `labels` and `annotations` are metadata, which Kubernetes shows to anyone
+                // who may list the Secret's name (`kubectl get`, events, audit logs).
                 if let Some(fields) = value.as_object_mut() {
-                    fields.remove("type");
+                    for metadata in ["type", "labels", "annotations"] {
+                        fields.remove(metadata);
+                    }
                 }
+                collect_decoded(value.get("data"), sensitive);
                 collect_strings(&value, sensitive);
             }
         }
@@ -75,6 +95,7 @@ pub(crate) fn interpret(
             "metadata",
             "definitions",
             "components",
+            "patches",
         ],
         "the module",
     );
@@ -112,6 +133,12 @@ pub(crate) fn interpret(
         None => BTreeMap::new(),
     };
 
+    let patches = field(top, super::patch::KEY)
+        .map(|node| {
+            super::patch::read(node, &mut |origin, message| reader.problem(origin, message))
+        })
+        .unwrap_or_default();
+
     if !reader.problems.is_empty() {
         return Err(reader.into_error());
     }
@@ -128,7 +155,29 @@ pub(crate) fn interpret(
         config: None,
         parameters: None,
         excluded: Vec::new(),
+        patches,
+        left_out_patches: Vec::new(),
     })
+}
+
+/// Adds what each base64 value of a Secret's `data` decodes to, when it is text: the secret
+/// itself, which a log line or an error may quote (the encoded form is collected as it is).
+fn collect_decoded(data: Option<&serde_json::Value>, out: &mut BTreeSet<String>) {
+    use base64::Engine as _;
+    let encoded = data
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flat_map(|data| data.values())
+        .filter_map(serde_json::Value::as_str);
+    for encoded in encoded {
+        if let Ok(text) = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map(String::from_utf8)
+            && let Ok(text) = text
+        {
+            out.insert(text);
+        }
+    }
 }
 
 fn collect_strings(value: &serde_json::Value, out: &mut BTreeSet<String>) {

@@ -643,7 +643,7 @@ fn child_mut<'a>(node: &'a mut Node, key: &str) -> Option<&'a mut Node> {
 /// Removes the condition `key` from the map `node` and evaluates it: its text, its value and
 /// where it is written.
 #[allow(clippy::type_complexity, reason = "a private helper's plain tuple")]
-fn take_condition(
+pub(crate) fn take_condition(
     node: &mut Node,
     key: &str,
     scope: &mut Scope,

@@ -30,8 +30,9 @@
 mod config;
 mod document;
 pub mod expr;
+pub mod patch;
 mod set;
-mod tree;
+pub(crate) mod tree;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,6 +42,7 @@ use std::sync::Arc;
 
 pub use crate::origin::Origin;
 pub use expr::Excluded;
+pub use patch::{LeftOutPatch, Patch};
 
 use crate::definitions::{DefinitionKind, DefinitionSpec};
 use tree::{Entry, Node};
@@ -65,6 +67,10 @@ pub struct Module {
     parameters: Option<serde_json::Value>,
     /// What conditions left out.
     excluded: Vec<Excluded>,
+    /// `patches`, in module order, but for those a condition left out.
+    patches: Vec<Patch>,
+    /// The patches a condition left out.
+    left_out_patches: Vec<LeftOutPatch>,
 }
 
 /// A definition declared in the module's `definitions`.
@@ -208,6 +214,16 @@ impl Module {
     /// The components and attachments that a false condition left out, in document order.
     pub fn excluded(&self) -> &[Excluded] {
         &self.excluded
+    }
+
+    /// The module's `patches` a render applies, in module order (`docs/module-format.md#patches`).
+    pub fn patches(&self) -> &[Patch] {
+        &self.patches
+    }
+
+    /// The patches that a false `when` left out, in module order.
+    pub fn left_out_patches(&self) -> &[LeftOutPatch] {
+        &self.left_out_patches
     }
 
     /// The parameters this render uses: what the values set, over the config's defaults.
@@ -419,6 +435,9 @@ fn assemble(
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
     let config = take_config(&mut root)?;
+    // Patches are the module file's own: taken out before values merge, so that no values file
+    // or --set can add or change one (with a config, they set parameters the patches may use).
+    let patches = take_entry(&mut root, patch::KEY);
     // With a config, values and --set set parameters; without one, they change the document.
     let mut parameters = Node::new(tree::Value::Map(Vec::new()), Origin::whole("values"));
     let (target, base, path) = match &config {
@@ -437,6 +456,15 @@ fn assemble(
                 ));
             }
         }
+        if config.is_none()
+            && let tree::Value::Map(entries) = &overlay.value
+            && let Some(entry) = entries.iter().find(|entry| entry.key == patch::KEY)
+        {
+            return Err(ModuleError::invalid(
+                entry.key_origin.clone(),
+                patches_are_the_modules().to_owned(),
+            ));
+        }
         values::substitute_env(&mut overlay, env, sensitive)?;
         // Under `config`, no key is taken for a component or a definition.
         let mut at = if path.is_empty() {
@@ -448,6 +476,14 @@ fn assemble(
     }
     for arg in sets {
         let mut parsed = set::parse(arg)?;
+        if target == set::Target::Document
+            && matches!(parsed.path.first(), Some(set::Segment::Key(key)) if key == patch::KEY)
+        {
+            return Err(ModuleError::Set {
+                path: parsed.path_text,
+                message: patches_are_the_modules().to_owned(),
+            });
+        }
         values::substitute_env(&mut parsed.value, env, sensitive)?;
         set::apply(base, parsed, target)?;
     }
@@ -474,6 +510,16 @@ fn assemble(
     let instance = instance.scope(&module_scope);
     let mut scope = expr::Scope::new(parameters.as_ref(), module_scope, instance);
     let excluded = expr::apply_conditions(&mut root, &mut scope)?;
+    let (kept_patches, left_out_patches) = match patches {
+        Some((_, mut entry)) => {
+            let conditions = patch::apply_conditions(&mut entry.value, &mut scope)?;
+            if let tree::Value::Map(entries) = &mut root.value {
+                entries.push(entry);
+            }
+            conditions
+        }
+        None => (Vec::new(), Vec::new()),
+    };
     expr::resolve(&mut root, &mut scope, env, sensitive)?;
     if let (Some((index, entry)), tree::Value::Map(entries)) = (metadata, &mut root.value) {
         entries.insert(index, entry);
@@ -484,6 +530,11 @@ fn assemble(
     module.config = config.map(|c| c.schema);
     module.parameters = parameters;
     module.excluded = excluded;
+    // Each patch kept is named by its place in the list as written.
+    for patch in &mut module.patches {
+        patch.index = kept_patches[patch.index];
+    }
+    module.left_out_patches = left_out_patches;
     Ok(module)
 }
 
@@ -493,6 +544,13 @@ pub fn config_schema(path: &Path) -> Result<Option<serde_json::Value>, ModuleErr
     let path = module_file(path);
     let mut root = read_tree(&path)?;
     Ok(take_config(&mut root)?.map(|config| config.schema))
+}
+
+/// Why a values file or `--set` cannot name `patches`.
+fn patches_are_the_modules() -> &'static str {
+    "patches are the module's own: a values file or --set cannot add or change them; declare \
+     a parameter in the module's `config` and use it in the module's patches \
+     (docs/module-format.md#patches)"
 }
 
 /// `module` as expressions see it: the name, version and namespace of `metadata`, those that

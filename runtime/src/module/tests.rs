@@ -261,7 +261,7 @@ fn unknown_top_level_field_is_an_error() {
     let text = error_text(&format!("{MODULE}extra: 1\n"));
     assert_eq!(
         text,
-        "module.yaml:20:1: unknown field `extra` in the module; expected one of: apiVersion, kind, metadata, definitions, components"
+        "module.yaml:20:1: unknown field `extra` in the module; expected one of: apiVersion, kind, metadata, definitions, components, patches"
     );
 }
 
@@ -547,5 +547,98 @@ fn expressions_see_the_namespace_metadata_resolves_to() {
     assert_eq!(
         module.component("api").unwrap().resources[0].value["env"],
         json!({"NS": {"value": "prod"}, "M": {"value": "prod"}})
+    );
+}
+
+const PATCHED: &str = "\
+apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: shop, version: '1'}
+config:
+  properties:
+    owner: {type: string, default: team-a}
+    sticky: {type: boolean, default: false}
+components:
+  api:
+    resources: {Container: {image: nginx}}
+patches:
+  - target: {kind: Deployment, component: api}
+    merge: {metadata: {annotations: {example.com/owner: '${config.owner}'}}}
+  - target: {kind: Service}
+    when: ${config.sticky}
+    jsonPatch: [{op: add, path: /spec/sessionAffinity, value: '${config.nothing.set}'}]
+  - target: {kind: Service, labels: {tier: web}}
+    when: true
+    jsonPatch: [{op: add, path: /spec/sessionAffinity, value: ClientIP}]
+";
+
+#[test]
+fn patches_use_parameters_and_conditions_and_keep_their_place_in_the_list() {
+    let module = load_with(PATCHED, &["owner: team-b\n"], &[]).unwrap();
+    let patches = module.patches();
+    assert_eq!(patches.iter().map(|p| p.index).collect::<Vec<_>>(), [0, 2]);
+    let patch::Operation::Merge(merge) = &patches[0].operation else {
+        panic!("{:?}", patches[0]);
+    };
+    assert_eq!(
+        merge,
+        &json!({"metadata": {"annotations": {"example.com/owner": "team-b"}}})
+    );
+    assert_eq!(patches[1].target.labels["tier"], "web");
+    let left_out = module.left_out_patches();
+    assert_eq!(left_out.len(), 1);
+    assert_eq!(
+        (left_out[0].index, left_out[0].condition.as_str()),
+        (1, "${config.sticky}")
+    );
+    let sticky = load_with(PATCHED, &[], &["sticky=true"])
+        .unwrap_err()
+        .to_string();
+    assert!(sticky.contains("module.yaml:16:"), "{sticky}");
+}
+
+#[test]
+fn values_and_set_cannot_add_or_change_patches() {
+    let without_config = MODULE.to_owned()
+        + "patches:\n  - target: {kind: Deployment}\n    merge: {metadata: {labels: {a: b}}}\n";
+    for error in [
+        load_with(
+            &without_config,
+            &["patches:\n  - target: {kind: Service}\n    merge: {}\n"],
+            &[],
+        ),
+        load_with(&without_config, &["patches: null\n"], &[]),
+        load_with(&without_config, &[], &["patches[0].merge.spec=x"]),
+    ] {
+        let text = error.unwrap_err().to_string();
+        assert!(
+            text.contains(
+                "patches are the module's own: a values file or --set cannot add or change them"
+            ),
+            "{text}"
+        );
+    }
+    let module = load_with(&without_config, &[], &["components.api.traits.Replicas=2"]).unwrap();
+    assert_eq!(module.patches().len(), 1);
+}
+
+#[test]
+fn a_patch_that_writes_into_a_secret_is_sensitive() {
+    let module = load_with(
+        &(MODULE.to_owned()
+            + "patches:\n  - target: {kind: Secret}\n    merge: {stringData: {password: correct-horse}}\n\
+               \x20 - target: {kind: Service}\n    merge: {metadata: {annotations: {owner: platform-team}}}\n"),
+        &[],
+        &[],
+    )
+    .unwrap();
+    let sensitive = module.sensitive_values();
+    assert!(
+        sensitive.contains(&"correct-horse".to_owned()),
+        "{sensitive:?}"
+    );
+    assert!(
+        !sensitive.contains(&"platform-team".to_owned()),
+        "{sensitive:?}"
     );
 }

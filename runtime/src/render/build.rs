@@ -110,7 +110,7 @@ pub struct Render {
 impl Render {
     /// Whether the plan has an error or a call failed: then nothing may be written.
     pub fn failed(&self) -> bool {
-        !self.plan.is_ok() || !self.rendered.failures.is_empty()
+        !self.plan.is_ok() || self.rendered.failed()
     }
 
     /// Frees the render on a thread of its own (see [`drop_in_background`]).
@@ -209,7 +209,13 @@ fn render(
 
     let calls: Vec<&matching::Call> = plan.calls().collect();
     let rendered = pool.install(|| match runner {
-        Some(runner) => Ok(super::execute_with(runner, &calls, &context, &limits)),
+        Some(runner) => Ok(super::execute_patched(
+            runner,
+            &calls,
+            &context,
+            &limits,
+            plan.patches(),
+        )),
         None => {
             let sandbox = Sandbox::with_compiler(&limits.ceiling(), request.compiler)?
                 .with_cache(request.cache.clone())
@@ -219,7 +225,13 @@ fn render(
                 sandbox: &sandbox,
                 transformers: &transformers,
             };
-            Ok::<_, anyhow::Error>(super::execute_with(&sandboxed, &calls, &context, &limits))
+            Ok::<_, anyhow::Error>(super::execute_patched(
+                &sandboxed,
+                &calls,
+                &context,
+                &limits,
+                plan.patches(),
+            ))
         }
     })?;
     drop(calls);

@@ -2,7 +2,7 @@
 //! with its output checked and labelled on the thread that ran it, then merged in call order,
 //! sorted into install order and searched for duplicates. Built with the `sandbox` feature.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -11,7 +11,7 @@ use super::{
     CallReport, Failure, FailureKind, RenderContext, Rendered, Resource, check_resource, checksum,
     order,
 };
-use crate::matching::Call;
+use crate::matching::{Call, PlanPatch};
 use crate::provider::CallLimits;
 use crate::sandbox::{CallOutcome, CompileError, CompiledTransformer, Limits, Sandbox};
 use crate::wit;
@@ -97,6 +97,18 @@ pub fn execute_with(
     context: &RenderContext,
     limits: &CallLimits,
 ) -> Rendered {
+    execute_patched(runner, calls, context, limits, &[])
+}
+
+/// [`execute_with`], then the module's `patches` applied to what the calls rendered
+/// ([`super::patch`]) before the checksum references are resolved and duplicates searched for.
+pub fn execute_patched(
+    runner: &dyn Runner,
+    calls: &[&Call],
+    context: &RenderContext,
+    limits: &CallLimits,
+    patches: &[PlanPatch],
+) -> Rendered {
     let outputs: Vec<CallOutput> = calls
         .par_iter()
         .map(|call| {
@@ -133,6 +145,22 @@ pub fn execute_with(
         rendered.resources.extend(output.resources);
         rendered.failures.extend(output.failures);
         rendered.calls.extend(output.report);
+    }
+    if !patches.is_empty() {
+        // Patches apply in render order; what they rename is sorted again below.
+        order::sort(&mut rendered.resources);
+        let called: BTreeSet<&str> = calls.iter().map(|c| c.component.as_str()).collect();
+        let failed: BTreeSet<&str> = rendered
+            .failures
+            .iter()
+            .map(|f| f.component.as_str())
+            .collect();
+        let applied =
+            super::patch::apply(patches, &mut rendered.resources, context, &|component| {
+                called.contains(component) && !failed.contains(component)
+            });
+        rendered.patches = applied.reports;
+        rendered.patch_failures = applied.failures;
     }
     for problem in checksum::resolve(&mut rendered.resources) {
         let (index, error) = super::checksum_failure(problem, &rendered.resources);

@@ -14,6 +14,7 @@ pub mod context;
 #[cfg(feature = "sandbox")]
 mod execute;
 pub mod order;
+pub mod patch;
 pub mod write;
 
 use std::time::Duration;
@@ -26,7 +27,8 @@ pub use context::RenderContext;
 #[cfg(feature = "sandbox")]
 pub(crate) use execute::Sandboxed;
 #[cfg(feature = "sandbox")]
-pub use execute::{Runner, Transformers, execute, execute_with};
+pub use execute::{Runner, Transformers, execute, execute_patched, execute_with};
+pub use patch::{PatchFailure, PatchReport};
 
 use crate::sandbox::{CallError, LogLine};
 
@@ -166,6 +168,17 @@ pub struct Rendered {
     pub failures: Vec<Failure>,
     /// One report per call, in plan order.
     pub calls: Vec<CallReport>,
+    /// What each of the module's patches changed, in module order ([`patch`]).
+    pub patches: Vec<PatchReport>,
+    /// Every patch that failed, in module order.
+    pub patch_failures: Vec<PatchFailure>,
+}
+
+impl Rendered {
+    /// Whether anything failed: a call, its output, or a patch.
+    pub fn failed(&self) -> bool {
+        !self.failures.is_empty() || !self.patch_failures.is_empty()
+    }
 }
 
 /// Parses one returned document and checks it is a resource: a JSON object with string
@@ -183,6 +196,11 @@ pub struct Rendered {
 /// ```
 pub fn check_resource(document: &str) -> Result<Value, String> {
     let value: Value = serde_json::from_str(document).map_err(|e| format!("not JSON: {e}"))?;
+    check_value(value)
+}
+
+/// [`check_resource`] of a document already parsed: what a patched object must pass too.
+pub(crate) fn check_value(value: Value) -> Result<Value, String> {
     let Value::Object(object) = value else {
         return Err(format!(
             "a JSON {} where an object was expected",

@@ -79,7 +79,15 @@ fn outcome(
         ..
     } = render;
     if let Some(format) = verbose {
-        verbose::report(format, plan, context, &rendered.calls, redactor, stderr)?;
+        verbose::report(
+            format,
+            plan,
+            context,
+            &rendered.calls,
+            &rendered.patches,
+            redactor,
+            stderr,
+        )?;
     }
     if verbose == Some(Verbose::Json) {
         events(render, redactor, stderr)?;
@@ -178,7 +186,13 @@ fn events(render: &Render, redactor: &Redactor, stderr: &mut dyn Write) -> std::
                     "digest": failure.digest,
                     "message": failure.error.to_string()}))?;
     }
-    let errors = plan.errors().len() + rendered.failures.len();
+    for failure in &rendered.patch_failures {
+        emit(
+            json!({"event": "error", "patch": failure.index, "at": failure.at,
+                    "message": failure.to_string()}),
+        )?;
+    }
+    let errors = plan.errors().len() + rendered.failures.len() + rendered.patch_failures.len();
     let status = if errors == 0 { 0 } else { EXIT_FAILED };
     emit(
         json!({"event": "summary", "status": status, "errors": errors,
@@ -201,6 +215,7 @@ fn failures(render: &Render, stderr: &mut dyn Write) -> std::io::Result<()> {
             None => general.push(problem.to_string()),
         }
     }
+    general.extend(rendered.patch_failures.iter().map(ToString::to_string));
     for failure in &rendered.failures {
         by_component
             .entry(failure.component.clone())
@@ -211,12 +226,16 @@ fn failures(render: &Render, stderr: &mut dyn Write) -> std::io::Result<()> {
             ));
     }
     let count = general.len() + by_component.values().map(Vec::len).sum::<usize>();
+    let components = match by_component.len() {
+        // Only problems of the module as a whole, such as its patches'.
+        0 => String::new(),
+        1 => " in 1 component".to_owned(),
+        n => format!(" in {n} components"),
+    };
     writeln!(
         stderr,
-        "error: render failed with {count} problem{} in {} component{}",
+        "error: render failed with {count} problem{}{components}",
         if count == 1 { "" } else { "s" },
-        by_component.len(),
-        if by_component.len() == 1 { "" } else { "s" },
     )?;
     for problem in general {
         writeln!(stderr, "  {problem}")?;

@@ -14,7 +14,7 @@
 
 use std::io::{self, Write};
 
-use crate::matching::{ComponentPlan, Plan, PlanConfig, PlanProvider, Problem};
+use crate::matching::{ComponentPlan, Plan, PlanConfig, PlanPatch, PlanProvider, Problem};
 
 impl Plan {
     /// Writes the plan as text: what `opm mod vet` prints and what `--verbose` explains.
@@ -40,13 +40,20 @@ impl Plan {
             writeln!(out)?;
             write_component(component, several.then_some(self), out)?;
         }
+        if !self.patches.is_empty() {
+            writeln!(out)?;
+            write_patches(&self.patches, out)?;
+        }
         if !self.left_out.is_empty() {
             writeln!(out)?;
             writeln!(out, "left out by conditions:")?;
             for left in &self.left_out {
-                let what = match &left.definition {
-                    Some(definition) => format!("component {:?}, {definition}", left.component),
-                    None => format!("component {:?}", left.component),
+                let what = match (&left.definition, left.patch) {
+                    (_, Some(patch)) => format!("patches[{patch}]"),
+                    (Some(definition), None) => {
+                        format!("component {:?}, {definition}", left.component)
+                    }
+                    (None, None) => format!("component {:?}", left.component),
                 };
                 writeln!(out, "  {what}: {} is false ({})", left.condition, left.at)?;
             }
@@ -67,6 +74,29 @@ impl Plan {
             plural(self.warnings.len()),
         )
     }
+}
+
+/// The module's patches, in the order a render applies them: each one's target, what it does
+/// (a JSON Patch's operations without their values) and the components it can change.
+fn write_patches(patches: &[PlanPatch], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "patches, applied in this order to what the calls render:"
+    )?;
+    for patch in patches {
+        writeln!(out, "  {} ({})", patch.name(), patch.at)?;
+        writeln!(out, "    target      {}", patch.target)?;
+        if patch.operations.is_empty() {
+            writeln!(out, "    {}", patch.kind)?;
+        } else {
+            for (index, operation) in patch.operations.iter().enumerate() {
+                let kind = if index == 0 { patch.kind } else { "" };
+                writeln!(out, "    {kind:10}  [{index}] {operation}")?;
+            }
+        }
+        writeln!(out, "    components  {}", list(&patch.components))?;
+    }
+    Ok(())
 }
 
 /// The parameters, one line each (nested ones dotted): type, the value this render uses, and

@@ -16,21 +16,65 @@ use serde_json::json;
 use super::Verbose;
 use crate::matching::{ComponentPlan, Plan};
 use crate::redact::Redactor;
-use crate::render::{CallReport, RenderContext};
+use crate::render::{CallReport, PatchReport, RenderContext};
 
-/// Reports the plan and the calls.
+/// Reports the plan, the calls and what each of the module's patches changed.
 pub fn report(
     format: Verbose,
     plan: &Plan,
     context: &RenderContext,
     calls: &[CallReport],
+    patches: &[PatchReport],
     redactor: &Redactor,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
-        Verbose::Text => text(plan, context, calls, out),
-        Verbose::Json => json_lines(plan, context, calls, redactor, out),
+        Verbose::Text => {
+            text(plan, context, calls, out)?;
+            patches_text(patches, out)
+        }
+        Verbose::Json => {
+            json_lines(plan, context, calls, redactor, out)?;
+            for patch in patches {
+                event(patch_event(patch), redactor, out)?;
+            }
+            Ok(())
+        }
     }
+}
+
+/// Each patch, in the order applied, with the objects it changed and those it targeted but
+/// left as they were.
+fn patches_text(patches: &[PatchReport], out: &mut dyn Write) -> io::Result<()> {
+    for patch in patches {
+        writeln!(
+            out,
+            "patch patches[{}] ({}) {} on {}:",
+            patch.index, patch.at, patch.operation, patch.target
+        )?;
+        for object in &patch.changed {
+            writeln!(out, "  changed {object}")?;
+        }
+        for object in &patch.unchanged {
+            writeln!(out, "  matched, unchanged {object}")?;
+        }
+        if patch.changed.is_empty() && patch.unchanged.is_empty() {
+            writeln!(out, "  matched nothing")?;
+        }
+    }
+    Ok(())
+}
+
+fn patch_event(patch: &PatchReport) -> serde_json::Value {
+    json!({
+        "event": "patch",
+        "patch": patch.index,
+        "at": patch.at,
+        "target": patch.target,
+        "operation": patch.operation,
+        "changed": patch.changed,
+        "unchanged": patch.unchanged,
+    })
 }
 
 fn text(

@@ -297,6 +297,7 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
                 },
             },
             "config": {"type": "object", "description": "the module's parameters: a JSON Schema (docs/module-format.md#parameters-config)"},
+            "patches": patches_schema(),
             "definitions": {"type": "object"},
             "components": {
                 "type": "object",
@@ -315,6 +316,67 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
                         "traits": section(DefinitionKind::Trait),
                         "policies": section(DefinitionKind::Policy),
                     },
+                },
+            },
+        },
+    })
+}
+
+/// The schema of the module's `patches` (`docs/module-format.md#patches`): each a target and
+/// exactly one of a merge patch and a JSON Patch.
+fn patches_schema() -> Value {
+    let text = json!({"type": "string", "minLength": 1});
+    let pointer = json!({"type": "string", "pattern": "^(/|$)"});
+    let operation = |op: &str, fields: &[&str]| {
+        let mut properties = Map::new();
+        properties.insert("op".into(), json!({"const": op}));
+        let mut required = vec!["op"];
+        for field in fields {
+            let schema = match *field {
+                "path" | "from" => pointer.clone(),
+                _ => json!({}),
+            };
+            properties.insert((*field).into(), schema);
+            required.push(field);
+        }
+        json!({"type": "object", "additionalProperties": false, "required": required,
+               "properties": properties})
+    };
+    json!({
+        "type": "array",
+        "description": "changes to what the transformers render, applied in order (docs/module-format.md#patches)",
+        "items": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["target"],
+            "oneOf": [{"required": ["merge"]}, {"required": ["jsonPatch"]}],
+            "properties": {
+                "target": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "minProperties": 1,
+                    "description": "the objects patched: every one that has all that is given",
+                    "properties": {
+                        "kind": text,
+                        "name": {"type": "string", "minLength": 1, "description": "metadata.name as rendered, instance prefix included"},
+                        "component": {"type": "string", "minLength": 1, "description": "the component whose call rendered the object"},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    },
+                },
+                "when": {"type": ["boolean", "string"], "description": "a condition: false leaves the patch out (docs/expressions.md#conditions)"},
+                "merge": {"type": "object", "description": "an RFC 7386 merge patch of each object"},
+                "jsonPatch": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "RFC 6902 JSON Patch operations, applied in order to each object",
+                    "items": {"oneOf": [
+                        operation("add", &["path", "value"]),
+                        operation("remove", &["path"]),
+                        operation("replace", &["path", "value"]),
+                        operation("move", &["from", "path"]),
+                        operation("copy", &["from", "path"]),
+                        operation("test", &["path", "value"]),
+                    ]},
                 },
             },
         },
