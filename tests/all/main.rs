@@ -11,6 +11,7 @@ mod k8s_pod;
 mod kubernetes;
 mod parameters;
 mod patches;
+mod parity;
 mod polyglot;
 mod providers;
 mod render;

@@ -227,17 +227,17 @@ fn vaultwarden_takes_the_charts_main_values() {
         &yaml,
         &[
             "image: docker.io/vaultwarden/server:1.33.0\n",
-            "value: https://pw.acme.io\n",
-            "- name: SIGNUPS_ALLOWED\n          value: \"true\"\n",
-            "value: acme.io,acme.dev\n",
-            "- name: SMTP_PORT\n          value: \"465\"\n",
-            "value: force_tls\n",
+            "DOMAIN: https://pw.acme.io\n",
+            "SIGNUPS_ALLOWED: \"true\"\n",
+            "SIGNUPS_DOMAINS_WHITELIST: acme.io,acme.dev\n",
+            "SMTP_PORT: \"465\"\n",
+            "SMTP_SECURITY: force_tls\n",
             "storageClassName: fast\n",
             "storage: 2Gi\n",
             "ingressClassName: traefik\n",
             "- host: pw.acme.io\n",
             "secretName: pw-acme-io-tls\n",
-            "admin-token: admin-9d2f6b1e\n",
+            "ADMIN_TOKEN: admin-9d2f6b1e\n",
         ],
     );
     let without_ingress = opm([
@@ -249,6 +249,8 @@ fn vaultwarden_takes_the_charts_main_values() {
     ]);
     assert!(without_ingress.exited(0), "{}", without_ingress.stderr);
     assert!(!without_ingress.stdout.contains("kind: Ingress"));
+    // Vaultwarden refuses to start with an empty SMTP_HOST: without a server, no SMTP settings.
+    assert!(!without_ingress.stdout.contains("SMTP_HOST"));
     refuses(&example("vaultwarden"), "smtp.security=ssl");
 }
 
