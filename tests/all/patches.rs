@@ -110,6 +110,16 @@ fn a_patch_annotates_the_deployment_and_service_that_traits_render_by_merge_and_
     );
     let (_dir, run) = build(renamed, &["-o", "json"]);
     assert!(run.exited(1), "eu-api is not rendered without the instance");
+    // Or follow the instance, whichever it is.
+    let following = "  - target: {kind: Service, name: '${instance.prefix}api'}\n    merge: {spec: {sessionAffinity: ClientIP}}\n";
+    for extra in [&["-o", "json"][..], &["-o", "json", "--instance", "eu"]] {
+        let (_dir, run) = build(following, extra);
+        let rendered = items(&run);
+        assert_eq!(
+            object(&rendered, "Service")["spec"]["sessionAffinity"],
+            "ClientIP"
+        );
+    }
 }
 
 #[test]

@@ -189,6 +189,10 @@ pub fn plan_providers(
 /// The module's patches as the plan applies them, and an error for each that names a component
 /// the module does not have.
 fn plan_patches(module: &Module, errors: &mut Vec<Problem>) -> Vec<PlanPatch> {
+    if module.patches().is_empty() {
+        // Nothing per component for the modules (nearly all) that have none.
+        return Vec::new();
+    }
     let names: Vec<&str> = module.components().map(|c| c.name.as_str()).collect();
     let mut patches = Vec::with_capacity(module.patches().len());
     for patch in module.patches() {
