@@ -109,6 +109,13 @@ fn every_reference_in_the_repository_resolves_inside_it() {
     let files = repository_files(&root);
     assert!(files.len() > 100, "found only {} files", files.len());
     for file in &files {
+        // Upstream charts vendored unmodified for the parity tests cite their own repositories'
+        // layout; tests/fixtures/charts/<app>/README.md says where each came from.
+        if file.starts_with("tests/fixtures/charts")
+            && file.components().any(|c| c.as_os_str() == "chart")
+        {
+            continue;
+        }
         // Only text: what is not UTF-8 (a wasm fixture, a fuzz input) cites nothing.
         let Ok(text) = std::fs::read_to_string(root.join(file)) else {
             continue;
