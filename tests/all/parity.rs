@@ -565,7 +565,8 @@ fn drop_if(value: &mut Value, pointer: &str, default: &Value) {
 }
 
 /// Fields the API server defaults when they are left out, removed where they hold that default:
-/// Service type, protocols, session affinity, IP family policy and internal traffic policy;
+/// Service type, protocols, target ports (the port), session affinity, IP family policy and
+/// internal traffic policy;
 /// a workload's replicas, history, strategies and claim retention; a pod's restart, DNS and
 /// scheduler policies, grace period and service links; a container's pull policy (IfNotPresent
 /// unless the tag is `latest` or missing), termination message and probe timings; a claim's
@@ -585,6 +586,8 @@ fn drop_defaults(object: &mut Value) {
             }
             each_item(object, "/spec/ports", |port| {
                 drop_if(port, "/protocol", &s("TCP"));
+                let number = port["port"].clone();
+                drop_if(port, "/targetPort", &number);
             });
         }
         "Secret" => drop_if(object, "/type", &s("Opaque")),
