@@ -158,6 +158,11 @@ fn a_patch_that_targets_nothing_fails_with_its_file_line_and_target_and_writes_n
     let typo = "  - target: {kind: Service, component: apo}\n    merge: {spec: {sessionAffinity: ClientIP}}\n";
     let (_dir, run) = build(typo, &[]);
     assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("matches no rendered object"),
+        "said twice:\n{}",
+        run.stderr
+    );
     let expected = format!(
         "module.yaml:{FIRST_PATCH_LINE}:5: patches[0] targets component \"apo\", which the module does not have; did you mean \"api\"?"
     );

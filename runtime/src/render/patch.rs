@@ -125,7 +125,9 @@ pub(crate) fn apply(
     complete: &dyn Fn(&str) -> bool,
 ) -> Applied {
     let mut applied = Applied::default();
-    // Each object as a value, once a patch targets it; `None` in `broken` once one failed on it.
+    // Each object as a value, parsed when a patch first looks past its identity; whether a
+    // patch failed on it (no later patch touches it, and it is not written back); whether a
+    // patch changed it (it is written back once, at the end).
     let mut values: Vec<Option<Value>> = vec![None; resources.len()];
     let mut broken = vec![false; resources.len()];
     let mut changed = vec![false; resources.len()];
@@ -182,7 +184,11 @@ pub(crate) fn apply(
                 resource.identity = identity;
             }
         }
-        if matched == 0 && patch.components.iter().all(|c| complete(c)) {
+        // A patch that can change no component's objects is a plan error already.
+        if matched == 0
+            && !patch.components.is_empty()
+            && patch.components.iter().all(|c| complete(c))
+        {
             failures.push(fail(&patch.at, PatchFailureKind::NoMatch));
         }
         applied.failures.extend(failures);
