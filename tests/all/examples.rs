@@ -88,10 +88,12 @@ fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
     let mut files = Vec::new();
     for (name, module) in examples() {
         for (index, document) in documents(&render(&module)).into_iter().enumerate() {
-            // Gateway API objects are checked against their own published schemas, below.
-            if document.contains("\napiVersion: gateway.networking.k8s.io/")
-                || document.starts_with("apiVersion: gateway.networking.k8s.io/")
-            {
+            // Gateway API and Prometheus Operator objects, which kubernetes-validate does not
+            // know, are checked against their own published schemas, below.
+            if CUSTOM_GROUPS.iter().any(|group| {
+                document.contains(&format!("\napiVersion: {group}/"))
+                    || document.starts_with(&format!("apiVersion: {group}/"))
+            }) {
                 continue;
             }
             let file = format!("{name}-{index:02}.yaml");
@@ -102,9 +104,15 @@ fn every_rendered_resource_is_valid_kubernetes_in_strict_mode() {
     assert_strict_valid(dir.path(), &files);
 }
 
-/// Every Gateway API object the examples render (there must be some) is valid against the
-/// Gateway API's published v1 schemas with unknown fields refused, checked by
-/// `tests/tools/validate-gateway-api.py` with the schemas `tests/setup.sh` downloads.
+/// The API groups of the custom resources the Kubernetes provider renders (the Gateway API's
+/// routes, the Prometheus Operator's ServiceMonitor), which `kubernetes-validate` does not know
+/// and `tests/tools/validate-gateway-api.py` checks against their published schemas.
+const CUSTOM_GROUPS: &[&str] = &["gateway.networking.k8s.io", "monitoring.coreos.com"];
+
+/// Every Gateway API and Prometheus Operator object the examples render (there must be an
+/// HTTPRoute, a GRPCRoute and a ServiceMonitor) is valid against its kind's published schema
+/// with unknown fields refused, checked by `tests/tools/validate-gateway-api.py` with the schemas
+/// `tests/setup.sh` downloads.
 #[test]
 fn every_gateway_api_object_is_valid_against_its_published_schema() {
     let mut objects = Vec::new();
@@ -113,16 +121,20 @@ fn every_gateway_api_object_is_valid_against_its_published_schema() {
             render_json(&format!("examples/{name}/module.yaml"))
                 .into_iter()
                 .filter(|o| {
-                    o["apiVersion"]
-                        .as_str()
-                        .is_some_and(|v| v.starts_with("gateway.networking.k8s.io/"))
+                    o["apiVersion"].as_str().is_some_and(|v| {
+                        CUSTOM_GROUPS
+                            .iter()
+                            .any(|group| v.starts_with(&format!("{group}/")))
+                    })
                 }),
         );
     }
-    assert!(
-        objects.iter().any(|o| o["kind"] == "HTTPRoute"),
-        "no example renders an HTTPRoute"
-    );
+    for kind in ["HTTPRoute", "GRPCRoute", "ServiceMonitor"] {
+        assert!(
+            objects.iter().any(|o| o["kind"] == kind),
+            "no example renders a {kind}"
+        );
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let file = write_file(
         dir.path(),
@@ -564,10 +576,11 @@ fn two_instances_of_a_module_share_a_namespace_without_colliding() {
             }
         }
         for (index, object) in first.iter().chain(&second).enumerate() {
-            if object["apiVersion"]
-                .as_str()
-                .is_some_and(|v| v.starts_with("gateway.networking.k8s.io/"))
-            {
+            if object["apiVersion"].as_str().is_some_and(|v| {
+                CUSTOM_GROUPS
+                    .iter()
+                    .any(|group| v.starts_with(&format!("{group}/")))
+            }) {
                 continue;
             }
             let file = format!("{example}-{index:02}.json");
@@ -637,7 +650,7 @@ fn references(objects: &[Value]) -> Vec<(String, String)> {
             };
             out.extend(found);
         });
-        if object["kind"] == "HTTPRoute" {
+        if object["kind"] == "HTTPRoute" || object["kind"] == "GRPCRoute" {
             for rule in object["spec"]["rules"].as_array().into_iter().flatten() {
                 for backend in rule["backendRefs"].as_array().into_iter().flatten() {
                     out.extend(
