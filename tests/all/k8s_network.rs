@@ -332,6 +332,28 @@ fn config_secret_and_storage_refuse_what_the_api_server_would() {
         ],
         &["hunter2", "pasted secret"],
     );
+    for (secret, message) in [
+        (
+            "{type: kubernetes.io/tls, data: {tls.crt: Y2VydGlmaWNhdGUtYnl0ZXM=}}",
+            "a Secret of type kubernetes.io/tls needs the keys tls.crt and tls.key",
+        ),
+        (
+            "{type: kubernetes.io/basic-auth, stringData: {token: hunter2-hunter2}}",
+            "a Secret of type kubernetes.io/basic-auth needs one of the keys username or password",
+        ),
+        (
+            "{type: kubernetes.io/dockerconfigjson, data: {config.json: e30=}}",
+            "a Secret of type kubernetes.io/dockerconfigjson needs the key .dockerconfigjson",
+        ),
+    ] {
+        vet_refuses(
+            &format!("  credentials:\n    resources:\n      Secret: {secret}\n"),
+            &[&format!(
+                "component \"credentials\": transformer transformer.opm.dev/config@v1#SecretTransformer refuses it: {message}"
+            )],
+            &["hunter2", "Y2VydGlm"],
+        );
+    }
     build_refuses(
         "  settings:\n    resources:\n      ConfigMap: {data: {a: x}, binaryData: {a: eA==}}\n",
         "key \"a\" is in both configMap.data and configMap.binaryData",

@@ -1,7 +1,8 @@
 //! SecretTransformer: renders the Secret resource of a component into a `v1` Secret named after
 //! the component: its text values as `stringData`, its base64 values as `data` (never the same
 //! key in both), `immutable` when set, and the resource's `labels` and `annotations` merged over
-//! the component's.
+//! the component's. A Secret of a built-in type (`kubernetes.io/tls`, `basic-auth`, `ssh-auth`,
+//! `dockerconfigjson`, `dockercfg`) must have the keys the API server wants of it.
 //!
 //! Every value is sensitive (`docs/module-format.md`): it goes into the rendered Secret alone.
 //! This transformer never logs, and its errors name keys, never values.
@@ -17,6 +18,20 @@ pub const DEFAULT_TYPE: &str = "Opaque";
 /// Renders secret resources into Secrets.
 pub struct SecretTransformer;
 
+/// The keys the API server wants in a Secret of a built-in type, in `data` or `stringData`:
+/// each of them, or (when the flag is false) one of them at least.
+const REQUIRED_KEYS: &[(&str, &[&str], bool)] = &[
+    ("kubernetes.io/basic-auth", &["username", "password"], false),
+    ("kubernetes.io/dockercfg", &[".dockercfg"], true),
+    (
+        "kubernetes.io/dockerconfigjson",
+        &[".dockerconfigjson"],
+        true,
+    ),
+    ("kubernetes.io/ssh-auth", &["ssh-privatekey"], true),
+    ("kubernetes.io/tls", &["tls.crt", "tls.key"], true),
+];
+
 impl Transformer for SecretTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let secret: Value = component.require("secret")?;
@@ -27,6 +42,25 @@ impl Transformer for SecretTransformer {
         let text = text_map(secret.get("stringData"), "secret.stringData")?;
         let encoded = base64_map(secret.get("data"), "secret.data")?;
         disjoint((&encoded, "secret.data"), (&text, "secret.stringData"))?;
+        if let Some((_, keys, every)) = REQUIRED_KEYS.iter().find(|(name, ..)| *name == kind) {
+            let has = |key: &&str| encoded.contains_key(*key) || text.contains_key(*key);
+            let found = if *every {
+                keys.iter().all(has)
+            } else {
+                keys.iter().any(has)
+            };
+            if !found {
+                return Err(TransformError::invalid(format!(
+                    "a Secret of type {kind} needs {} {} in data or stringData",
+                    if *every {
+                        "the keys"
+                    } else {
+                        "one of the keys"
+                    },
+                    keys.join(if *every { " and " } else { " or " }),
+                )));
+            }
+        }
         let mut metadata =
             object_metadata(component, context, &context.object_name(component.name()));
         merge_metadata(&mut metadata, &secret, "secret")?;
@@ -114,6 +148,37 @@ mod tests {
                 "immutable"
             ]
         );
+    }
+
+    #[test]
+    fn a_built_in_type_needs_its_keys_in_either_map() {
+        let err = render(json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "Y2VydA=="}}))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "a Secret of type kubernetes.io/tls needs the keys tls.crt and tls.key in data or \
+                 stringData"
+            ),
+            "{err}"
+        );
+        assert!(
+            render(
+                json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "Y2VydA=="},
+                          "stringData": {"tls.key": "key"}})
+            )
+            .is_ok()
+        );
+        let err = render(json!({"type": "kubernetes.io/basic-auth"})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("needs one of the keys username or password"),
+            "{err}"
+        );
+        assert!(
+            render(json!({"type": "kubernetes.io/basic-auth", "stringData": {"password": "p"}}))
+                .is_ok()
+        );
+        assert!(render(json!({"type": "example.com/custom"})).is_ok());
     }
 
     #[test]
