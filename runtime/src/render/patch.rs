@@ -110,15 +110,19 @@ pub enum PatchFailureKind {
 
 /// What applying a render's patches did.
 #[derive(Debug, Default)]
-pub(crate) struct Applied {
-    pub(crate) reports: Vec<PatchReport>,
-    pub(crate) failures: Vec<PatchFailure>,
+pub struct Applied {
+    /// What each patch changed, in module order.
+    pub reports: Vec<PatchReport>,
+    /// Every patch that failed, in module order.
+    pub failures: Vec<PatchFailure>,
 }
 
 /// Applies `patches` in order to `resources` (in render order), rendered into `context`.
 /// `complete` says whether a component rendered all it should: a patch that matches nothing is
-/// an error only when every component it could touch did.
-pub(crate) fn apply(
+/// an error only when every component it could touch did. What a render calls between its
+/// calls and its checksum references; public, like [`super::check_resource`], for whatever
+/// checks the host's treatment of output without running WebAssembly.
+pub fn apply(
     patches: &[PlanPatch],
     resources: &mut [Resource],
     context: &RenderContext,
