@@ -223,7 +223,7 @@ fn ingress_refuses_at_vet_what_the_api_server_would() {
             "opm.dev/traits/network@v1#Ingress: at /rules/0/paths/1/path: ",
             "opm.dev/traits/network@v1#Ingress: at /rules/0/paths/1/pathType: ",
             "opm.dev/traits/network@v1#Ingress: at /rules/1/paths: ",
-            "opm.dev/traits/network@v1#Ingress: at /tls: ",
+            "opm.dev/traits/network@v1#Ingress: at /tls",
             "opm.dev/traits/network@v1#Ingress: at /labels: ",
         ],
         &[],
