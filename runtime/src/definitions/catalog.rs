@@ -91,13 +91,10 @@ impl Definition {
         let Some(validator) = &self.validator else {
             return Vec::new();
         };
-        let mut violations: Vec<SchemaViolation> = validator
-            .iter_errors(value)
-            .map(|error| SchemaViolation {
-                path: error.instance_path().to_string(),
-                message: describe_violation(&error),
-            })
-            .collect();
+        let mut violations = Vec::new();
+        for error in validator.iter_errors(value) {
+            push_violations(&error, &mut violations);
+        }
         violations.sort();
         violations.dedup();
         violations
@@ -122,6 +119,35 @@ pub fn merge_over(defaults: &Value, value: &Value) -> Value {
         }
         _ => value.clone(),
     }
+}
+
+/// The violations `error` stands for. A `oneOf`/`anyOf` whose forms are told apart by their
+/// type (a map or a list of the same entries, a name or an object) and of which only one has
+/// the value's type stands for that form's own violations, each at its own path, rather than a
+/// list of every form's.
+fn push_violations(error: &jsonschema::ValidationError<'_>, violations: &mut Vec<SchemaViolation>) {
+    use jsonschema::error::ValidationErrorKind;
+    if let ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } =
+        error.kind()
+    {
+        let here = error.instance_path();
+        let mut fitting = context.iter().filter(|form| {
+            !form.iter().any(|reason| {
+                matches!(reason.kind(), ValidationErrorKind::Type { .. })
+                    && reason.instance_path() == here
+            })
+        });
+        if let (Some(form), None) = (fitting.next(), fitting.next()) {
+            for reason in form {
+                push_violations(reason, violations);
+            }
+            return;
+        }
+    }
+    violations.push(SchemaViolation {
+        path: error.instance_path().to_string(),
+        message: describe_violation(error),
+    });
 }
 
 /// What `error` says, in words for the person who wrote the value. Values are masked, since
