@@ -2,7 +2,9 @@
 //! under `tests/fixtures/charts/<app>/chart/` rendered by `helm template` with
 //! `<app>/helm-values.yaml`, and the port `examples/<app>/` rendered by `opm mod build -o json`
 //! with `<app>/opm-values.yaml` (the same settings in the module's parameters), are the same
-//! Kubernetes objects, field by field.
+//! Kubernetes objects, field by field. A second case per application renders the module with
+//! its defaults, and the chart with `<app>/helm-defaults.yaml`, the values that make the chart
+//! do what the module does by default: the paths a feature left unset takes are compared too.
 //!
 //! The method:
 //!
@@ -39,11 +41,15 @@ use serde_json::{Map, Value};
 
 use crate::examples::documents;
 
-/// One ported application.
+/// One ported application, rendered with one set of values.
 struct App {
     /// `tests/fixtures/charts/<name>/` and `examples/<example>/`.
     name: &'static str,
     example: &'static str,
+    /// The chart's values file in `tests/fixtures/charts/<name>/`, and the module's (none: the
+    /// module's defaults).
+    helm_values: &'static str,
+    opm_values: Option<&'static str>,
     /// The Helm release and the module's instance: the module's name.
     release: &'static str,
     namespace: &'static str,
@@ -78,6 +84,8 @@ const fn accepted(object: &'static str, path: &'static str, reason: &'static str
 const VAULTWARDEN: App = App {
     name: "vaultwarden",
     example: "vaultwarden",
+    helm_values: "helm-values.yaml",
+    opm_values: Some("opm-values.yaml"),
     release: "vaultwarden",
     namespace: "vaultwarden",
     renames: &[],
@@ -147,11 +155,31 @@ const VAULTWARDEN: App = App {
     ],
 };
 
+/// The differences of every Mattermost case: names and labels.
+const MATTERMOST_TESTS: Allowed = accepted(
+    "ConfigMap/mattermost-tests",
+    "",
+    "the script of the chart's `helm test`, which no pod of the release reads",
+);
+const MATTERMOST_CONFIG_NAME_LABEL: Allowed = accepted(
+    "Secret/mattermost-config",
+    "metadata.labels[\"app.kubernetes.io/name\"]",
+    "a label: opm's name label is the component's (mattermost-config), the chart's the \
+     application's",
+);
+const MATTERMOST_DBSECRET_NAME_LABEL: Allowed = accepted(
+    "Secret/mattermost-mattermost-dbsecret",
+    "metadata.labels[\"app.kubernetes.io/name\"]",
+    "a label: as Secret/mattermost-config's",
+);
+
 /// Mattermost Team Edition: mattermost/mattermost-helm's mattermost-team-edition 6.6.96 against
 /// examples/mattermost.
 const MATTERMOST: App = App {
     name: "mattermost",
     example: "mattermost",
+    helm_values: "helm-values.yaml",
+    opm_values: Some("opm-values.yaml"),
     release: "mattermost",
     namespace: "mattermost",
     renames: &[
@@ -170,22 +198,9 @@ const MATTERMOST: App = App {
     ],
     allowed: &[
         // Names and labels.
-        accepted(
-            "ConfigMap/mattermost-tests",
-            "",
-            "the script of the chart's `helm test`, which no pod of the release reads",
-        ),
-        accepted(
-            "Secret/mattermost-config",
-            "metadata.labels[\"app.kubernetes.io/name\"]",
-            "a label: opm's name label is the component's (mattermost-config), the chart's the \
-             application's",
-        ),
-        accepted(
-            "Secret/mattermost-mattermost-dbsecret",
-            "metadata.labels[\"app.kubernetes.io/name\"]",
-            "a label: as Secret/mattermost-config's",
-        ),
+        MATTERMOST_TESTS,
+        MATTERMOST_CONFIG_NAME_LABEL,
+        MATTERMOST_DBSECRET_NAME_LABEL,
         accepted(
             "Ingress/mattermost",
             "spec.rules[0].http.paths[0].backend.service.port.name",
@@ -200,14 +215,45 @@ const MATTERMOST: App = App {
     ],
 };
 
+/// Vaultwarden's defaults, against the chart with the values that make it do the same.
+const VAULTWARDEN_DEFAULTS: App = App {
+    helm_values: "helm-defaults.yaml",
+    opm_values: None,
+    ..VAULTWARDEN
+};
+
+/// Mattermost's defaults, against the chart with the values that make it do the same.
+const MATTERMOST_DEFAULTS: App = App {
+    helm_values: "helm-defaults.yaml",
+    opm_values: None,
+    allowed: &[
+        // Names and labels.
+        MATTERMOST_TESTS,
+        MATTERMOST_CONFIG_NAME_LABEL,
+        MATTERMOST_DBSECRET_NAME_LABEL,
+        // Pending fields: none.
+    ],
+    ..MATTERMOST
+};
+
 #[test]
 fn vaultwarden_renders_what_its_chart_renders() {
     assert_parity(&VAULTWARDEN);
 }
 
 #[test]
+fn vaultwarden_defaults_render_what_its_chart_renders() {
+    assert_parity(&VAULTWARDEN_DEFAULTS);
+}
+
+#[test]
 fn mattermost_renders_what_its_chart_renders() {
     assert_parity(&MATTERMOST);
+}
+
+#[test]
+fn mattermost_defaults_render_what_its_chart_renders() {
+    assert_parity(&MATTERMOST_DEFAULTS);
 }
 
 /// A field that differs between the chart's object and the module's.
@@ -284,10 +330,11 @@ fn assert_parity(app: &App) {
         .collect();
     assert!(
         unexpected.is_empty() && stale.is_empty(),
-        "{}: the chart's and the module's objects differ.\n\
+        "{} ({}): the chart's and the module's objects differ.\n\
          Differences not in the allow-list ({}):\n{}\n\
          Allow-list entries that no longer occur ({}), remove them:\n{}",
         app.name,
+        app.helm_values,
         unexpected.len(),
         unexpected.join("\n"),
         stale.len(),
@@ -303,14 +350,14 @@ fn display_path(path: &str) -> &str {
     }
 }
 
-/// `helm template RELEASE CHART -n NAMESPACE -f helm-values.yaml`, one object per document.
+/// `helm template RELEASE CHART -n NAMESPACE -f HELM_VALUES`, one object per document.
 fn helm_template(app: &App, fixtures: &std::path::Path) -> Vec<Value> {
     let output = Command::new("helm")
         .arg("template")
         .arg(app.release)
         .arg(fixtures.join("chart"))
         .args(["--namespace", app.namespace, "--skip-tests", "--values"])
-        .arg(fixtures.join("helm-values.yaml"))
+        .arg(fixtures.join(app.helm_values))
         .output()
         .unwrap_or_else(|e| panic!("run helm (install it with `eval \"$(tests/setup.sh)\"`): {e}"));
     assert!(
@@ -329,22 +376,22 @@ fn helm_template(app: &App, fixtures: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
-/// `opm mod build examples/EXAMPLE -f opm-values.yaml -n NAMESPACE -o json`, its items.
+/// `opm mod build examples/EXAMPLE [-f OPM_VALUES] -n NAMESPACE -o json`, its items.
 fn opm_build(app: &App, fixtures: &std::path::Path) -> Vec<Value> {
     let module: PathBuf = repo_root().join("examples").join(app.example);
-    let module = module.display().to_string();
-    let values = fixtures.join("opm-values.yaml").display().to_string();
-    let run = opm([
-        "mod",
-        "build",
-        &module,
-        "-f",
-        &values,
-        "-n",
-        app.namespace,
-        "-o",
-        "json",
-    ]);
+    let mut args = vec![
+        "mod".to_owned(),
+        "build".to_owned(),
+        module.display().to_string(),
+        "-n".to_owned(),
+        app.namespace.to_owned(),
+        "-o".to_owned(),
+        "json".to_owned(),
+    ];
+    if let Some(values) = app.opm_values {
+        args.extend(["-f".to_owned(), fixtures.join(values).display().to_string()]);
+    }
+    let run = opm(&args);
     assert!(
         run.exited(0),
         "opm mod build {}: {}",
