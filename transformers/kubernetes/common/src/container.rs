@@ -356,7 +356,12 @@ mod tests {
                    {"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "a"}}}])
         );
         let twice = json!({"image": "x", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]});
-        assert!(container(&twice, "x").unwrap_err().to_string().contains("\"A\" twice"));
+        assert!(
+            container(&twice, "x")
+                .unwrap_err()
+                .to_string()
+                .contains("\"A\" twice")
+        );
     }
 
     #[test]
@@ -379,7 +384,15 @@ mod tests {
         let keys: Vec<&String> = c.as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
-            ["name", "image", "workingDir", "envFrom", "lifecycle", "stdin", "tty"]
+            [
+                "name",
+                "image",
+                "workingDir",
+                "envFrom",
+                "lifecycle",
+                "stdin",
+                "tty"
+            ]
         );
     }
 }

@@ -442,7 +442,9 @@ fn an_init_container_list_runs_as_written_and_a_restartable_one_is_a_native_side
         json!({"container": {"image": "x", "restartPolicy": "Always"}}),
         json!({"container": {"image": "x"}, "sidecarContainers": {"log": {"image": "l", "restartPolicy": "Always"}}}),
     ] {
-        let error = render(spec, WorkloadKind::Deployment).unwrap_err().to_string();
+        let error = render(spec, WorkloadKind::Deployment)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("only an init container"), "{error}");
     }
 }
@@ -527,7 +529,10 @@ fn every_volume_source_renders_and_a_shared_claim_is_named_for_its_owner() {
         volumes[1]["secret"],
         json!({"secretName": "creds", "defaultMode": 256})
     );
-    assert_eq!(volumes[2]["projected"]["sources"][2]["serviceAccountToken"]["audience"], "vault");
+    assert_eq!(
+        volumes[2]["projected"]["sources"][2]["serviceAccountToken"]["audience"],
+        "vault"
+    );
     assert_eq!(volumes[3]["nfs"]["server"], "nas.local");
     assert_eq!(volumes[4]["csi"]["driver"], "secrets-store.csi.k8s.io");
     assert_eq!(
