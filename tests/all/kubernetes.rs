@@ -14,7 +14,12 @@ pub(crate) fn module(components: &str) -> String {
 
 /// Runs `opm mod vet` and `opm mod build` on `components` and checks that both refuse it with
 /// an error naming `component`, `transformer` and saying `message`.
-pub(crate) fn vet_and_build_refuse(components: &str, component: &str, transformer: &str, message: &str) {
+pub(crate) fn vet_and_build_refuse(
+    components: &str,
+    component: &str,
+    transformer: &str,
+    message: &str,
+) {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "module.yaml", &module(components));
     let expected = format!(
