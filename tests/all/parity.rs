@@ -28,7 +28,9 @@
 //!    difference caused by a field opm has not landed yet, and goes when it lands.
 //!
 //! Each tool's selectors are checked to select its own pods before the labels they use are
-//! normalised away, so that dropping a bookkeeping label never hides a selector that misses.
+//! normalised away, so that dropping a bookkeeping label never hides a selector that misses; and
+//! the module's render with the chart's values is strict-valid Kubernetes, as the examples'
+//! default renders are (`tests/all/examples.rs`).
 //!
 //! `helm` is installed by `eval "$(tests/setup.sh)"`.
 
@@ -36,10 +38,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
 
-use opm_tests::{opm, repo_root};
+use opm_tests::{opm, repo_root, write_file};
 use serde_json::{Map, Value};
 
-use crate::examples::documents;
+use crate::examples::{assert_strict_valid, documents};
 
 /// One ported application, rendered with one set of values.
 struct App {
@@ -274,6 +276,20 @@ fn assert_parity(app: &App) {
     let module = opm_build(app, &fixtures);
     for (tool, objects) in [("helm", &chart), ("opm", &module)] {
         each_selector_selects_its_own_pods(tool, objects);
+    }
+    // The module's defaults are checked with the other examples; its values here, too.
+    if app.opm_values.is_some() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let files: Vec<String> = module
+            .iter()
+            .enumerate()
+            .map(|(index, object)| {
+                let file = format!("{index:02}.yaml");
+                write_file(dir.path(), &file, &object.to_string());
+                file
+            })
+            .collect();
+        assert_strict_valid(dir.path(), &files);
     }
     let chart = index(chart.into_iter().map(|o| normalise(o, &[])));
     let module = index(module.into_iter().map(|o| normalise(o, app.renames)));
