@@ -248,7 +248,7 @@ fn patch_value<'a>(
         }
         Operation::JsonPatch(ops) => {
             for (index, op) in ops.iter().enumerate() {
-                json_patch::patch(value, std::slice::from_ref(&op.operation)).map_err(|error| {
+                let failed = |reason| {
                     (
                         Some(&op.origin),
                         PatchFailureKind::Operation {
@@ -256,13 +256,57 @@ fn patch_value<'a>(
                             summary: op.summary(),
                             object: object.to_owned(),
                             component: component.to_owned(),
-                            reason: reason(op, &error.kind),
+                            reason,
                         },
                     )
-                })?;
+                };
+                if let Some(reason) = too_big(op, value) {
+                    return Err(failed(reason));
+                }
+                json_patch::patch(value, std::slice::from_ref(&op.operation))
+                    .map_err(|error| failed(reason(op, &error.kind)))?;
             }
             Ok(())
         }
+    }
+}
+
+/// The most a JSON Patch may make of one object, in bytes of JSON: what a call may return by
+/// default ([`crate::sandbox::Limits`]).
+pub const MAX_PATCHED_OBJECT: usize = 16 << 20;
+
+/// Why `op` may not run on `value`: a `copy` is the one operation that can make an object
+/// larger than the module that asks for it (each doubling what the last copied), so one that
+/// would take the object over [`MAX_PATCHED_OBJECT`] is refused before it runs.
+fn too_big(op: &JsonPatchOp, value: &Value) -> Option<String> {
+    let json_patch::PatchOperation::Copy(copy) = &op.operation else {
+        return None;
+    };
+    let source = value.pointer(copy.from.as_str())?;
+    let size = |value: &Value| {
+        let mut counter = ByteCounter(0);
+        serde_json::to_writer(&mut counter, value).map_or(usize::MAX, |()| counter.0)
+    };
+    (size(value).saturating_add(size(source)) > MAX_PATCHED_OBJECT).then(|| {
+        format!(
+            "copying {} would make the object larger than {} MiB, the most a patch may make of one",
+            copy.from,
+            MAX_PATCHED_OBJECT >> 20
+        )
+    })
+}
+
+/// Counts what is written to it.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -518,6 +562,27 @@ mod tests {
                 .ends_with("/spec/nothing/here does not exist"),
             "{}",
             applied.failures[0]
+        );
+    }
+
+    #[test]
+    fn copies_cannot_grow_an_object_without_bound() {
+        let mut doubling = String::from(
+            "- target: {kind: Service}\n  jsonPatch:\n  - {op: add, path: /spec/l, value: [0123456789abcdef]}\n",
+        );
+        for _ in 0..30 {
+            doubling.push_str("  - {op: copy, from: /spec/l, path: /spec/l/-}\n");
+        }
+        let patch = plan_patch_from(0, &doubling);
+        let applied = apply(&[patch], &mut resources(), &context(), &|_| true);
+        let text = applied.failures[0].to_string();
+        assert!(
+            text.contains("(copy /spec/l -> /spec/l/-) cannot be applied to Service prod/api")
+                && text.ends_with(
+                    "copying /spec/l would make the object larger than 16 MiB, the most a patch \
+                     may make of one"
+                ),
+            "{text}"
         );
     }
 
