@@ -168,6 +168,7 @@ pub fn apply(
             let before = value.clone();
             let outcome =
                 patch_value(&patch.patch.operation, value, &object, &component).and_then(|()| {
+                    keep_order(&before, value);
                     check(value, context, &object, &component).map_err(|error| (None, error))
                 });
             if let Err((at, error)) = outcome {
@@ -207,6 +208,37 @@ pub fn apply(
         }
     }
     applied
+}
+
+/// Puts the keys of every map of `value` that `before` had too back in `before`'s order, the
+/// keys a patch added after them in the order it added them. Removing a key (a merge patch's
+/// null, a JSON Patch `remove` or `move`) moves the map's last key into its place, which would
+/// otherwise reorder the fields of what a transformer wrote.
+fn keep_order(before: &Value, value: &mut Value) {
+    match (before, value) {
+        (Value::Object(old), Value::Object(new)) => {
+            let position: std::collections::HashMap<&str, usize> = old
+                .keys()
+                .enumerate()
+                .map(|(index, key)| (key.as_str(), index))
+                .collect();
+            let mut entries: Vec<(String, Value)> = std::mem::take(new).into_iter().collect();
+            entries
+                .sort_by_key(|(key, _)| position.get(key.as_str()).copied().unwrap_or(usize::MAX));
+            for (key, mut entry) in entries {
+                if let Some(old_entry) = old.get(&key) {
+                    keep_order(old_entry, &mut entry);
+                }
+                new.insert(key, entry);
+            }
+        }
+        (Value::Array(old), Value::Array(new)) => {
+            for (old_item, item) in old.iter().zip(new.iter_mut()) {
+                keep_order(old_item, item);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether `resource` has the kind, name and component `target` gives.
@@ -584,6 +616,31 @@ mod tests {
                 ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn removing_a_field_keeps_the_order_of_the_others() {
+        let before = json!({"a": 1, "b": {"x": 1, "y": 2, "z": 3}, "c": 3, "d": 4});
+        for operation in [
+            json!({"merge": {"a": null, "b": {"x": null}}}),
+            json!({"jsonPatch": [{"op": "remove", "path": "/a"}, {"op": "remove", "path": "/b/x"}]}),
+        ] {
+            let mut value = before.clone();
+            match operation.get("merge") {
+                Some(merge) => json_patch::merge(&mut value, merge),
+                None => {
+                    let ops: json_patch::Patch =
+                        serde_json::from_value(operation["jsonPatch"].clone()).unwrap();
+                    json_patch::patch(&mut value, &ops).unwrap();
+                }
+            }
+            keep_order(&before, &mut value);
+            value["e"] = json!(5);
+            assert_eq!(
+                serde_json::to_string(&value).unwrap(),
+                r#"{"b":{"y":2,"z":3},"c":3,"d":4,"e":5}"#
+            );
+        }
     }
 
     #[test]
