@@ -489,3 +489,75 @@ fn the_module_schema_describes_patches() {
         assert!(!ok, "{name} passed:\n{said}");
     }
 }
+
+/// Found in review: a JSON Patch whose moves nest an object one level deeper each time crashed
+/// the host past the 128 levels a JSON reader takes (exit 101, "recursion limit exceeded");
+/// it is a patch failure naming the operation, and the render writes nothing.
+#[test]
+fn a_patch_cannot_nest_an_object_deeper_than_a_reader_takes() {
+    let mut patches = String::from(
+        "  - target: {kind: Deployment}\n    jsonPatch:\n      - {op: add, path: /d, value: {}}\n",
+    );
+    for _ in 0..130 {
+        patches.push_str("      - {op: add, path: /w, value: {}}\n      - {op: move, from: /d, path: /w/k}\n      - {op: move, from: /w, path: /d}\n");
+    }
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().join("out");
+    let (_dir, run) = build(
+        &patches,
+        &["--split", "--out-dir", out_dir.to_str().unwrap()],
+    );
+    assert!(run.exited(1), "{:?}\n{}", run.status, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "would make apps/Deployment shop/api of component \"api\" nested deeper than 100 \
+             levels at /w/k, the most a patch may nest an object"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!out_dir.exists());
+}
+
+/// Found in review: a patch left out by its condition shifted the number of every later patch
+/// in the errors of reading them; each patch is named by its place as written.
+#[test]
+fn a_patch_is_named_by_its_place_as_written_when_an_earlier_one_is_left_out() {
+    let patches = "  - target: {kind: Service}\n    when: false\n    merge: {}\n  - target: {kind: Deployment, colour: blue}\n    merge: {}\n";
+    let (_dir, run) = build(patches, &[]);
+    assert!(run.exited(2), "{:?}\n{}", run.status, run.stderr);
+    assert!(
+        run.stderr
+            .contains("unknown field `colour` in patches[1].target"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Found in review: copies and one-line merge patches repeated over large objects made the host
+/// work for minutes; all of a render's patches together share one bound of work.
+#[test]
+fn the_patches_of_a_render_share_one_bound_of_work() {
+    let mut patches = String::from(
+        "  - target: {kind: Deployment}\n    jsonPatch:\n      - {op: add, path: /x, value: [0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef]}\n",
+    );
+    // Each copy doubles /x: 17 of them make an object of 8 MiB.
+    for step in 0..17 {
+        patches.push_str(&format!(
+            "      - {{op: copy, from: /x, path: /x{step}}}\n      - {{op: move, from: /x{step}, path: /x/-}}\n"
+        ));
+    }
+    for _ in 0..40 {
+        patches.push_str(
+            "  - target: {kind: Deployment}\n    merge: {metadata: {annotations: {a: b}}}\n",
+        );
+    }
+    let (_dir, run) = build(&patches, &[]);
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("would take the work of the module's patches past 256 MiB of objects"),
+        "{}",
+        run.stderr
+    );
+}

@@ -71,11 +71,13 @@ pub(crate) fn collect_secrets(root: &Node, sensitive: &mut BTreeSet<String>) {
 }
 
 /// Builds a [`Module`] from the merged document `root`, read from `origin`; `sensitive` holds
-/// what [`collect_secrets`] and `${env:…}` substitution found.
+/// what [`collect_secrets`] and `${env:…}` substitution found; `patch_places` the place in the
+/// module as written of each patch that conditions kept.
 pub(crate) fn interpret(
     root: &Node,
     origin: Origin,
     mut sensitive: BTreeSet<String>,
+    patch_places: &[usize],
 ) -> Result<Module, ModuleError> {
     let mut reader = Reader::default();
     if matches!(root.value, Value::Null) {
@@ -135,7 +137,9 @@ pub(crate) fn interpret(
 
     let patches = field(top, super::patch::KEY)
         .map(|node| {
-            super::patch::read(node, &mut |origin, message| reader.problem(origin, message))
+            super::patch::read(node, patch_places, &mut |origin, message| {
+                reader.problem(origin, message)
+            })
         })
         .unwrap_or_default();
 

@@ -526,14 +526,10 @@ fn assemble(
     }
     document::collect_secrets(&root, sensitive);
     sensitive.remove("");
-    let mut module = document::interpret(&root, origin, sensitive.clone())?;
+    let mut module = document::interpret(&root, origin, sensitive.clone(), &kept_patches)?;
     module.config = config.map(|c| c.schema);
     module.parameters = parameters;
     module.excluded = excluded;
-    // Each patch kept is named by its place in the list as written.
-    for patch in &mut module.patches {
-        patch.index = kept_patches[patch.index];
-    }
     module.left_out_patches = left_out_patches;
     Ok(module)
 }

@@ -228,8 +228,14 @@ pub(crate) fn written_values(item: &Node) -> Vec<serde_json::Value> {
     values
 }
 
-/// Reads the checked-for-nothing `patches` node: every problem goes to `problem`.
-pub(crate) fn read(node: &Node, problem: &mut dyn FnMut(&Origin, String)) -> Vec<Patch> {
+/// Reads the checked-for-nothing `patches` node: every problem goes to `problem`. `written`
+/// gives each entry's place in the list as written, before conditions left some out (an entry
+/// it does not cover keeps its place in `node`).
+pub(crate) fn read(
+    node: &Node,
+    written: &[usize],
+    problem: &mut dyn FnMut(&Origin, String),
+) -> Vec<Patch> {
     let items = match &node.value {
         Value::Null => return Vec::new(),
         Value::List(items) => items,
@@ -244,7 +250,9 @@ pub(crate) fn read(node: &Node, problem: &mut dyn FnMut(&Origin, String)) -> Vec
     items
         .iter()
         .enumerate()
-        .filter_map(|(index, item)| read_patch(index, item, problem))
+        .filter_map(|(index, item)| {
+            read_patch(written.get(index).copied().unwrap_or(index), item, problem)
+        })
         .collect()
 }
 
@@ -479,7 +487,7 @@ mod tests {
     fn read_text(text: &str) -> (Vec<Patch>, Vec<String>) {
         let node = tree::parse(text, &Arc::from("module.yaml")).unwrap();
         let mut problems = Vec::new();
-        let patches = read(&node, &mut |origin, message| {
+        let patches = read(&node, &[], &mut |origin, message| {
             problems.push(format!("{origin}: {message}"));
         });
         (patches, problems)

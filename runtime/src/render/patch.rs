@@ -93,6 +93,24 @@ pub enum PatchFailureKind {
         /// What the output check refused.
         reason: String,
     },
+    /// The patched object would be larger or deeper than a patch may make one.
+    #[error("would make {object} of component {component:?} {reason}")]
+    TooLarge {
+        /// `group/kind namespace/name` of the object.
+        object: String,
+        /// The component that rendered it.
+        component: String,
+        /// Which bound, in words.
+        reason: String,
+    },
+    /// The render's patches together would do more work than [`MAX_PATCH_WORK`] allows.
+    #[error(
+        "would take the work of the module's patches past {} MiB of objects copied, compared and \
+         checked, the most one render's patches may do; give the patches narrower targets, or \
+         fewer operations on large objects",
+        MAX_PATCH_WORK >> 20
+    )]
+    Budget,
     /// The patch changes or removes a label the host sets on every object.
     #[error(
         "changes label {label} of {object} of component {component:?}, which opm sets on every \
@@ -135,7 +153,10 @@ pub fn apply(
     let mut values: Vec<Option<Value>> = vec![None; resources.len()];
     let mut broken = vec![false; resources.len()];
     let mut changed = vec![false; resources.len()];
-    for patch in patches {
+    // The size of each object as JSON, and the work of every patch so far (MAX_PATCH_WORK).
+    let mut sizes: Vec<usize> = resources.iter().map(|r| r.json.len()).collect();
+    let mut work = 0_usize;
+    'patches: for patch in patches {
         let target = &patch.patch.target;
         let target_text = target.to_string();
         let mut report = PatchReport {
@@ -163,14 +184,41 @@ pub fn apply(
                 continue;
             }
             matched += 1;
+            // Copying, ordering, checking, comparing and measuring the object.
+            work = work.saturating_add(sizes[index].saturating_mul(2));
+            if work > MAX_PATCH_WORK {
+                failures.push(fail(&patch.at, PatchFailureKind::Budget));
+                applied.failures.extend(failures);
+                break 'patches;
+            }
             let object = resource.identity.to_string();
             let component = resource.component.clone();
             let before = value.clone();
-            let outcome =
-                patch_value(&patch.patch.operation, value, &object, &component).and_then(|()| {
-                    keep_order(&before, value);
-                    check(value, context, &object, &component).map_err(|error| (None, error))
-                });
+            let outcome = patch_value(
+                &patch.patch.operation,
+                value,
+                &object,
+                &component,
+                &mut work,
+            )
+            .and_then(|()| {
+                sizes[index] = json_size(value);
+                if sizes[index] > MAX_PATCHED_OBJECT {
+                    return Err((
+                        None,
+                        PatchFailureKind::TooLarge {
+                            object: object.clone(),
+                            component: component.clone(),
+                            reason: format!(
+                                "larger than {} MiB, the most a patch may make of one object",
+                                MAX_PATCHED_OBJECT >> 20
+                            ),
+                        },
+                    ));
+                }
+                keep_order(&before, value);
+                check(value, context, &object, &component).map_err(|error| (None, error))
+            });
             if let Err((at, error)) = outcome {
                 failures.push(fail(at.unwrap_or(&patch.at), error));
                 broken[index] = true;
@@ -266,12 +314,14 @@ fn has_labels(target: &Target, value: &Value) -> bool {
         .all(|(key, wanted)| labels.get(key).and_then(Value::as_str) == Some(wanted.as_str()))
 }
 
-/// Applies `operation` to `value`; on failure, where (the operation, for a JSON Patch) and why.
+/// Applies `operation` to `value`, adding to `work` what measuring it costs; on failure, where
+/// (the operation, for a JSON Patch) and why.
 fn patch_value<'a>(
     operation: &'a Operation,
     value: &mut Value,
     object: &str,
     component: &str,
+    work: &mut usize,
 ) -> Result<(), (Option<&'a Origin>, PatchFailureKind)> {
     match operation {
         Operation::Merge(merge) => {
@@ -292,11 +342,21 @@ fn patch_value<'a>(
                         },
                     )
                 };
-                if let Some(reason) = too_big(op, value) {
+                if let Some(reason) = too_big(op, value, work) {
                     return Err(failed(reason));
                 }
                 json_patch::patch(value, std::slice::from_ref(&op.operation))
                     .map_err(|error| failed(reason(op, &error.kind)))?;
+                if let Some(reason) = too_deep(op, value, work) {
+                    return Err((
+                        Some(&op.origin),
+                        PatchFailureKind::TooLarge {
+                            object: object.to_owned(),
+                            component: component.to_owned(),
+                            reason,
+                        },
+                    ));
+                }
             }
             Ok(())
         }
@@ -307,25 +367,72 @@ fn patch_value<'a>(
 /// default ([`crate::sandbox::Limits`]).
 pub const MAX_PATCHED_OBJECT: usize = 16 << 20;
 
+/// The work all of one render's patches may do together, in bytes of JSON copied, compared,
+/// checked or measured: with [`MAX_PATCHED_OBJECT`] and [`MAX_PATCHED_DEPTH`] per object, what
+/// bounds the time and memory a module's patches can make the host spend, however many patches
+/// there are and however many objects each targets. A module that patches each of 10,000
+/// objects of a few KiB once uses a tenth of it.
+pub const MAX_PATCH_WORK: usize = 256 << 20;
+
+/// How deeply a JSON Patch may nest what it writes, in maps and lists from the object's top:
+/// below the 128 levels a JSON reader takes, so that whatever reads the object next can.
+pub const MAX_PATCHED_DEPTH: usize = 100;
+
+/// The size of `value` as JSON text, in bytes.
+fn json_size(value: &Value) -> usize {
+    let mut counter = ByteCounter(0);
+    serde_json::to_writer(&mut counter, value).map_or(usize::MAX, |()| counter.0)
+}
+
 /// Why `op` may not run on `value`: a `copy` is the one operation that can make an object
 /// larger than the module that asks for it (each doubling what the last copied), so one that
-/// would take the object over [`MAX_PATCHED_OBJECT`] is refused before it runs.
-fn too_big(op: &JsonPatchOp, value: &Value) -> Option<String> {
+/// would take the object over [`MAX_PATCHED_OBJECT`] is refused before it runs. Measuring is
+/// added to `work`.
+fn too_big(op: &JsonPatchOp, value: &Value, work: &mut usize) -> Option<String> {
     let json_patch::PatchOperation::Copy(copy) = &op.operation else {
         return None;
     };
     let source = value.pointer(copy.from.as_str())?;
-    let size = |value: &Value| {
-        let mut counter = ByteCounter(0);
-        serde_json::to_writer(&mut counter, value).map_or(usize::MAX, |()| counter.0)
-    };
-    (size(value).saturating_add(size(source)) > MAX_PATCHED_OBJECT).then(|| {
+    let (whole, copied) = (json_size(value), json_size(source));
+    *work = work.saturating_add(whole).saturating_add(copied);
+    (whole.saturating_add(copied) > MAX_PATCHED_OBJECT).then(|| {
         format!(
             "copying {} would make the object larger than {} MiB, the most a patch may make of one",
             copy.from,
             MAX_PATCHED_OBJECT >> 20
         )
     })
+}
+
+/// Why what `op` wrote into `value` may not stay: nested deeper than [`MAX_PATCHED_DEPTH`].
+/// Only what the operation wrote is walked (its path, then the value there), and the walk is
+/// added to `work`: a `move` or `copy` repeated can otherwise nest an object one level more each
+/// time, for as long as the patch goes on.
+fn too_deep(op: &JsonPatchOp, value: &Value, work: &mut usize) -> Option<String> {
+    use json_patch::PatchOperation as Op;
+    let path = match &op.operation {
+        Op::Add(_) | Op::Replace(_) | Op::Move(_) | Op::Copy(_) => op.operation.path().to_string(),
+        Op::Remove(_) | Op::Test(_) => return None,
+    };
+    let written = value.pointer(&path)?;
+    let above = path.matches('/').count();
+    let mut stack = vec![(written, above)];
+    while let Some((node, depth)) = stack.pop() {
+        *work = work.saturating_add(1);
+        let children: Box<dyn Iterator<Item = &Value>> = match node {
+            Value::Object(map) => Box::new(map.values()),
+            Value::Array(items) => Box::new(items.iter()),
+            _ => continue,
+        };
+        if depth + 1 > MAX_PATCHED_DEPTH {
+            return Some(format!(
+                "nested deeper than {MAX_PATCHED_DEPTH} levels at {path}, the most a patch may \
+                 nest an object"
+            ));
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    None
 }
 
 /// Counts what is written to it.
@@ -454,7 +561,7 @@ mod tests {
     fn plan_patch_from(index: usize, text: &str) -> PlanPatch {
         let node = crate::module::tree::parse(text, &"module.yaml".into()).unwrap();
         let mut patches: Vec<Patch> =
-            crate::module::patch::read(&node, &mut |_, message| panic!("{message}"));
+            crate::module::patch::read(&node, &[], &mut |_, message| panic!("{message}"));
         let mut patch = patches.remove(0);
         patch.index = index;
         PlanPatch::of(&patch, &["api", "web", "worker"])
