@@ -739,7 +739,9 @@ fn pod_defaults(object: &mut Value, pod: &str) {
                 .and_then(|name| name.rsplit_once(':'))
                 .filter(|(_, tag)| !tag.contains('/'))
                 .map(|(_, tag)| tag.to_owned());
-            let pull = if tag.is_none() || tag.as_deref() == Some("latest") {
+            // Kubernetes pulls Always an image with no tag and no digest, or tagged latest.
+            let digest = image.contains('@');
+            let pull = if (tag.is_none() && !digest) || tag.as_deref() == Some("latest") {
                 "Always"
             } else {
                 "IfNotPresent"
@@ -910,6 +912,17 @@ fn diff(object: &str, path: &str, chart: &Value, module: &Value, out: &mut Vec<D
             };
             match (named(a), named(b)) {
                 (Some(names_a), Some(names_b)) => {
+                    // Two entries of one name are compared by name no more: a difference.
+                    for (names, side) in [(&names_a, "chart"), (&names_b, "module")] {
+                        let unique: BTreeSet<&String> = names.iter().collect();
+                        if unique.len() != names.len() {
+                            differ(
+                                format!("{path} (a name twice in the {side}'s)"),
+                                Some(&Value::from(names_a.clone())),
+                                Some(&Value::from(names_b.clone())),
+                            );
+                        }
+                    }
                     let last = path.rsplit(['.', ']']).next().unwrap_or_default();
                     if ORDERED_LISTS.contains(&last) {
                         let common_a: Vec<&String> =

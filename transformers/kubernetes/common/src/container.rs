@@ -187,7 +187,8 @@ fn dependency_order(entries: &[(&String, &Value)]) -> Result<Vec<usize>, Transfo
                 .collect();
             return Err(TransformError::invalid(format!(
                 "container.env: {} refer to each other through $(NAME), and Kubernetes expands \
-                 a reference only to a variable defined before it; break the cycle",
+                 a reference only to a variable defined before it; break the cycle, or write env as a \
+                 list, which keeps the order written",
                 cycle.join(", ")
             )));
         };
