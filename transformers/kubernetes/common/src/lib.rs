@@ -11,13 +11,15 @@
 //! - [`storage`]: persistent storage as claims or claim templates;
 //! - [`ports`]: the ports a component exposes through its Service;
 //! - [`meta`]: the `labels` and `annotations` a trait or resource adds to the objects it renders;
-//! - [`data`]: the text and base64 data maps of ConfigMaps and Secrets.
+//! - [`data`]: the text and base64 data maps of ConfigMaps and Secrets;
+//! - [`gateway`]: the Gateways and the Service a Gateway API route attaches to and sends to.
 //!
 //! OPM keeps collections that users override one entry at a time (ports, env, mounts, volumes) as
 //! maps keyed by name; Kubernetes wants lists. Maps are walked in key order, so output is
 //! deterministic whatever order the module wrote them in.
 
 pub mod data;
+pub mod gateway;
 pub mod job;
 pub mod meta;
 pub mod pod;

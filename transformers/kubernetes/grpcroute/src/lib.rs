@@ -17,8 +17,9 @@
 //! than 128 matches over all rules.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
+use opm_k8s_common::gateway::{backend_refs, parent_refs};
 use opm_k8s_common::meta::merge_metadata;
-use opm_k8s_common::ports::{backend_port, service_ports};
+use opm_k8s_common::ports::service_ports;
 use opm_k8s_common::{object_metadata, sorted_entries};
 
 /// Renders the GrpcRoute trait into GRPCRoutes.
@@ -39,23 +40,10 @@ impl Transformer for GrpcRouteTransformer {
         })?;
         let ports = service_ports(component, Some(&expose))?;
 
-        let parents: Vec<Value> = sorted_entries(route.get("gateways"))
-            .into_iter()
-            .map(|(name, gateway)| {
-                let mut parent = Map::new();
-                parent.insert("name".into(), Value::from(name.as_str()));
-                for field in ["namespace", "sectionName", "port"] {
-                    if let Some(value) = gateway.get(field) {
-                        parent.insert(field.into(), value.clone());
-                    }
-                }
-                Value::Object(parent)
-            })
-            .collect();
+        let parents = parent_refs(&route);
 
-        let backend = |wanted: Option<&str>, field: &str| -> Result<Value, TransformError> {
-            let port = backend_port(&ports, wanted, field)?;
-            Ok(json!([{"name": context.object_name(component.name()), "port": port["port"]}]))
+        let backend = |wanted: Option<&str>, field: &str| {
+            backend_refs(component, context, &ports, wanted, field)
         };
         let mut total_matches = 0;
         let rules = match route.get("rules").and_then(Value::as_object) {
