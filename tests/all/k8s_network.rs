@@ -8,60 +8,18 @@ use opm_tests::{opm, write_file};
 use serde_json::{Value, json};
 
 use crate::examples::assert_strict_valid;
-
-/// A module named `shop` in namespace `shop` whose `components:` section is `components`.
-fn module(components: &str) -> String {
-    format!(
-        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: shop, version: 1.0.0, namespace: shop}}\ncomponents:\n{components}"
-    )
-}
+use crate::kubernetes::{build_json_with as build, module, refuses};
 
 /// Runs `opm mod vet` on `components` and checks that it refuses them saying each of
 /// `expected`, and never any of `hidden`.
 fn vet_refuses(components: &str, expected: &[&str], hidden: &[&str]) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_file(dir.path(), "module.yaml", &module(components));
-    let run = opm(["mod", "vet", &path]);
-    let said = format!("{}{}", run.stdout, run.stderr);
-    assert!(run.exited(1), "{said}");
-    for expected in expected {
-        assert!(
-            said.contains(expected),
-            "{expected:?} missing from:\n{said}"
-        );
-    }
-    for hidden in hidden {
-        assert!(!said.contains(hidden), "{hidden:?} printed in:\n{said}");
-    }
+    refuses("vet", components, expected, hidden);
 }
 
 /// Runs `opm mod build` on `components` and checks that it fails saying `expected`, and never
 /// any of `hidden`.
 fn build_refuses(components: &str, expected: &str, hidden: &[&str]) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_file(dir.path(), "module.yaml", &module(components));
-    let run = opm(["mod", "build", &path]);
-    let said = format!("{}{}", run.stdout, run.stderr);
-    assert!(run.exited(1), "{said}");
-    assert!(
-        said.contains(expected),
-        "{expected:?} missing from:\n{said}"
-    );
-    for hidden in hidden {
-        assert!(!said.contains(hidden), "{hidden:?} printed in:\n{said}");
-    }
-}
-
-/// The objects `opm mod build -o json` renders of `components`, with `args` added.
-fn build(components: &str, args: &[&str]) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_file(dir.path(), "module.yaml", &module(components));
-    let mut command = vec!["mod", "build", &path, "-o", "json"];
-    command.extend(args);
-    let run = opm(command);
-    assert!(run.exited(0), "{}", run.stderr);
-    let list: Value = serde_json::from_str(&run.stdout).unwrap();
-    list["items"].as_array().unwrap().clone()
+    refuses("build", components, &[expected], hidden);
 }
 
 fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {

@@ -36,21 +36,11 @@ fn env_and_init_containers_keep_the_order_the_author_meant() {
     );
     assert_eq!(spec["initContainers"][2]["restartPolicy"], "Always");
 
-    let dir = tempfile::tempdir().unwrap();
-    let path = opm_tests::write_file(
-        dir.path(),
-        "module.yaml",
-        &crate::kubernetes::module(
-            "  api:\n    resources:\n      Container: {image: api, env: {A: {value: '$(B)'}, B: {value: '$(A)'}}}\n",
-        ),
-    );
-    let run = opm_tests::opm(["mod", "build", &path]);
-    assert!(run.exited(1), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("container.env: A, B refer to each other through $(NAME)"),
-        "{}",
-        run.stderr
+    crate::kubernetes::refuses(
+        "build",
+        "  api:\n    resources:\n      Container: {image: api, env: {A: {value: '$(B)'}, B: {value: '$(A)'}}}\n",
+        &["container.env: A, B refer to each other through $(NAME)"],
+        &[],
     );
 }
 

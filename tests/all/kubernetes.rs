@@ -40,9 +40,16 @@ pub(crate) fn vet_and_build_refuse(
 }
 
 pub(crate) fn build_json(components: &str) -> Vec<Value> {
+    build_json_with(components, &[])
+}
+
+/// The objects `opm mod build -o json` renders of `components`, with `args` added.
+pub(crate) fn build_json_with(components: &str, args: &[&str]) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "module.yaml", &module(components));
-    let run = opm(["mod", "build", &path, "-o", "json"]);
+    let mut command = vec!["mod", "build", &path, "-o", "json"];
+    command.extend(args);
+    let run = opm(command);
     assert!(run.exited(0), "{}", run.stderr);
     let list: Value = serde_json::from_str(&run.stdout).unwrap();
     list["items"].as_array().unwrap().clone()
@@ -146,9 +153,15 @@ fn storage_that_works_renders() {
 /// Runs `opm mod vet` on `components` and checks that it refuses them saying each of
 /// `expected`.
 pub(crate) fn vet_refuses(components: &str, expected: &[&str]) {
+    refuses("vet", components, expected, &[]);
+}
+
+/// Runs `opm mod COMMAND` on `components` and checks that it refuses them saying each of
+/// `expected`, and never any of `hidden`.
+pub(crate) fn refuses(command: &str, components: &str, expected: &[&str], hidden: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "module.yaml", &module(components));
-    let run = opm(["mod", "vet", &path]);
+    let run = opm(["mod", command, &path]);
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(run.exited(1), "{said}");
     for expected in expected {
@@ -156,6 +169,9 @@ pub(crate) fn vet_refuses(components: &str, expected: &[&str]) {
             said.contains(expected),
             "{expected:?} missing from:\n{said}"
         );
+    }
+    for hidden in hidden {
+        assert!(!said.contains(hidden), "{hidden:?} printed in:\n{said}");
     }
 }
 
