@@ -3,8 +3,9 @@
 
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
 
+use crate::meta::merge_metadata;
 use crate::ports::backend_port;
-use crate::sorted_entries;
+use crate::{object_metadata, sorted_entries};
 
 /// The route's `parentRefs`: one per entry of the trait's `gateways` map, in name order, with
 /// the entry's `namespace`, `sectionName` and `port`.
@@ -35,4 +36,31 @@ pub fn backend_refs(
 ) -> Result<Value, TransformError> {
     let port = backend_port(ports, wanted, field)?;
     Ok(json!([{"name": context.object_name(component.name()), "port": port["port"]}]))
+}
+
+/// The route `kind` (`HTTPRoute`, `GRPCRoute`) of the trait `field` with its `rules`: attached
+/// to the trait's Gateways ([`parent_refs`]) for its `hostnames`, named for the component, with
+/// the trait's labels and annotations.
+pub fn route_object(
+    component: &Component,
+    context: &Context,
+    route: &Value,
+    field: &str,
+    kind: &str,
+    rules: Vec<Value>,
+) -> Result<Value, TransformError> {
+    let mut spec = Map::new();
+    spec.insert("parentRefs".into(), Value::Array(parent_refs(route)));
+    if let Some(hostnames) = route.get("hostnames") {
+        spec.insert("hostnames".into(), hostnames.clone());
+    }
+    spec.insert("rules".into(), Value::Array(rules));
+    let mut metadata = object_metadata(component, context, &context.object_name(component.name()));
+    merge_metadata(&mut metadata, route, field)?;
+    Ok(json!({
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": kind,
+        "metadata": metadata,
+        "spec": spec,
+    }))
 }

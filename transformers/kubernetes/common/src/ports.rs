@@ -10,6 +10,22 @@ use opm_guest::{Component, Map, TransformError, Value, json};
 
 use crate::{copy_fields, sorted_entries};
 
+/// The Expose trait of a component whose trait `what` (`an Ingress`, `a GrpcRoute`) uses the
+/// Service that Expose renders, `how` (`the Ingress routes to`); without it, an error that says
+/// so.
+pub fn required_expose(
+    component: &Component,
+    what: &str,
+    how: &str,
+) -> Result<Value, TransformError> {
+    component.field("expose")?.ok_or_else(|| {
+        TransformError::invalid(format!(
+            "component {:?} has {what} but no Expose trait: {how} the Service that Expose renders",
+            component.name()
+        ))
+    })
+}
+
 /// The Service ports of `component`, as Kubernetes `ServicePort`s. `expose` is the Expose trait's
 /// value, if the component has one.
 pub fn service_ports(

@@ -17,10 +17,9 @@
 //! than 128 matches over all rules.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
-use opm_k8s_common::gateway::{backend_refs, parent_refs};
-use opm_k8s_common::meta::merge_metadata;
-use opm_k8s_common::ports::service_ports;
-use opm_k8s_common::{object_metadata, sorted_entries};
+use opm_k8s_common::gateway::{backend_refs, route_object};
+use opm_k8s_common::ports::{required_expose, service_ports};
+use opm_k8s_common::sorted_entries;
 
 /// Renders the GrpcRoute trait into GRPCRoutes.
 pub struct GrpcRouteTransformer;
@@ -31,16 +30,8 @@ pub const MAX_MATCHES: usize = 128;
 impl Transformer for GrpcRouteTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let route: Value = component.require("grpcRoute")?;
-        let expose: Value = component.field("expose")?.ok_or_else(|| {
-            TransformError::invalid(format!(
-                "component {:?} has a GrpcRoute but no Expose trait: the route sends calls to \
-                 the Service that Expose renders",
-                component.name()
-            ))
-        })?;
+        let expose = required_expose(component, "a GrpcRoute", "the route sends calls to")?;
         let ports = service_ports(component, Some(&expose))?;
-
-        let parents = parent_refs(&route);
 
         let backend = |wanted: Option<&str>, field: &str| {
             backend_refs(component, context, &ports, wanted, field)
@@ -85,21 +76,14 @@ impl Transformer for GrpcRouteTransformer {
             )));
         }
 
-        let mut spec = Map::new();
-        spec.insert("parentRefs".into(), Value::Array(parents));
-        if let Some(hostnames) = route.get("hostnames") {
-            spec.insert("hostnames".into(), hostnames.clone());
-        }
-        spec.insert("rules".into(), Value::Array(rules));
-        let mut metadata =
-            object_metadata(component, context, &context.object_name(component.name()));
-        merge_metadata(&mut metadata, &route, "grpcRoute")?;
-        Ok(vec![json!({
-            "apiVersion": "gateway.networking.k8s.io/v1",
-            "kind": "GRPCRoute",
-            "metadata": metadata,
-            "spec": spec,
-        })])
+        Ok(vec![route_object(
+            component,
+            context,
+            &route,
+            "grpcRoute",
+            "GRPCRoute",
+            rules,
+        )?])
     }
 }
 

@@ -13,10 +13,9 @@
 //! - `labels` and `annotations` are merged over the component's on the HTTPRoute.
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
-use opm_k8s_common::gateway::{backend_refs, parent_refs};
-use opm_k8s_common::meta::merge_metadata;
-use opm_k8s_common::ports::service_ports;
-use opm_k8s_common::{object_metadata, sorted_entries};
+use opm_k8s_common::gateway::{backend_refs, route_object};
+use opm_k8s_common::ports::{required_expose, service_ports};
+use opm_k8s_common::sorted_entries;
 
 /// Renders the HttpRoute trait into HTTPRoutes.
 pub struct HttpRouteTransformer;
@@ -24,16 +23,8 @@ pub struct HttpRouteTransformer;
 impl Transformer for HttpRouteTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let route: Value = component.require("httpRoute")?;
-        let expose: Value = component.field("expose")?.ok_or_else(|| {
-            TransformError::invalid(format!(
-                "component {:?} has an HttpRoute but no Expose trait: the route sends traffic \
-                 to the Service that Expose renders",
-                component.name()
-            ))
-        })?;
+        let expose = required_expose(component, "an HttpRoute", "the route sends traffic to")?;
         let ports = service_ports(component, Some(&expose))?;
-
-        let parents = parent_refs(&route);
 
         let backend = |wanted: Option<&str>, field: &str| {
             backend_refs(component, context, &ports, wanted, field)
@@ -62,21 +53,14 @@ impl Transformer for HttpRouteTransformer {
             _ => vec![json!({"backendRefs": backend(None, "httpRoute.rules")?})],
         };
 
-        let mut spec = Map::new();
-        spec.insert("parentRefs".into(), Value::Array(parents));
-        if let Some(hostnames) = route.get("hostnames") {
-            spec.insert("hostnames".into(), hostnames.clone());
-        }
-        spec.insert("rules".into(), Value::Array(rules));
-        let mut metadata =
-            object_metadata(component, context, &context.object_name(component.name()));
-        merge_metadata(&mut metadata, &route, "httpRoute")?;
-        Ok(vec![json!({
-            "apiVersion": "gateway.networking.k8s.io/v1",
-            "kind": "HTTPRoute",
-            "metadata": metadata,
-            "spec": spec,
-        })])
+        Ok(vec![route_object(
+            component,
+            context,
+            &route,
+            "httpRoute",
+            "HTTPRoute",
+            rules,
+        )?])
     }
 }
 

@@ -17,7 +17,7 @@
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
 use opm_k8s_common::meta::merge_metadata;
 use opm_k8s_common::object_metadata;
-use opm_k8s_common::ports::{backend_port, service_ports};
+use opm_k8s_common::ports::{backend_port, required_expose, service_ports};
 
 /// Renders the Ingress trait into Ingresses.
 pub struct IngressTransformer;
@@ -40,13 +40,7 @@ const INVALID_PATH_SUFFIXES: &[&str] = &["/..", "/."];
 impl Transformer for IngressTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let ingress: Value = component.require("ingress")?;
-        let expose: Value = component.field("expose")?.ok_or_else(|| {
-            TransformError::invalid(format!(
-                "component {:?} has an Ingress but no Expose trait: the Ingress routes to the \
-                 Service that Expose renders",
-                component.name()
-            ))
-        })?;
+        let expose = required_expose(component, "an Ingress", "the Ingress routes to")?;
         let ports = service_ports(component, Some(&expose))?;
         let service = context.object_name(component.name());
         let route = |path: &Value, field: &str| -> Result<Value, TransformError> {

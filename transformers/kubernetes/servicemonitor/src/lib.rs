@@ -18,7 +18,7 @@
 
 use opm_guest::{Component, Context, Map, TransformError, Transformer, Value, json};
 use opm_k8s_common::meta::merge_metadata;
-use opm_k8s_common::ports::{backend_port, service_ports};
+use opm_k8s_common::ports::{backend_port, required_expose, service_ports};
 use opm_k8s_common::{WORKLOAD_TYPE_LABEL, copy_fields, object_metadata, selector_labels};
 
 /// Renders the ServiceMonitor trait into ServiceMonitors.
@@ -30,13 +30,7 @@ pub const SERVICE_NAME_LABEL: &str = "__meta_kubernetes_service_name";
 impl Transformer for ServiceMonitorTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         let monitor: Value = component.require("serviceMonitor")?;
-        let expose: Value = component.field("expose")?.ok_or_else(|| {
-            TransformError::invalid(format!(
-                "component {:?} has a ServiceMonitor but no Expose trait: the monitor scrapes \
-                 the Service that Expose renders",
-                component.name()
-            ))
-        })?;
+        let expose = required_expose(component, "a ServiceMonitor", "the monitor scrapes")?;
         let ports = service_ports(component, Some(&expose))?;
         let service = context.object_name(component.name());
         let stateful = component.label(WORKLOAD_TYPE_LABEL) == Some("stateful");
