@@ -246,19 +246,19 @@ fn config_checksum_reference(spec: &Map<String, Value>) -> Option<String> {
             }
         }
     };
+    refer(
+        spec.get("volumes"),
+        [
+            ("/configMap/name", "ConfigMap"),
+            ("/secret/secretName", "Secret"),
+        ],
+    );
     for volume in spec
         .get("volumes")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
-        refer(
-            Some(&json!([volume])),
-            [
-                ("/configMap/name", "ConfigMap"),
-                ("/secret/secretName", "Secret"),
-            ],
-        );
         refer(
             volume.pointer("/projected/sources"),
             [("/configMap/name", "ConfigMap"), ("/secret/name", "Secret")],
