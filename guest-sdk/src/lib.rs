@@ -45,10 +45,12 @@ mod component;
 mod context;
 mod error;
 pub mod log;
+mod renderer;
 
 pub use component::Component;
 pub use context::{Context, INSTANCE_LABEL};
 pub use error::TransformError;
+pub use renderer::{Chunk, File, RenderError, Options, Rendered, Renderer};
 pub use serde_json::{Map, Value, json};
 
 /// A transformer: renders one component into zero or more platform resources.

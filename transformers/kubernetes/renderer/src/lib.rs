@@ -1,0 +1,468 @@
+//! The Kubernetes renderer ("Kubernetes List Renderer"): writes a render's resources in
+//! Kubernetes install order, as one multi-document YAML stream, one JSON `v1` `List`, or with
+//! `--split` one YAML file per resource, and refuses two resources that are one object in a
+//! cluster (API group, kind, the namespace it lands in, name).
+//!
+//! The YAML documents themselves are written by the host ([`Chunk::Yaml`]), on its render
+//! threads: the renderer decides order, names and framing, and never parses a resource for the
+//! YAML forms.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use opm_guest::{Chunk, Context, File, Options, RenderError, Rendered, Renderer, Value, json};
+use opm_k8s_common::is_cluster_scoped;
+
+/// Kinds in install order: a namespaced workload's dependencies (its ServiceAccount, Secrets,
+/// ConfigMaps, claims) come before it; every other kind comes last, alphabetically.
+pub const INSTALL_ORDER: &[&str] = &[
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+];
+
+/// What makes two resources the same object in a cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity<'a> {
+    /// The API group (`apps`; empty for the core group).
+    pub group: &'a str,
+    /// The kind.
+    pub kind: &'a str,
+    /// The namespace it lands in: its own, else the render's; empty for a cluster-scoped kind.
+    pub namespace: &'a str,
+    /// The name.
+    pub name: &'a str,
+}
+
+impl<'a> Identity<'a> {
+    /// The identity of `resource` rendered into `target_namespace`.
+    pub fn of(resource: &'a Rendered, target_namespace: &'a str) -> Self {
+        let group = resource
+            .api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group);
+        let namespace = if is_cluster_scoped(&resource.kind) {
+            ""
+        } else if resource.namespace.is_empty() {
+            target_namespace
+        } else {
+            &resource.namespace
+        };
+        Self {
+            group,
+            kind: &resource.kind,
+            namespace,
+            name: &resource.name,
+        }
+    }
+}
+
+impl fmt::Display for Identity<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.group.is_empty() {
+            write!(f, "{}/", self.group)?;
+        }
+        write!(f, "{} ", self.kind)?;
+        if !self.namespace.is_empty() {
+            write!(f, "{}/", self.namespace)?;
+        }
+        write!(f, "{}", self.name)
+    }
+}
+
+fn rank(kind: &str) -> usize {
+    INSTALL_ORDER
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(INSTALL_ORDER.len())
+}
+
+/// The positions of `resources` in install order: kind rank, kind, namespace, name, group,
+/// then producer, so the order is total.
+pub fn install_order(resources: &[Rendered], namespace: &str) -> Vec<usize> {
+    let keyed: Vec<(usize, Identity<'_>)> = resources
+        .iter()
+        .map(|resource| {
+            let identity = Identity::of(resource, namespace);
+            (rank(identity.kind), identity)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..resources.len()).collect();
+    order.sort_by(|&a, &b| {
+        let ((rank_a, ia), (rank_b, ib)) = (&keyed[a], &keyed[b]);
+        rank_a
+            .cmp(rank_b)
+            .then_with(|| ia.kind.cmp(ib.kind))
+            .then_with(|| ia.namespace.cmp(ib.namespace))
+            .then_with(|| ia.name.cmp(ib.name))
+            .then_with(|| ia.group.cmp(ib.group))
+            .then_with(|| producer(&resources[a]).cmp(&producer(&resources[b])))
+            .then_with(|| a.cmp(&b))
+    });
+    order
+}
+
+fn producer(resource: &Rendered) -> (&str, &str) {
+    (&resource.component, &resource.transformer)
+}
+
+/// Each resource (by position) that is the same object as one before it in `order`, and why:
+/// equal identities are neighbours in install order.
+pub fn duplicates(resources: &[Rendered], order: &[usize], namespace: &str) -> Vec<(u32, String)> {
+    let mut refused = Vec::new();
+    let mut first = match order.first() {
+        Some(&first) => first,
+        None => return refused,
+    };
+    for &index in &order[1..] {
+        let identity = Identity::of(&resources[index], namespace);
+        if identity != Identity::of(&resources[first], namespace) {
+            first = index;
+            continue;
+        }
+        let original = &resources[first];
+        refused.push((
+            index as u32,
+            format!(
+                "rendered {identity}, which component {:?} (transformer {}) also rendered",
+                original.component, original.transformer
+            ),
+        ));
+    }
+    refused.sort();
+    refused
+}
+
+/// The file name of each resource under `--split`, in `order`: `<lowercase-kind>-<name>.yaml`.
+///
+/// Names never collide. When several resources share kind and name, each of them gets its
+/// namespace after an underscore (`deployment-api_staging.yaml`; none for a cluster-scoped one);
+/// when that still collides (the same kind in two API groups), the group follows after another
+/// underscore (`ingress-web_shop_networking.k8s.io.yaml`, `core` for the core group).
+/// Kubernetes names and namespaces never contain `_`, so the three forms cannot meet.
+pub fn split_names(identities: &[Identity<'_>]) -> Vec<String> {
+    let base: Vec<String> = identities
+        .iter()
+        .map(|id| format!("{}-{}", id.kind.to_lowercase(), id.name))
+        .collect();
+    let with_namespace: Vec<String> = identities
+        .iter()
+        .zip(&base)
+        .map(|(id, base)| {
+            if id.namespace.is_empty() {
+                base.clone()
+            } else {
+                format!("{base}_{}", id.namespace)
+            }
+        })
+        .collect();
+    let count = |names: &[String]| {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for name in names {
+            *counts.entry(name.clone()).or_default() += 1;
+        }
+        counts
+    };
+    let (base_counts, namespace_counts) = (count(&base), count(&with_namespace));
+    identities
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let stem = if base_counts[&base[i]] == 1 {
+                base[i].clone()
+            } else if namespace_counts[&with_namespace[i]] == 1 {
+                with_namespace[i].clone()
+            } else {
+                let group = if id.group.is_empty() {
+                    "core"
+                } else {
+                    id.group
+                };
+                format!("{}_{}_{group}", base[i], id.namespace)
+            };
+            format!("{stem}.yaml")
+        })
+        .collect()
+}
+
+/// Renders Kubernetes manifests.
+pub struct KubernetesRenderer;
+
+impl Renderer for KubernetesRenderer {
+    fn render(
+        resources: &[Rendered],
+        context: &Context,
+        options: &Options,
+    ) -> Result<Vec<File>, RenderError> {
+        let namespace = context.namespace.as_str();
+        let order = install_order(resources, namespace);
+        let refused = duplicates(resources, &order, namespace);
+        if !refused.is_empty() {
+            return Err(RenderError::Refused(refused));
+        }
+        let yaml = |index: usize| Chunk::Yaml(u32::try_from(index).expect("a wasm32 index"));
+        if options.split {
+            if !options.directory {
+                return Err(RenderError::Failed(
+                    "--split writes one file per resource: give it --out-dir".into(),
+                ));
+            }
+            let identities: Vec<Identity<'_>> = order
+                .iter()
+                .map(|&index| Identity::of(&resources[index], namespace))
+                .collect();
+            return Ok(split_names(&identities)
+                .into_iter()
+                .zip(&order)
+                .map(|(path, &index)| File {
+                    path,
+                    content: vec![yaml(index)],
+                })
+                .collect());
+        }
+        let (extension, content) = match options.format.as_str() {
+            "yaml" => {
+                let mut content = Vec::with_capacity(order.len() * 2);
+                for &index in &order {
+                    content.push(Chunk::Bytes(b"---\n".to_vec()));
+                    content.push(yaml(index));
+                }
+                ("yaml", content)
+            }
+            "json" => {
+                let items = order
+                    .iter()
+                    .map(|&index| resources[index].value())
+                    .collect::<Result<Vec<Value>, _>>()?;
+                let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+                let mut text = serde_json::to_string_pretty(&list)
+                    .map_err(|e| RenderError::Failed(format!("writing the List: {e}")))?;
+                text.push('\n');
+                ("json", vec![Chunk::Bytes(text.into_bytes())])
+            }
+            other => {
+                return Err(RenderError::Failed(format!(
+                    "the Kubernetes renderer writes yaml or json, not {other:?}"
+                )));
+            }
+        };
+        Ok(vec![File {
+            path: format!("{}.{extension}", context.name),
+            content,
+        }])
+    }
+}
+
+opm_guest::export_renderer!(KubernetesRenderer);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(api_version: &str, kind: &str, name: &str) -> Rendered {
+        Rendered::new(
+            "c",
+            "t",
+            &json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}),
+        )
+    }
+
+    fn context() -> Context {
+        Context {
+            name: "shop".into(),
+            namespace: "shop".into(),
+            ..Context::default()
+        }
+    }
+
+    fn options(format: &str, split: bool, directory: bool) -> Options {
+        Options {
+            format: format.into(),
+            split,
+            directory,
+        }
+    }
+
+    #[test]
+    fn install_order_then_name() {
+        let resources = vec![
+            resource("apps/v1", "Deployment", "b"),
+            resource("example.com/v1", "Widget", "w"),
+            resource("v1", "Service", "a"),
+            resource("apps/v1", "Deployment", "a"),
+            resource("v1", "ServiceAccount", "z"),
+        ];
+        let order: Vec<String> = install_order(&resources, "")
+            .into_iter()
+            .map(|i| Identity::of(&resources[i], "").to_string())
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "ServiceAccount z",
+                "Service a",
+                "apps/Deployment a",
+                "apps/Deployment b",
+                "example.com/Widget w"
+            ]
+        );
+    }
+
+    #[test]
+    fn identity_is_the_namespace_a_resource_lands_in() {
+        let of = |value: Value| Identity::of(&Rendered::new("c", "t", &value), "shop").to_string();
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert_eq!(of(config.clone()), "ConfigMap shop/c");
+        let mut elsewhere = config;
+        elsewhere["metadata"]["namespace"] = json!("other");
+        assert_eq!(of(elsewhere), "ConfigMap other/c");
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                          "metadata": {"name": "r", "namespace": "shop"}});
+        assert_eq!(of(role), "rbac.authorization.k8s.io/ClusterRole r");
+    }
+
+    #[test]
+    fn one_object_twice_is_refused_naming_both_producers() {
+        let mut explicit = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "c", "namespace": "shop"}});
+        let resources = vec![
+            Rendered::new(
+                "a",
+                "T1",
+                &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                              "metadata": {"name": "c"}}),
+            ),
+            Rendered::new("b", "T2", &explicit),
+        ];
+        let error =
+            KubernetesRenderer::render(&resources, &context(), &options("yaml", false, false))
+                .unwrap_err();
+        assert_eq!(
+            error,
+            RenderError::Refused(vec![(
+                1,
+                "rendered ConfigMap shop/c, which component \"a\" (transformer T1) also rendered"
+                    .into()
+            )])
+        );
+        explicit["metadata"]["namespace"] = json!("other");
+        let resources = vec![resources[0].clone(), Rendered::new("b", "T2", &explicit)];
+        assert!(
+            KubernetesRenderer::render(&resources, &context(), &options("yaml", false, false))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_stream_frames_host_written_documents_in_install_order() {
+        let resources = vec![
+            resource("apps/v1", "Deployment", "api"),
+            resource("v1", "Service", "api"),
+        ];
+        let files =
+            KubernetesRenderer::render(&resources, &context(), &options("yaml", false, false))
+                .unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(
+            files[0].content,
+            [
+                Chunk::Bytes(b"---\n".to_vec()),
+                Chunk::Yaml(1),
+                Chunk::Bytes(b"---\n".to_vec()),
+                Chunk::Yaml(0)
+            ]
+        );
+    }
+
+    #[test]
+    fn json_is_one_list() {
+        let resources = vec![resource("v1", "Service", "api")];
+        let files =
+            KubernetesRenderer::render(&resources, &context(), &options("json", false, false))
+                .unwrap();
+        let Chunk::Bytes(bytes) = &files[0].content[0] else {
+            panic!("bytes")
+        };
+        let list: Value = serde_json::from_slice(bytes).unwrap();
+        assert_eq!(list["kind"], "List");
+        assert_eq!(list["items"][0]["metadata"]["name"], "api");
+        assert!(
+            KubernetesRenderer::render(&resources, &context(), &options("toml", false, false))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn split_names_never_collide() {
+        let resources = vec![
+            Rendered::new(
+                "a",
+                "t",
+                &json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "api", "namespace": "staging"}}),
+            ),
+            Rendered::new(
+                "a",
+                "t",
+                &json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "api"}}),
+            ),
+            Rendered::new(
+                "a",
+                "t",
+                &json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                "metadata": {"name": "web"}}),
+            ),
+            Rendered::new(
+                "a",
+                "t",
+                &json!({"apiVersion": "example.com/v1", "kind": "Ingress",
+                "metadata": {"name": "web"}}),
+            ),
+            resource("v1", "Service", "api"),
+        ];
+        let files =
+            KubernetesRenderer::render(&resources, &context(), &options("yaml", true, true))
+                .unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "service-api.yaml",
+                "deployment-api_shop.yaml",
+                "deployment-api_staging.yaml",
+                "ingress-web_shop_example.com.yaml",
+                "ingress-web_shop_networking.k8s.io.yaml"
+            ]
+        );
+        assert!(
+            KubernetesRenderer::render(&resources, &context(), &options("yaml", true, false))
+                .is_err()
+        );
+    }
+}
