@@ -10,11 +10,13 @@
 //!   Secret, named by a parameter) is left to the environment of `docker compose`:
 //!   `${NAME:?…}`, an error at `up` when it is unset, and a warning now.
 //! - **Files.** A ConfigMap or Secret volume mounts one `configs:` or `secrets:` entry per key.
-//!   A config is written inline (`content`); bytes that are not text, and every secret, need a
-//!   file: with `--out-dir` the renderer writes them beside `compose.yaml` (`configs/…`,
-//!   `secrets/<object>/<key>`); on stdout a Secret's text keys become configs with inline
-//!   content instead (a warning says so), and bytes cannot be mounted (a warning, an error
-//!   with `--strict`).
+//!   With `--out-dir` each key is written as a file beside `compose.yaml` (`configs/<object>/
+//!   <key>`, `secrets/<object>/<key>`) that compose bind-mounts: it works in a read-only
+//!   container, and holds bytes as well as text, but has the mode it is written with (a mode the
+//!   module asks for is a warning). On stdout there is no file to write: a key is an inline
+//!   `content` config (mode honoured; a Secret's too, with a warning), bytes cannot be mounted,
+//!   and a read-only container cannot take an inline config (both warnings, errors with
+//!   `--strict`).
 //! - **Volumes.** A named volume that no component renders (a claim named by hand) is declared
 //!   `external`: Docker must have it already (a warning).
 //! - **Order.** Sections are written `services`, `volumes`, `configs`, `secrets`, `networks`,
@@ -105,7 +107,12 @@ struct Builder<'a> {
     files: BTreeMap<String, Vec<u8>>,
     /// Secrets written as configs (stdout), warned once each.
     inlined_secrets: BTreeSet<String>,
+    /// Read-only services with inline configs, warned once each.
+    read_only_warned: BTreeSet<String>,
 }
+
+/// The mode of the files written beside `compose.yaml`.
+const WRITTEN_MODE: u32 = 0o644;
 
 /// The project of `resources` rendered in `context`; `directory` when the files go into one
 /// (`--out-dir`), so that secrets and bytes can be written as files.
@@ -122,6 +129,7 @@ pub fn build(
         secrets: BTreeMap::new(),
         files: BTreeMap::new(),
         inlined_secrets: BTreeSet::new(),
+        read_only_warned: BTreeSet::new(),
     };
     let entries = builder.parse(resources)?;
     let mut by_kind: BTreeMap<&str, BTreeMap<&str, &Entry>> = BTreeMap::new();
@@ -497,6 +505,8 @@ impl<'a> Builder<'a> {
                     Some(text) => {
                         environment.insert(name, json!(escape(text)));
                     }
+                    // Kubernetes leaves a ConfigMap's binaryData out of envFrom too.
+                    None if matches!(from.source, Source::ConfigMap(_)) => {}
                     None => self.unhonoured(
                         entry,
                         format!(
@@ -683,20 +693,33 @@ impl<'a> Builder<'a> {
         let object = source.name();
         let secret = matches!(source, Source::Secret(_));
         let mut declared = Map::new();
-        let section = if secret && self.directory {
-            let path = format!("secrets/{object}/{key}");
+        let mut mount = Map::new();
+        mount.insert("source".into(), json!(name));
+        mount.insert("target".into(), json!(&target));
+        let section = if self.directory {
+            // A file beside compose.yaml, which compose bind-mounts: it works in a read-only
+            // container too, but the file keeps the mode it is written with.
+            let section = if secret { "secrets" } else { "configs" };
+            let path = format!("{section}/{object}/{key}");
             self.files.insert(path.clone(), content.bytes());
             declared.insert("file".into(), json!(format!("./{path}")));
-            "secrets"
+            // The mount is read-only: only who may read (and run) the file matters.
+            if let Some(mode) = mode.filter(|mode| mode & 0o555 != WRITTEN_MODE & 0o555) {
+                self.unhonoured(
+                    entry,
+                    format!(
+                        "{target}: mode {mode:#o} of {}: compose bind-mounts the file as opm \
+                         writes it ({WRITTEN_MODE:#o}); change it with chmod before `docker \
+                         compose up` if it matters",
+                        source.describe()
+                    ),
+                );
+            }
+            section
         } else {
             match content {
                 Content::Text(text) => {
                     declared.insert("content".into(), json!(escape(text)));
-                }
-                Content::Base64(_) if self.directory => {
-                    let path = format!("configs/{object}/{key}");
-                    self.files.insert(path.clone(), content.bytes());
-                    declared.insert("file".into(), json!(format!("./{path}")));
                 }
                 Content::Base64(_) => {
                     self.unhonoured(
@@ -711,6 +734,17 @@ impl<'a> Builder<'a> {
                     return;
                 }
             }
+            if spec.get("read_only") == Some(&Value::Bool(true))
+                && self.read_only_warned.insert(entry.rendered.name.clone())
+            {
+                self.unhonoured(
+                    entry,
+                    "it is read-only, and compose cannot write an inline config into a read-only \
+                     container (`docker compose up` refuses it); render with --out-dir, which \
+                     writes the configs as files compose mounts"
+                        .to_owned(),
+                );
+            }
             if secret && self.inlined_secrets.insert(object.to_owned()) {
                 opm_guest::log::warn(&format!(
                     "{} is mounted as compose configs with inline content, since compose reads \
@@ -718,6 +752,9 @@ impl<'a> Builder<'a> {
                      to get compose secrets, written under secrets/",
                     source.describe()
                 ));
+            }
+            if let Some(mode) = mode {
+                mount.insert("mode".into(), json!(mode));
             }
             "configs"
         };
@@ -730,13 +767,6 @@ impl<'a> Builder<'a> {
             &mut self.configs
         };
         entries.insert(name.to_owned(), Value::Object(declared));
-        let mut mount = Map::new();
-        mount.insert("source".into(), json!(name));
-        mount.insert("target".into(), json!(target));
-        // Compose bind-mounts a file secret as it is on disk: its mode is the file's.
-        if let Some(mode) = mode.filter(|_| section == "configs") {
-            mount.insert("mode".into(), json!(mode));
-        }
         spec.entry(section)
             .or_insert_with(|| json!([]))
             .as_array_mut()

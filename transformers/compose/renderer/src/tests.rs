@@ -542,11 +542,9 @@ fn the_run_test_module_renders_its_services_configs_and_job() {
     );
     let (result, logs) = render_with(&resources, &context, &directory());
     let files = result.unwrap();
-    assert_eq!(
-        files.len(),
-        1,
-        "nothing but compose.yaml: no secret is mounted"
-    );
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["compose.yaml", "configs/site/index.html"]);
+    assert_eq!(text(&files[1]), "<h1>opm on compose</h1>\n");
     assert_eq!(
         text(&files[0]),
         r#"name: compose-run
@@ -608,8 +606,7 @@ services:
       team: opm-tests
 configs:
   site_index.html:
-    content: |
-      <h1>opm on compose</h1>
+    file: ./configs/site/index.html
     labels:
       component.opmodel.dev/name: site
       team: opm-tests
@@ -621,4 +618,56 @@ networks:
     );
     let warnings = warns(&logs);
     assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn env_from_leaves_out_config_bytes_as_kubernetes_does_and_warns_of_secret_bytes() {
+    let (document, warnings) = document(json!({
+        "api": {"metadata": {}, "spec": {"container": {"image": "x", "envFrom": [
+            {"configMapRef": {"name": "settings"}}, {"secretRef": {"name": "credentials"}}]}}},
+        "settings": {"metadata": {}, "spec": {"configMap": {"data": {"A": "a"}, "binaryData": {"LOGO": "/w=="}}}},
+        "credentials": {"metadata": {}, "spec": {"secret": {"data": {"RAW": "/w==", "B": "Yg=="}}}},
+    }));
+    assert_eq!(
+        document["services"]["api"]["environment"],
+        json!({"A": "a", "B": "b"})
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("key \"RAW\" holds bytes"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_read_only_service_takes_configs_as_files_and_a_mode_is_the_files_own() {
+    let context = test_context();
+    let resources = transform(
+        &context,
+        json!({
+            "web": {"metadata": {}, "spec": {
+                "container": {"image": "x", "securityContext": {"readOnlyRootFilesystem": true},
+                              "volumeMounts": {"conf": {"mountPath": "/etc/conf"}}},
+                "volumes": {"conf": {"configMap": {"name": "settings", "defaultMode": 256}}}}},
+            "settings": {"metadata": {}, "spec": {"configMap": {"data": {"a.yaml": "a: 1\n"}}}},
+        }),
+    );
+    let (result, logs) = render_with(&resources, &context, &directory());
+    let files = result.unwrap();
+    assert_eq!(files[1].path, "configs/settings/a.yaml");
+    let yaml = text(&files[0]);
+    assert!(yaml.contains("    configs:\n      - source: settings_a.yaml\n        target: /etc/conf/a.yaml\n    read_only: true\n"), "{yaml}");
+    let warnings = warns(&logs);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("mode 0o400"), "{warnings:?}");
+
+    let (result, logs) = render_with(&resources, &context, &stdout());
+    let yaml = text(&result.unwrap()[0]);
+    assert!(yaml.contains("        mode: 256\n"), "{yaml}");
+    let warnings = warns(&logs);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("cannot write an inline config into a read-only container"),
+        "{warnings:?}"
+    );
 }

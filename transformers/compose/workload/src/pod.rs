@@ -368,13 +368,6 @@ fn runtime_notes(pod: &Pod) -> Result<(), TransformError> {
             ),
         )?;
     }
-    if pod.component.field::<Value>("imagePullSecrets")?.is_some() {
-        unhonoured(
-            pod.context,
-            "imagePullSecrets: Docker pulls with the credentials of `docker login`, not with a \
-             Secret; log in to the registry before `docker compose up`",
-        )?;
-    }
     Ok(())
 }
 

@@ -17,33 +17,32 @@ use opm_guest::{Map, TransformError, Value, json};
 
 use crate::pod::Pod;
 
-/// Expose's fields that compose has no use for, with why.
+/// Expose's fields that compose cannot honour, with why. (The traffic policies need nothing:
+/// every copy runs on the one Docker host, so a node-local policy is honoured as it is.)
 const LOST: &[(&str, &str)] = &[
     (
         "sessionAffinity",
-        "Docker's DNS spreads clients over a service's copies",
+        "Docker's DNS spreads clients over a service's copies, with no affinity",
     ),
     (
         "sessionAffinityConfig",
-        "Docker's DNS spreads clients over a service's copies",
+        "Docker's DNS spreads clients over a service's copies, with no affinity",
     ),
     (
-        "externalTrafficPolicy",
-        "a published port reaches the one Docker host",
+        "loadBalancerClass",
+        "compose has no load balancer to choose",
     ),
-    ("internalTrafficPolicy", "the project network has no nodes"),
-    ("loadBalancerClass", "compose has no load balancer"),
     (
         "loadBalancerSourceRanges",
         "a published port is open to every address that reaches the host",
     ),
     (
         "ipFamilyPolicy",
-        "Docker publishes on the host's IPv4 and IPv6 addresses alike",
+        "Docker chooses the address families of a published port (IPv6 needs enable_ipv6 on the network)",
     ),
     (
         "ipFamilies",
-        "Docker publishes on the host's IPv4 and IPv6 addresses alike",
+        "Docker chooses the address families of a published port (IPv6 needs enable_ipv6 on the network)",
     ),
 ];
 
@@ -59,10 +58,22 @@ pub fn published(
         .get("type")
         .and_then(Value::as_str)
         .unwrap_or("ClusterIP");
+    let mut lost: Vec<(&str, Vec<String>)> = Vec::new();
     for (field, why) in LOST {
-        if let Some(value) = expose.get(*field) {
-            unhonoured(pod.context, &format!("expose.{field} {value}: {why}"))?;
+        let Some(value) = expose.get(*field) else {
+            continue;
+        };
+        if *field == "sessionAffinity" && value == "None" {
+            continue;
         }
+        let setting = format!("expose.{field} {value}");
+        match lost.iter_mut().find(|(reason, _)| reason == why) {
+            Some((_, settings)) => settings.push(setting),
+            None => lost.push((why, vec![setting])),
+        }
+    }
+    for (why, settings) in lost {
+        unhonoured(pod.context, &format!("{}: {why}", settings.join(", ")))?;
     }
     let container_ports = main.get("ports");
     let mut ports = Vec::new();
@@ -136,7 +147,10 @@ pub fn published(
         entry.insert("name".into(), json!(name));
         entry.insert("target".into(), json!(target));
         if let Some(published) = published {
-            entry.insert("published".into(), json!(published.to_string()));
+            entry.insert(
+                "published".into(),
+                json!(host_ports(pod, &name, published)?),
+            );
         }
         entry.insert("protocol".into(), json!(protocol));
         if let Some(app) = port.and_then(|p| p.get("appProtocol")) {
@@ -145,6 +159,24 @@ pub fn published(
         ports.push(Value::Object(entry));
     }
     Ok((ports, opm_compose_common::entry_labels(&expose)))
+}
+
+/// The host port(s) of a port published at `port`: one container binds a host port, so the
+/// copies of a service with several get a range from it, each its own port.
+fn host_ports(pod: &Pod, name: &str, port: u64) -> Result<String, TransformError> {
+    if pod.copies <= 1 {
+        return Ok(port.to_string());
+    }
+    let last = port + pod.copies - 1;
+    unhonoured(
+        pod.context,
+        &format!(
+            "expose.ports.{name}: a host port is one container's, and {} runs {} copies: they are \
+             published on {port}-{last}, one port each, not balanced behind {port}",
+            pod.service, pod.copies
+        ),
+    )?;
+    Ok(format!("{port}-{last}"))
 }
 
 /// The container port an Expose port sends to: its `targetPort` (a number, or the name of a

@@ -641,3 +641,27 @@ fn volume_sources_map_to_compose_mounts() {
     let warnings = warns(&logs);
     assert_eq!(warnings.len(), 4, "{warnings:#?}");
 }
+
+#[test]
+fn copies_publish_a_range_of_host_ports_and_lost_service_settings_are_one_warning_per_reason() {
+    let (out, logs) = render(json!({
+        "metadata": {"name": "web"},
+        "spec": {"container": {"image": "x", "ports": {"http": {"containerPort": 8080}}},
+                 "replicas": 3,
+                 "expose": {"type": "LoadBalancer", "ports": {"http": {"port": 8080}},
+                            "sessionAffinity": "None", "externalTrafficPolicy": "Local",
+                            "ipFamilyPolicy": "SingleStack", "ipFamilies": ["IPv4"]}},
+    }));
+    assert_eq!(out[0]["spec"]["ports"][0]["published"], "8080-8082");
+    let warnings = warns(&logs);
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+    assert!(
+        warnings[0]
+            .starts_with("expose.ipFamilyPolicy \"SingleStack\", expose.ipFamilies [\"IPv4\"]: "),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("published on 8080-8082, one port each"),
+        "{warnings:?}"
+    );
+}
