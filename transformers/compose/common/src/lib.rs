@@ -82,13 +82,14 @@ pub fn object_labels(context: &Context) -> Map<String, Value> {
 /// The `labels` of a compose entry from the `labels` and `annotations` that a trait or resource
 /// gives the objects it renders (a ConfigMap's, a PersistentStorage entry's): compose entries
 /// have labels only, and a label's value may be any string, so annotations become labels too;
-/// a label wins over an annotation of the same key. In key order.
+/// a label wins over an annotation of the same key. In key order, values
+/// [escaped](expand::escape): compose interpolates every value of the file.
 pub fn entry_labels(value: &Value) -> Map<String, Value> {
     let mut labels = std::collections::BTreeMap::new();
     for field in ["annotations", "labels"] {
         for (key, text) in sorted_entries(value.get(field)) {
             if let Some(text) = text.as_str() {
-                labels.insert(key.clone(), Value::from(text));
+                labels.insert(key.clone(), Value::from(expand::escape(text)));
             }
         }
     }
@@ -173,11 +174,11 @@ mod tests {
     #[test]
     fn annotations_become_labels_and_labels_win() {
         let value = json!({"labels": {"tier": "web", "b": "label"},
-                           "annotations": {"b": "annotation", "a": "x y"}});
+                           "annotations": {"b": "annotation", "a": "costs $5"}});
         let labels = entry_labels(&value);
         assert_eq!(
             Value::Object(labels.clone()),
-            json!({"a": "x y", "b": "label", "tier": "web"})
+            json!({"a": "costs $$5", "b": "label", "tier": "web"})
         );
         assert_eq!(labels.keys().collect::<Vec<_>>(), ["a", "b", "tier"]);
         assert!(entry_labels(&json!({"size": "1Gi"})).is_empty());

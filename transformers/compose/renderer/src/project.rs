@@ -695,7 +695,7 @@ impl<'a> Builder<'a> {
         let mut declared = Map::new();
         let mut mount = Map::new();
         mount.insert("source".into(), json!(name));
-        mount.insert("target".into(), json!(&target));
+        mount.insert("target".into(), json!(escape(&target)));
         let section = if self.directory {
             // A file beside compose.yaml, which compose bind-mounts: it works in a read-only
             // container too, but the file keeps the mode it is written with.

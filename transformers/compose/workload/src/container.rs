@@ -99,7 +99,10 @@ pub fn service(
         }
     }
     if let Some(dir) = fields.get("workingDir") {
-        out.insert("working_dir".into(), dir.clone());
+        out.insert(
+            "working_dir".into(),
+            json!(escape(dir.as_str().unwrap_or_default())),
+        );
     }
     security::apply(pod, spec, &mut out, path)?;
     if !env.values.is_empty() {

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use opm_compose_common::expand::escape;
 use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::{SERVICE, WORKLOAD_TYPE_LABEL, resource, sorted_entries};
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
@@ -185,13 +186,17 @@ pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, Tr
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let metadata: Option<Value> = component.field("podMetadata")?;
+    // Compose interpolates every value of the file: an annotation is any text.
     let mut annotations: Map<String, Value> = component
         .annotations()
         .iter()
-        .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+        .map(|(k, v)| (k.clone(), Value::from(escape(v))))
         .collect();
     for (key, value) in sorted_entries(metadata.as_ref().and_then(|m| m.get("annotations"))) {
-        annotations.insert(key.clone(), value.clone());
+        annotations.insert(
+            key.clone(),
+            json!(escape(value.as_str().unwrap_or_default())),
+        );
     }
     annotations.sort_keys();
     let labels = sorted_entries(metadata.as_ref().and_then(|m| m.get("labels")))

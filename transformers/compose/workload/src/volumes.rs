@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use opm_compose_common::expand::escape;
 use opm_compose_common::extension::{Files, Item, Source as DataSource};
 use opm_compose_common::notes::unhonoured;
 use opm_compose_common::{VOLUME, entry_labels, quantity, resource, sorted_entries};
@@ -197,24 +198,24 @@ impl PodVolumes {
             } => {
                 entry.insert("type".into(), json!("volume"));
                 entry.insert("source".into(), json!(name));
-                entry.insert("target".into(), json!(target));
+                entry.insert("target".into(), json!(escape(target)));
                 if read_only || *always {
                     entry.insert("read_only".into(), json!(true));
                 }
                 if let Some(sub_path) = sub_path {
-                    entry.insert("volume".into(), json!({"subpath": sub_path}));
+                    entry.insert("volume".into(), json!({"subpath": escape(sub_path)}));
                 }
             }
             Source::EmptyDir { memory: true, size } => {
                 entry.insert("type".into(), json!("tmpfs"));
-                entry.insert("target".into(), json!(target));
+                entry.insert("target".into(), json!(escape(target)));
                 if let Some(size) = size {
                     entry.insert("tmpfs".into(), json!({"size": size}));
                 }
             }
             Source::EmptyDir { memory: false, .. } | Source::Anonymous => {
                 entry.insert("type".into(), json!("volume"));
-                entry.insert("target".into(), json!(target));
+                entry.insert("target".into(), json!(escape(target)));
                 if read_only {
                     entry.insert("read_only".into(), json!(true));
                 }
@@ -225,8 +226,8 @@ impl PodVolumes {
                     None => host.clone(),
                 };
                 entry.insert("type".into(), json!("bind"));
-                entry.insert("source".into(), json!(host));
-                entry.insert("target".into(), json!(target));
+                entry.insert("source".into(), json!(escape(&host)));
+                entry.insert("target".into(), json!(escape(target)));
                 if read_only {
                     entry.insert("read_only".into(), json!(true));
                 }
