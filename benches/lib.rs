@@ -200,17 +200,6 @@ mod tests {
 
     use super::Native;
 
-    /// The Kubernetes transformers and the host must agree on which kinds have no namespace:
-    /// the object passthrough leaves one out for them, and the host then finds duplicates by the
-    /// namespace a resource lands in.
-    #[test]
-    fn host_and_transformers_know_the_same_cluster_scoped_kinds() {
-        assert_eq!(
-            render::order::CLUSTER_SCOPED,
-            opm_k8s_common::CLUSTER_SCOPED
-        );
-    }
-
     /// The baseline the sandbox is measured against must be the same work: every example renders
     /// through the one pipeline to the same resources in the sandbox and natively.
     #[test]

@@ -1,8 +1,9 @@
-//! Builds the embedded default provider: compiles the guest crates that
-//! `providers/kubernetes/provider.yaml` names for wasm32, turns them into components, packs
-//! manifest and components into one bundle with the same writer `opm provider pack` uses
-//! (`src/bundle/format.rs`), and generates `embedded_provider.rs`, which embeds that bundle for
-//! `provider::load_embedded` to load like any bundle file.
+//! Builds the embedded providers (`kubernetes`, the default, and `docker-compose`): compiles the
+//! guest crates their `provider.yaml` name for wasm32, turns them into components, packs each
+//! manifest (with the shared catalog its `definitionsFrom` names) and its components into one
+//! bundle with the same writer `opm provider pack` uses (`src/bundle/format.rs`), and generates
+//! `embedded_provider.rs`, which embeds those bundles for `provider::load_embedded` to load
+//! like any bundle file.
 //!
 //! It also generates the C bindings of `wit/` (`c_bindings.rs`) that `opm transformer new --lang c`
 //! writes into a new project.
@@ -25,15 +26,38 @@ mod json;
 )]
 mod format;
 
+/// The providers built into the binary, the default first: each a directory of `providers/`.
+const EMBEDDED: &[&str] = &["kubernetes", "docker-compose"];
+
 fn main() -> anyhow::Result<()> {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let provider_dir = build_support::workspace().join("../providers/kubernetes");
-    let manifest_path = provider_dir.join("provider.yaml");
-    println!("cargo:rerun-if-changed={}", provider_dir.display());
-    build_support::rerun_if_guests_change(&["kubernetes"]);
+    let providers_dir = build_support::workspace().join("../providers");
+    println!("cargo:rerun-if-changed={}", providers_dir.display());
+    build_support::rerun_if_guests_change(&["kubernetes", "compose"]);
 
-    let manifest = std::fs::read_to_string(&manifest_path)?;
-    let files = component_files(&manifest)?;
+    let mut manifests = Vec::new();
+    for name in EMBEDDED {
+        let dir = providers_dir.join(name);
+        let manifest_path = dir.join("provider.yaml");
+        if !manifest_path.is_file() {
+            continue;
+        }
+        let mut raw: serde_json::Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(&manifest_path)?)?;
+        if let Some(from) = raw.as_object_mut().and_then(|m| m.remove("definitionsFrom")) {
+            let from = from.as_str().unwrap_or_default();
+            let catalog = serde_saphyr::from_str(&std::fs::read_to_string(dir.join(from))?)?;
+            format::take_definitions(&mut raw, catalog)
+                .map_err(|e| anyhow::anyhow!("{}: definitionsFrom {from}: {e}", manifest_path.display()))?;
+        }
+        manifests.push((*name, manifest_path, raw));
+    }
+    let mut files: Vec<String> = manifests
+        .iter()
+        .flat_map(|(_, _, raw)| component_files(raw))
+        .collect();
+    files.sort();
+    files.dedup();
     let packages: Vec<String> = files
         .iter()
         .map(|file| file.trim_end_matches(".wasm").replace('_', "-"))
@@ -41,19 +65,22 @@ fn main() -> anyhow::Result<()> {
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
     let components = build_support::build_components(&packages, &out_dir)?;
 
-    let raw: serde_json::Value = serde_saphyr::from_str(&manifest)?;
-    let packed = format::pack(raw, &components)
-        .map_err(|e| anyhow::anyhow!("packing {}: {e}", manifest_path.display()))?;
-    let bundle = out_dir.join("kubernetes.opmb");
-    std::fs::write(&bundle, &packed.bytes)?;
-    std::fs::write(
-        out_dir.join("embedded_provider.rs"),
-        format!(
-            "/// The default provider's bundle ({}).\npub static BUNDLE: &[u8] = include_bytes!({:?});\n",
+    let mut generated = String::from(
+        "/// The bundles of the providers built into the binary, by name, the default first.\npub static PROVIDERS: &[(&str, &[u8])] = &[\n",
+    );
+    for (name, manifest_path, raw) in manifests {
+        let packed = format::pack(raw, &components)
+            .map_err(|e| anyhow::anyhow!("packing {}: {e}", manifest_path.display()))?;
+        let bundle = out_dir.join(format!("{name}.opmb"));
+        std::fs::write(&bundle, &packed.bytes)?;
+        generated.push_str(&format!(
+            "    // {}\n    ({name:?}, include_bytes!({:?})),\n",
             packed.digest,
             bundle.display().to_string()
-        ),
-    )?;
+        ));
+    }
+    generated.push_str("];\n");
+    std::fs::write(out_dir.join("embedded_provider.rs"), generated)?;
     c_bindings(&build_support::workspace().join("../wit"), &out_dir)
 }
 
@@ -80,21 +107,18 @@ fn c_bindings(wit: &std::path::Path, out_dir: &std::path::Path) -> anyhow::Resul
     Ok(())
 }
 
-/// The `component` of each transformer of a provider manifest, sorted and without repeats. Read
-/// from the parsed manifest, not by a line scan: a schema may hold a `component:` property of
-/// its own.
-fn component_files(manifest: &str) -> anyhow::Result<Vec<String>> {
-    let raw: serde_json::Value = serde_saphyr::from_str(manifest)?;
-    let mut files: Vec<String> = raw["transformers"]
+/// The `component` of each transformer and of the renderer of a provider manifest. Read from
+/// the parsed manifest, not by a line scan: a schema may hold a `component:` property of its
+/// own.
+fn component_files(raw: &serde_json::Value) -> Vec<String> {
+    raw["transformers"]
         .as_object()
         .into_iter()
         .flat_map(|transformers| transformers.values())
-        .filter_map(|transformer| transformer["component"].as_str())
+        .chain(raw.get("renderer"))
+        .filter_map(|holder| holder["component"].as_str())
         .map(str::to_owned)
-        .collect();
-    files.sort();
-    files.dedup();
-    Ok(files)
+        .collect()
 }
 
 /// The C bindings of `transformer-world` in `wit`, generated by wit-bindgen-c: each file's name

@@ -126,8 +126,8 @@ where
     }
 }
 
-/// A provider source directory: the embedded Kubernetes provider plus `extra` transformers,
-/// each given as its `provider.yaml` entry (YAML) and its component bytes.
+/// A provider source directory: the embedded Kubernetes provider (its renderer too) plus
+/// `extra` transformers, each given as its `provider.yaml` entry (YAML) and its component bytes.
 pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
@@ -145,6 +145,14 @@ pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
         if !path.exists() {
             write_creating_dirs(&path, &provider.components[fqn]);
         }
+    }
+    if let Some((spec, (bytes, _))) = provider
+        .manifest
+        .renderer
+        .as_ref()
+        .zip(provider.renderer.as_ref())
+    {
+        write_creating_dirs(&dir.path().join(&spec.component), bytes);
     }
     let manifest = serde_saphyr::to_string(&provider.manifest).expect("manifest serializes");
     std::fs::write(dir.path().join("provider.yaml"), manifest).expect("write manifest");

@@ -46,7 +46,21 @@ pub fn build_components(
     packages: &[&str],
     out_dir: &Path,
 ) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
-    build_components_for("wasm32-unknown-unknown", packages, out_dir)
+    // A renderer crate enables the SDK's `renderer` feature, which binds another world: built
+    // in the same cargo invocation, feature unification would give every transformer that
+    // world too.
+    let (renderers, transformers): (Vec<&str>, Vec<&str>) = packages
+        .iter()
+        .partition(|package| package.ends_with("-renderer"));
+    let mut components = build_components_for("wasm32-unknown-unknown", &transformers, out_dir)?;
+    if !renderers.is_empty() {
+        components.extend(build_components_for(
+            "wasm32-unknown-unknown",
+            &renderers,
+            out_dir,
+        )?);
+    }
+    Ok(components)
 }
 
 /// Builds `packages` for `target` in one cargo invocation; returns component bytes keyed by the

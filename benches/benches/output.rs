@@ -1,7 +1,8 @@
 //! The host's work on what transformers return: checking each document (`check_resource`, the
-//! parse and the shape checks every returned resource goes through) and serialising a render's
-//! resources as YAML and as JSON (`write::serialize`), for a render of 1,000 components (2,000
-//! resources: a Deployment and a Service each).
+//! parse and the shape checks every returned resource goes through) and writing a render's
+//! resources as YAML and as JSON through the Kubernetes renderer (`render::run_renderer`: the
+//! renderer's call in the sandbox, then the host's YAML documents), for a render of 1,000
+//! components (2,000 resources: a Deployment and a Service each).
 //!
 //! Run: `cargo bench -p opm-benches --bench output`.
 
@@ -9,8 +10,8 @@ use std::collections::BTreeMap;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use opm_benches::Native;
-use opm_runtime::render::{self, RenderContext, write};
-use opm_runtime::sandbox::Limits;
+use opm_runtime::render::{self, OutputOptions, RenderContext, Renderer};
+use opm_runtime::sandbox::{Limits, Sandbox};
 use opm_runtime::{matching, module, provider};
 
 fn output(c: &mut Criterion) {
@@ -34,6 +35,7 @@ fn output(c: &mut Criterion) {
         timestamp: "2026-01-01T00:00:00Z".into(),
         strict: false,
         module_labels: BTreeMap::new(),
+        secret_kinds: vec!["Secret".into()],
     };
     let rendered = render::execute_with(
         &Native::new(),
@@ -57,9 +59,26 @@ fn output(c: &mut Criterion) {
             }
         })
     });
-    for format in [write::Format::Yaml, write::Format::Json] {
-        group.bench_function(format!("serialize 2,000 resources as {format:?}"), |b| {
-            b.iter(|| write::serialize(&rendered.resources, format).expect("serializes"))
+    let renderer = Renderer::of(&provider).expect("the Kubernetes provider ships a renderer");
+    let sandbox = Sandbox::new(&Limits {
+        memory: 1 << 30,
+        ..Limits::default()
+    })
+    .expect("sandbox");
+    for format in ["yaml", "json"] {
+        let options = OutputOptions {
+            format: format.into(),
+            ..OutputOptions::default()
+        };
+        group.bench_function(format!("write 2,000 resources as {format}"), |b| {
+            b.iter(|| {
+                let mut written = rendered.clone();
+                render::run_renderer(&sandbox, &renderer, &mut written, &context, &options, &|_| {
+                    (String::new(), String::new())
+                });
+                assert_eq!(written.files.len(), 1, "{:?}", written.renderer_failure);
+                written
+            })
         });
     }
     group.finish();

@@ -20,6 +20,9 @@
 /// The interface, with package and version, a transformer component must export.
 pub const TRANSFORMER_EXPORT: &str = "opm:transformer/transformer@1.0.0";
 
+/// The interface, with package and version, a provider's renderer component must export.
+pub const RENDERER_EXPORT: &str = "opm:transformer/renderer@1.0.0";
+
 /// The interface a transformer may import to log.
 pub const LOG_IMPORT: &str = "opm:transformer/log@1.0.0";
 

@@ -9,3 +9,20 @@ wasmtime::component::bindgen!({
 pub use exports::opm::transformer::transformer::TransformError;
 pub use opm::transformer::log::Level;
 pub use opm::transformer::types::Context;
+
+/// The bindings of `renderer-world`. It shares `types` and `log` with `transformer-world`, so a
+/// renderer is linked with the same `log` as a transformer.
+pub mod renderer {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "opm:transformer/renderer-world",
+        with: {
+            "opm:transformer/types": crate::wit::opm::transformer::types,
+            "opm:transformer/log": crate::wit::opm::transformer::log,
+        },
+    });
+
+    pub use exports::opm::transformer::renderer::{
+        Chunk, File, Options, RenderError, Resource,
+    };
+}

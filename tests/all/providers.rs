@@ -224,7 +224,7 @@ fn one_resource_rendered_by_two_providers_is_an_error_naming_both() {
     assert!(
         run.stderr.contains(
             "transformer beta.dev/extra@v1#ExtraTransformer (blake3:"
-        ) && run.stderr.contains(", provider beta) rendered ConfigMap default/shared, which component \"api\" (transformer acme.dev/extra@v1#ExtraTransformer of provider acme) also rendered"),
+        ) && run.stderr.contains(", provider beta) returned a resource that renderer Kubernetes List Renderer 1.0.0 refuses: rendered ConfigMap default/shared, which component \"api\" (transformer acme.dev/extra@v1#ExtraTransformer) also rendered"),
         "{}",
         run.stderr
     );

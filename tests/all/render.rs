@@ -781,7 +781,7 @@ fn two_components_rendering_one_resource_is_an_error_naming_both() {
     );
     assert!(
         run.stderr.contains(
-            "rendered ConfigMap default/shared, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer of provider kubernetes) also rendered"
+            "rendered ConfigMap default/shared, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer) also rendered"
         ),
         "{}",
         run.stderr
@@ -811,7 +811,7 @@ fn duplicates_are_found_by_the_namespace_a_resource_lands_in() {
         assert_eq!(run.stdout, "");
         assert!(
             run.stderr.contains(&format!(
-                "rendered {identity}, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer of provider kubernetes) also rendered"
+                "rendered {identity}, which component \"first\" (transformer test.opm.dev/hostile@v1#MisbehaveTransformer) also rendered"
             )),
             "{first} + {second}:\n{}",
             run.stderr

@@ -37,6 +37,7 @@ pub(crate) fn context() -> RenderContext {
         timestamp: "2026-01-01T00:00:00Z".into(),
         strict: false,
         module_labels: BTreeMap::new(),
+        secret_kinds: vec!["Secret".into()],
     }
 }
 

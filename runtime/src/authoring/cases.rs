@@ -165,16 +165,18 @@ pub struct Ran {
     pub refused: Vec<String>,
 }
 
-/// Runs `case` against `transformer` in a fresh instance of `sandbox`.
+/// Runs `case` against `transformer` in a fresh instance of `sandbox`; `secret_kinds` are the
+/// kinds whose checksums a render would stretch.
 pub fn run(
     sandbox: &Sandbox,
     transformer: &CompiledTransformer,
     case: &Case,
     limits: &Limits,
+    secret_kinds: &[String],
 ) -> Ran {
     let call = sandbox.call(transformer, &case.component, &case.context, limits);
     let refused = match &call.result {
-        Ok(documents) => crate::render::refusals(documents, &case.context.namespace),
+        Ok(documents) => crate::render::refusals(documents, &case.context.namespace, secret_kinds),
         Err(_) => Vec::new(),
     };
     let outcome = match call.result {

@@ -20,6 +20,9 @@ use crate::contract::{self, TRANSFORMER_EXPORT};
 /// The signature `transform` must have, as [`describe`] writes it.
 pub const TRANSFORM_SIGNATURE: &str = "func(component: string, context: record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }) -> result<list<string>, variant { invalid-component(string), failed(string) }>";
 
+/// The type `render` must have, as [`describe`] words it.
+pub const RENDER_SIGNATURE: &str = "func(resources: list<record { component: string, transformer: string, api-version: string, kind: string, name: string, namespace: string, value: string }>, context: record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }, options: record { format: string, split: bool, directory: bool }) -> result<list<record { path: string, content: list<variant { bytes(list<u8>), yaml(u32) }> }>, variant { refused(list<tuple<u32, string>>), failed(string) }>";
+
 /// What a checked component imports and exports, and what made it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ComponentInfo {
@@ -179,6 +182,9 @@ pub enum ComponentError {
         /// The type it has.
         found: String,
     },
+    /// It is not a renderer: it lacks the renderer export, or `render` has the wrong type.
+    #[error("{0}")]
+    NotRenderer(String),
     /// It imports interfaces the sandbox does not offer.
     #[error("it imports {}, which the sandbox does not offer (allowed: {})", .imports.join(", "), contract::allowed_imports_summary())]
     DisallowedImports {
@@ -187,8 +193,63 @@ pub enum ComponentError {
     },
 }
 
-/// Checks `bytes` and returns what the component imports and exports.
-pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
+/// Checks `bytes`, a provider's renderer, and returns what it imports and exports: a
+/// component, importing only what the sandbox offers, exporting `render` with the contract's
+/// signature.
+pub fn check_renderer(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
+    let (info, types) = scan_checked(bytes)?;
+    let Some(item) = types.component_item_for_export(contract::RENDERER_EXPORT) else {
+        return Err(ComponentError::NotRenderer(format!(
+            "it does not export {} (it exports: {})",
+            contract::RENDERER_EXPORT,
+            if info.exports.is_empty() {
+                "nothing".into()
+            } else {
+                info.exports.join(", ")
+            }
+        )));
+    };
+    let found = signature(&types, item.ty, "render");
+    if found != RENDER_SIGNATURE {
+        return Err(ComponentError::NotRenderer(format!(
+            "its {} export has render: {found}, but the contract says render: {RENDER_SIGNATURE}",
+            contract::RENDERER_EXPORT
+        )));
+    }
+    Ok(info)
+}
+
+/// The type of the function `name` of the exported instance `ty`, in words.
+fn signature(types: &wasmparser::types::Types, ty: ComponentEntityType, name: &str) -> String {
+    match ty {
+        ComponentEntityType::Instance(id) => match types[id].exports.get(name) {
+            Some(function) => match function.ty {
+                ComponentEntityType::Func(func) => {
+                    let func = &types[func];
+                    let params: Vec<String> = func
+                        .params
+                        .iter()
+                        .map(|(name, ty)| format!("{}: {}", name.as_str(), describe(types, *ty)))
+                        .collect();
+                    let result = func
+                        .result
+                        .map(|ty| format!(" -> {}", describe(types, ty)))
+                        .unwrap_or_default();
+                    format!("func({}){result}", params.join(", "))
+                }
+                _ => "not a function".into(),
+            },
+            None => format!("nothing (no {name} function)"),
+        },
+        _ => "not an instance".into(),
+    }
+}
+
+/// What [`check`] and [`check_renderer`] check alike: native code, not a component, a
+/// component that does not validate or imports what the sandbox does not offer.
+fn scan_checked(
+    bytes: &[u8],
+) -> Result<(ComponentInfo, wasmparser::types::Types), ComponentError> {
     if let Some(kind) = native_code(bytes) {
         return Err(ComponentError::Precompiled(kind));
     }
@@ -210,9 +271,24 @@ pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
             imports: disallowed,
         });
     }
+    Ok((
+        ComponentInfo {
+            size: bytes.len(),
+            imports,
+            exports,
+            producers,
+        },
+        types,
+    ))
+}
+
+/// Checks `bytes` and returns what the component imports and exports.
+pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
+    let (info, types) = scan_checked(bytes)?;
     let Some(item) = types.component_item_for_export(TRANSFORMER_EXPORT) else {
         let interface = TRANSFORMER_EXPORT.split('@').next().unwrap_or_default();
-        if let Some(found) = exports
+        if let Some(found) = info
+            .exports
             .iter()
             .find(|e| e.split('@').next() == Some(interface))
         {
@@ -221,44 +297,18 @@ pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
             });
         }
         return Err(ComponentError::MissingExport {
-            exports: if exports.is_empty() {
+            exports: if info.exports.is_empty() {
                 "nothing".into()
             } else {
-                exports.join(", ")
+                info.exports.join(", ")
             },
         });
     };
-    let found = match item.ty {
-        ComponentEntityType::Instance(id) => match types[id].exports.get("transform") {
-            Some(transform) => match transform.ty {
-                ComponentEntityType::Func(func) => {
-                    let func = &types[func];
-                    let params: Vec<String> = func
-                        .params
-                        .iter()
-                        .map(|(name, ty)| format!("{}: {}", name.as_str(), describe(&types, *ty)))
-                        .collect();
-                    let result = func
-                        .result
-                        .map(|ty| format!(" -> {}", describe(&types, ty)))
-                        .unwrap_or_default();
-                    format!("func({}){result}", params.join(", "))
-                }
-                _ => "not a function".into(),
-            },
-            None => "nothing (no transform function)".into(),
-        },
-        _ => "not an instance".into(),
-    };
+    let found = signature(&types, item.ty, "transform");
     if found != TRANSFORM_SIGNATURE {
         return Err(ComponentError::WrongSignature { found });
     }
-    Ok(ComponentInfo {
-        size: bytes.len(),
-        imports,
-        exports,
-        producers,
-    })
+    Ok(info)
 }
 
 /// The module WASI preview1 imports come from, which the adapter turns into WASI 0.2.

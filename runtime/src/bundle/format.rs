@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The folder of component entries.
 pub const COMPONENTS_DIR: &str = "components";
@@ -70,13 +70,66 @@ pub struct Packed {
     pub digest: String,
 }
 
-/// Packs a manifest (as JSON) and the components its transformers name into a bundle.
+/// Takes the `definitions` map of `catalog` (a shared catalog file, `providers/catalog/`) into
+/// `manifest`'s own: what a provider source's `definitionsFrom` asks for. A definition in both
+/// is an error.
+pub fn take_definitions(manifest: &mut Value, catalog: Value) -> Result<(), String> {
+    let Value::Object(mut catalog) = catalog else {
+        return Err("the catalog is not a map".into());
+    };
+    let Some(Value::Object(shared)) = catalog.remove("definitions") else {
+        return Err("the catalog has no `definitions` map".into());
+    };
+    let manifest = manifest
+        .as_object_mut()
+        .ok_or("the manifest is not a map")?;
+    let own = manifest
+        .entry("definitions")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or("`definitions` is not a map")?;
+    for (fqn, definition) in shared {
+        if own.contains_key(&fqn) {
+            return Err(format!(
+                "{fqn} is in the catalog and in the manifest's own definitions"
+            ));
+        }
+        own.insert(fqn, definition);
+    }
+    own.sort_keys();
+    Ok(())
+}
+
+/// Packs a manifest (as JSON) and the components its transformers and renderer name into a
+/// bundle.
 ///
 /// `components` maps each transformer's `component` value, as the manifest has it, to the
-/// component's bytes. Each transformer's `component` and `digest` are rewritten to the entry
+/// component's bytes. Each transformer's (and the renderer's) `component` and `digest` are rewritten to the entry
 /// name and digest of its bytes; a `digest` already present must match them.
 pub fn pack(mut manifest: Value, components: &BTreeMap<String, Vec<u8>>) -> Result<Packed, String> {
     let mut entries: BTreeMap<String, &[u8]> = BTreeMap::new();
+    let mut seal = |what: &str, holder: &mut Map<String, Value>| -> Result<(), String> {
+        let path = holder
+            .get("component")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{what} has no `component`"))?;
+        let bytes = components
+            .get(path)
+            .ok_or_else(|| format!("{what}: component {path:?} was not given"))?;
+        let hex = hex_digest(bytes);
+        let digest = format!("blake3:{hex}");
+        if let Some(written) = holder.get("digest").and_then(Value::as_str)
+            && written != digest
+        {
+            return Err(format!(
+                "{what}: component {path:?} has digest {digest}, but the manifest says {written}"
+            ));
+        }
+        holder.insert("component".into(), Value::String(component_entry(&hex)));
+        holder.insert("digest".into(), Value::String(digest));
+        entries.insert(component_entry(&hex), bytes);
+        Ok(())
+    };
     let transformers = manifest
         .get_mut("transformers")
         .and_then(Value::as_object_mut)
@@ -85,25 +138,11 @@ pub fn pack(mut manifest: Value, components: &BTreeMap<String, Vec<u8>>) -> Resu
         let transformer = transformer
             .as_object_mut()
             .ok_or_else(|| format!("transformer {fqn} is not a map"))?;
-        let path = transformer
-            .get("component")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("transformer {fqn} has no `component`"))?;
-        let bytes = components
-            .get(path)
-            .ok_or_else(|| format!("transformer {fqn}: component {path:?} was not given"))?;
-        let hex = hex_digest(bytes);
-        let digest = format!("blake3:{hex}");
-        if let Some(written) = transformer.get("digest").and_then(Value::as_str)
-            && written != digest
-        {
-            return Err(format!(
-                "transformer {fqn}: component {path:?} has digest {digest}, but the manifest says {written}"
-            ));
-        }
-        transformer.insert("component".into(), Value::String(component_entry(&hex)));
-        transformer.insert("digest".into(), Value::String(digest));
-        entries.insert(component_entry(&hex), bytes);
+        seal(&format!("transformer {fqn}"), transformer)?;
+    }
+    if let Some(renderer) = manifest.get_mut("renderer") {
+        let renderer = renderer.as_object_mut().ok_or("`renderer` is not a map")?;
+        seal("the renderer", renderer)?;
     }
     let canonical = canonical_json(&manifest);
     let hex = hex_digest(&canonical);

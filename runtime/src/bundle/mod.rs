@@ -409,8 +409,8 @@ fn check_ends_at_marker(bundle: &str, len: u64, entries_end: u64) -> Result<(), 
     }
 }
 
-/// Every transformer names its component by digest, every such entry exists, and every
-/// component entry is named by some transformer.
+/// Every transformer (and the renderer) names its component by digest, every such entry
+/// exists, and every component entry is named by one of them.
 fn check_references(
     bundle: &str,
     manifest: &serde_json::Value,
@@ -419,14 +419,20 @@ fn check_references(
     let mut used = std::collections::BTreeSet::new();
     let transformers = manifest
         .get("transformers")
-        .and_then(serde_json::Value::as_object);
-    for (fqn, transformer) in transformers.into_iter().flatten() {
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(fqn, transformer)| (fqn.clone(), transformer));
+    let renderer = manifest
+        .get("renderer")
+        .map(|renderer| ("renderer".to_owned(), renderer));
+    for (holder, entry) in transformers.chain(renderer) {
         let fail = |message: String| BundleError::Transformer {
             bundle: bundle.to_owned(),
-            transformer: fqn.clone(),
+            transformer: holder.clone(),
             message,
         };
-        let field = |key: &str| transformer.get(key).and_then(serde_json::Value::as_str);
+        let field = |key: &str| entry.get(key).and_then(serde_json::Value::as_str);
         let component = field("component").ok_or_else(|| fail("no `component`".into()))?;
         let digest = field("digest").ok_or_else(|| {
             fail("no `digest`; a bundle's manifest holds every component's digest".into())

@@ -23,7 +23,7 @@ use super::plan::{
 };
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
-use crate::provider::ProviderManifest;
+use crate::provider::{ProviderManifest, Unhandled};
 
 /// Computes the plan for `module` against `manifest`'s definitions and transformers (plus the
 /// module's own definitions). Under `strict`, unhandled resources, traits and policies are
@@ -126,13 +126,25 @@ pub fn plan_providers(
         }
     }
 
+    // What each provider says it cannot honour, with its name.
+    let cannot: Vec<(&str, &Unhandled)> = providers
+        .iter()
+        .flat_map(|manifest| {
+            manifest
+                .unhandled
+                .iter()
+                .map(|entry| (manifest.metadata.name.as_str(), entry))
+        })
+        .collect();
     let mut components = Vec::with_capacity(module.components().len());
     let mut calls = Vec::new();
     // Components are planned independently, on the current rayon pool, and merged in order.
     let components_in_order: Vec<&Component> = module.components().collect();
     let outcomes: Vec<Outcome> = components_in_order
         .par_iter()
-        .map(|component| plan_component(component, &catalog, &transformers, strict, explain))
+        .map(|component| {
+            plan_component(component, &catalog, &transformers, &cannot, strict, explain)
+        })
         .collect();
     for outcome in outcomes {
         errors.extend(outcome.errors);
@@ -337,6 +349,7 @@ fn plan_component(
     component: &Component,
     catalog: &Catalog,
     transformers: &[Transformer],
+    cannot: &[(&str, &Unhandled)],
     strict: bool,
     explain: Explain,
 ) -> Outcome {
@@ -362,11 +375,15 @@ fn plan_component(
     let (matched, unmatched) = match_transformers(&subject, transformers, explain);
     let unhandled = if matched.is_empty() {
         if !unresolved {
-            problems.errors.push(no_match(&subject, transformers));
+            match left_out(&subject, cannot) {
+                Some(problem) if strict => problems.errors.push(problem),
+                Some(problem) => problems.warnings.push(problem),
+                None => problems.errors.push(no_match(&subject, transformers)),
+            }
         }
         Vec::new()
     } else {
-        check_matches(&subject, &matched, strict, &mut problems)
+        check_matches(&subject, &matched, cannot, strict, &mut problems)
     };
     let calls = if problems.errors.is_empty() {
         validated_calls(&subject, spec, &matched, catalog, &mut problems.errors)
@@ -493,11 +510,33 @@ fn no_match(subject: &Subject<'_>, transformers: &[Transformer]) -> Problem {
     }
 }
 
+/// The component is left out, when a provider says it cannot run components with its labels
+/// (an `unhandled` entry with `labels`, all of which the component has).
+fn left_out(subject: &Subject<'_>, cannot: &[(&str, &Unhandled)]) -> Option<Problem> {
+    let (provider, entry) = cannot.iter().find(|(_, entry)| {
+        !entry.labels.is_empty()
+            && entry.labels.iter().all(|(key, value)| {
+                subject
+                    .labels
+                    .get(key)
+                    .is_some_and(|label| &label.value == value)
+            })
+    })?;
+    Some(Problem::LeftOut {
+        component: subject.component.name.clone(),
+        provider: (*provider).to_owned(),
+        reason: entry.reason.clone(),
+        at: subject.component.origin.clone(),
+    })
+}
+
 /// Checks what the matches leave wrong: transformers with identical requirements, and what no
-/// match handles (an error under `strict`, else a warning); returns the unhandled FQNs.
+/// match handles (an error under `strict`, else a warning, with the reason a provider gives for
+/// not handling it); returns the unhandled FQNs.
 fn check_matches(
     subject: &Subject<'_>,
     matched: &[(&Transformer, Matched)],
+    cannot: &[(&str, &Unhandled)],
     strict: bool,
     problems: &mut Problems,
 ) -> Vec<String> {
@@ -527,9 +566,19 @@ fn check_matches(
         .cloned()
         .collect();
     if !unhandled.is_empty() {
+        let reasons = unhandled
+            .iter()
+            .filter_map(|fqn| {
+                let (_, entry) = cannot
+                    .iter()
+                    .find(|(_, entry)| entry.definitions.contains(fqn))?;
+                Some((fqn.clone(), entry.reason.clone()))
+            })
+            .collect();
         let problem = Problem::Unhandled {
             component: name.clone(),
             definitions: unhandled.clone(),
+            reasons,
             at: at.clone(),
         };
         if strict {

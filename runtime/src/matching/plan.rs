@@ -697,12 +697,28 @@ pub enum Problem {
         at: Origin,
     },
     /// Attached definitions that no matched transformer names (an error under `--strict`).
-    #[error("{at}: component {component:?}: no matched transformer handles {}", definitions.join(", "))]
+    #[error("{at}: component {component:?}: no matched transformer handles {}{}", definitions.join(", "), reasons_text(reasons))]
     Unhandled {
         /// The component.
         component: String,
         /// The unhandled FQNs.
         definitions: Vec<String>,
+        /// Why, for those a provider says it cannot honour (`unhandled` of its manifest): the
+        /// FQN and the provider's reason.
+        reasons: Vec<(String, String)>,
+        /// Where the component is declared.
+        at: Origin,
+    },
+    /// A component that matches no transformer, whose labels a provider says it cannot run
+    /// (`unhandled` of its manifest): left out of the render (an error under `--strict`).
+    #[error("{at}: component {component:?} is left out: provider {provider} cannot run it: {reason}")]
+    LeftOut {
+        /// The component.
+        component: String,
+        /// The provider that says so.
+        provider: String,
+        /// Its reason.
+        reason: String,
         /// Where the component is declared.
         at: Origin,
     },
@@ -775,9 +791,19 @@ impl Problem {
             | Self::NoMatch { component, .. }
             | Self::MultipleExactMatches { component, .. }
             | Self::Unhandled { component, .. }
+            | Self::LeftOut { component, .. }
             | Self::Refused { component, .. } => Some(component),
         }
     }
+}
+
+/// The providers' reasons for definitions they do not handle, as `Problem::Unhandled` words
+/// them after the list.
+fn reasons_text(reasons: &[(String, String)]) -> String {
+    reasons
+        .iter()
+        .map(|(fqn, reason)| format!("; {fqn}: {reason}"))
+        .collect()
 }
 
 fn unknown_component(left_out: bool, similar: &[String]) -> String {

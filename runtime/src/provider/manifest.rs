@@ -25,6 +25,56 @@ pub struct ProviderManifest {
     pub definitions: BTreeMap<String, DefinitionSpec>,
     /// Transformers keyed by FQN (`apiVersion#name`).
     pub transformers: BTreeMap<String, TransformerSpec>,
+    /// The component that writes the render's files (`wit/transformer.wit`, `renderer`). A
+    /// provider without one adds transformers to a set whose renderer is another provider's,
+    /// or else the embedded default provider's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renderer: Option<RendererSpec>,
+    /// What this provider knows it cannot honour, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unhandled: Vec<Unhandled>,
+}
+
+/// `renderer` of a provider manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RendererSpec {
+    /// What it is called (`Kubernetes List Renderer`).
+    pub name: String,
+    /// Its own version (semver), apart from the provider's.
+    pub version: String,
+    /// What it writes.
+    #[serde(default)]
+    pub description: String,
+    /// The kinds whose content is secret, as checksum references name them (`KIND` in the
+    /// core group, else `GROUP/KIND`): a checksum of one is stretched with Argon2id
+    /// (`docs/rendering.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_kinds: Vec<String>,
+    /// Limits of the render call; the host caps them.
+    #[serde(default)]
+    pub limits: LimitsSpec,
+    /// Path of the component inside the provider source or bundle.
+    pub component: String,
+    /// `blake3:<hex>` of the component, written by `opm provider pack`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// An entry of `unhandled`: definitions this provider's platform cannot honour, or components
+/// (by label) it cannot run, with the reason a user is told.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Unhandled {
+    /// Definitions (FQNs): attached to a component, each is reported unhandled with `reason`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub definitions: Vec<String>,
+    /// Label pairs: a component that has them all and matches no transformer is left out with
+    /// `reason` instead of failing the plan.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Why, and what to do instead.
+    pub reason: String,
 }
 
 /// `metadata` of a provider manifest.
@@ -82,10 +132,25 @@ pub struct LimitsSpec {
 }
 
 impl LimitsSpec {
+    /// Whether the units are ones this opm reads; `field` names the map in errors.
+    fn check(&self, field: &str) -> Result<(), String> {
+        if let Some(memory) = &self.memory {
+            parse_size(memory).map_err(|e| format!("{field}.memory: {e}"))?;
+        }
+        if let Some(timeout) = &self.timeout {
+            parse_duration(timeout).map_err(|e| format!("{field}.timeout: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// The limits of the provider's calls: what it asks for, else the host default, never more
     /// than `caps`.
     pub fn limits(&self, caps: &Caps) -> Result<Limits, String> {
-        let defaults = Limits::default();
+        self.limits_over(Limits::default(), caps)
+    }
+
+    /// [`Self::limits`] with `defaults` for what the provider does not ask.
+    pub fn limits_over(&self, defaults: Limits, caps: &Caps) -> Result<Limits, String> {
         let memory = match &self.memory {
             Some(text) => parse_size(text).map_err(|e| format!("limits.memory: {e}"))?,
             None => defaults.memory,
@@ -244,11 +309,28 @@ impl ProviderManifest {
                 })?;
             }
         }
-        if let Some(memory) = &self.limits.memory {
-            parse_size(memory).map_err(|e| format!("limits.memory: {e}"))?;
+        self.limits.check("limits")?;
+        if let Some(renderer) = &self.renderer {
+            semver::Version::parse(&renderer.version).map_err(|e| {
+                format!(
+                    "renderer.version {:?} is not a semantic version: {e}",
+                    renderer.version
+                )
+            })?;
+            renderer.limits.check("renderer.limits")?;
         }
-        if let Some(timeout) = &self.limits.timeout {
-            parse_duration(timeout).map_err(|e| format!("limits.timeout: {e}"))?;
+        for (index, entry) in self.unhandled.iter().enumerate() {
+            if entry.reason.trim().is_empty() {
+                return Err(format!("unhandled[{index}].reason is empty"));
+            }
+            if entry.definitions.is_empty() == entry.labels.is_empty() {
+                return Err(format!(
+                    "unhandled[{index}] names definitions or labels (one of the two)"
+                ));
+            }
+            for fqn in &entry.definitions {
+                Fqn::parse(fqn).map_err(|e| format!("unhandled[{index}].definitions: {e}"))?;
+            }
         }
         Ok(())
     }

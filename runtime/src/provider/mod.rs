@@ -25,7 +25,8 @@ use std::sync::Arc;
 use crate::bundle::component::{self, ComponentError, ComponentInfo};
 use crate::bundle::{self, BundleError};
 pub use manifest::{
-    LimitsSpec, ProviderManifest, ProviderMetadata, Requirements, TransformerSpec, Validation,
+    LimitsSpec, ProviderManifest, ProviderMetadata, RendererSpec, Requirements, TransformerSpec,
+    Unhandled, Validation,
 };
 pub use set::{CallLimits, ProviderSet, SetError};
 
@@ -36,7 +37,7 @@ pub const DEFAULT_PROVIDER: &str = "kubernetes";
 pub const OPM_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 mod embedded {
-    //! `BUNDLE`: the default provider, packed by `runtime/build.rs`.
+    //! `PROVIDERS`: the embedded providers' bundles, packed by `runtime/build.rs`.
     include!(concat!(env!("OUT_DIR"), "/embedded_provider.rs"));
 }
 
@@ -53,7 +54,12 @@ pub struct Provider {
     pub digest: Option<String>,
     /// Per transformer FQN, its component's size, imports and exports, as checked at load.
     pub component_info: BTreeMap<String, ComponentInfo>,
+    /// The renderer's component and what it imports and exports, when the provider has one.
+    pub renderer: Option<(Arc<[u8]>, ComponentInfo)>,
 }
+
+/// The name messages give a provider's renderer where they would name a transformer.
+pub const RENDERER: &str = "renderer";
 
 /// Why a provider could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -118,8 +124,8 @@ pub enum ProviderError {
     },
 }
 
-/// Loads the provider `reference` names: a bundle file, a source directory, or `kubernetes`
-/// (embedded).
+/// Loads the provider `reference` names: a bundle file, a source directory, or the name of an
+/// embedded provider (`kubernetes`, `docker-compose`).
 pub fn load(reference: &str) -> Result<Provider, ProviderError> {
     let path = Path::new(reference);
     if path.is_dir() {
@@ -128,8 +134,8 @@ pub fn load(reference: &str) -> Result<Provider, ProviderError> {
     if path.is_file() {
         return load_bundle_file(path);
     }
-    if reference == DEFAULT_PROVIDER {
-        return load_embedded();
+    if embedded_bundle_of(reference).is_some() {
+        return load_embedded_named(reference);
     }
     Err(ProviderError::Unknown(reference.to_owned()))
 }
@@ -204,14 +210,49 @@ pub fn project_start(module: &Path) -> PathBuf {
 
 /// Loads the default provider built into this binary: a bundle like any other.
 pub fn load_embedded() -> Result<Provider, ProviderError> {
-    let origin = format!("embedded:{DEFAULT_PROVIDER}");
-    let bundle = bundle::read(&origin, embedded::BUNDLE)?;
+    load_embedded_named(DEFAULT_PROVIDER)
+}
+
+/// Loads the provider `name` built into this binary (`kubernetes`, `docker-compose`).
+pub fn load_embedded_named(name: &str) -> Result<Provider, ProviderError> {
+    let origin = format!("embedded:{name}");
+    let bytes = embedded_bundle_of(name).ok_or_else(|| ProviderError::Unknown(name.to_owned()))?;
+    let bundle = bundle::read(&origin, bytes)?;
     from_bundle(origin, bundle)
+}
+
+/// The embedded provider for the platform `format` (its `core.opm.dev/format` label): the
+/// default provider when `format` is `None` or no embedded provider states it.
+pub fn load_embedded_for(format: Option<&str>) -> Result<Provider, ProviderError> {
+    if let Some(format) = format {
+        for name in embedded_names().filter(|name| *name != DEFAULT_PROVIDER) {
+            let provider = load_embedded_named(name)?;
+            if provider.manifest.metadata.labels.get(set::FORMAT_LABEL).map(String::as_str)
+                == Some(format)
+            {
+                return Ok(provider);
+            }
+        }
+    }
+    load_embedded()
 }
 
 /// The bytes of the embedded default provider's bundle.
 pub fn embedded_bundle() -> &'static [u8] {
-    embedded::BUNDLE
+    embedded_bundle_of(DEFAULT_PROVIDER).expect("the default provider is built in")
+}
+
+/// The bytes of the bundle of the embedded provider `name`, if one is built in.
+pub fn embedded_bundle_of(name: &str) -> Option<&'static [u8]> {
+    embedded::PROVIDERS
+        .iter()
+        .find(|(embedded, _)| *embedded == name)
+        .map(|(_, bytes)| *bytes)
+}
+
+/// The names of the providers built into this binary, the default first.
+pub fn embedded_names() -> impl Iterator<Item = &'static str> {
+    embedded::PROVIDERS.iter().map(|(name, _)| *name)
 }
 
 /// Loads the bundle file at `path`.
@@ -249,10 +290,49 @@ pub fn load_dir(dir: &Path) -> Result<Provider, ProviderError> {
 
 /// `DIR/provider.yaml`, parsed (not yet validated), and its path as messages name it.
 pub fn read_manifest(dir: &Path) -> Result<(String, ProviderManifest), ProviderError> {
+    let (origin, _, manifest) = read_source_manifest(dir)?;
+    Ok((origin, manifest))
+}
+
+/// `DIR/provider.yaml` as messages name it, as JSON (what `opm provider pack` packs) and parsed
+/// (not yet validated), with the definitions of the catalog its `definitionsFrom` names (a path
+/// relative to `DIR`) taken in: the shared vocabulary of several providers
+/// (`providers/catalog/`). A definition both name is an error.
+pub fn read_source_manifest(
+    dir: &Path,
+) -> Result<(String, serde_json::Value, ProviderManifest), ProviderError> {
     let manifest_path = dir.join("provider.yaml");
     let origin = manifest_path.display().to_string();
-    let manifest = parse_manifest(&origin, &read(&manifest_path)?)?;
-    Ok((origin, manifest))
+    let invalid = |message: String| ProviderError::Manifest {
+        origin: origin.clone(),
+        message,
+    };
+    let bytes = read(&manifest_path)?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| invalid(format!("not UTF-8: {e}")))?;
+    let mut raw: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| invalid(crate::yaml::message(&e)))?;
+    let Some(from) = raw.as_object_mut().and_then(|m| m.remove("definitionsFrom")) else {
+        // Parsed from the text, so that an error has its line and column.
+        return Ok((origin.clone(), raw, parse_manifest(&origin, &bytes)?));
+    };
+    let from = from
+        .as_str()
+        .ok_or_else(|| invalid("definitionsFrom is not a path".into()))?;
+    let catalog_path = dir.join(from);
+    let catalog_bytes = read(&catalog_path)?;
+    let catalog_text = std::str::from_utf8(&catalog_bytes)
+        .map_err(|e| invalid(format!("{}: not UTF-8: {e}", catalog_path.display())))?;
+    let catalog: serde_json::Value = serde_saphyr::from_str(catalog_text).map_err(|e| {
+        invalid(format!(
+            "{}: {}",
+            catalog_path.display(),
+            crate::yaml::message(&e)
+        ))
+    })?;
+    bundle::format::take_definitions(&mut raw, catalog)
+        .map_err(|e| invalid(format!("definitionsFrom {from}: {e}")))?;
+    let manifest = serde_json::from_value(raw.clone()).map_err(|e| invalid(e.to_string()))?;
+    Ok((origin, raw, manifest))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {
@@ -288,12 +368,31 @@ fn assemble(
         components.insert(fqn.clone(), bytes);
         component_info.insert(fqn.clone(), info);
     }
+    let renderer = match &manifest.renderer {
+        Some(spec) => {
+            let fail = |reason| ProviderError::Component {
+                origin: origin.clone(),
+                transformer: RENDERER.into(),
+                component: spec.component.clone(),
+                reason,
+            };
+            let bytes = fetch(&spec.component).ok_or_else(|| ProviderError::MissingComponent {
+                origin: origin.clone(),
+                transformer: RENDERER.into(),
+                component: spec.component.clone(),
+            })??;
+            let info = component::check_renderer(&bytes).map_err(fail)?;
+            Some((bytes, info))
+        }
+        None => None,
+    };
     Ok(Provider {
         manifest,
         components,
         origin,
         digest: None,
         component_info,
+        renderer,
     })
 }
 

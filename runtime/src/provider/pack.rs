@@ -35,21 +35,12 @@ impl PackOutput {
 
 /// Packs the provider source directory `dir`.
 pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
-    let manifest_path = dir.join("provider.yaml");
-    let origin = manifest_path.display().to_string();
-    let bytes = std::fs::read(&manifest_path).map_err(|source| ProviderError::Read {
-        path: manifest_path.clone(),
-        source,
-    })?;
-    let manifest = provider::parse_manifest(&origin, &bytes)?;
+    let (origin, raw, manifest) = provider::read_source_manifest(dir)?;
     provider::validate(&origin, &manifest)?;
     let invalid = |message: String| ProviderError::Manifest {
         origin: origin.clone(),
         message,
     };
-    let text = std::str::from_utf8(&bytes).map_err(|e| invalid(e.to_string()))?;
-    let raw: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| invalid(crate::yaml::message(&e)))?;
 
     let mut sources: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut infos = BTreeMap::new();
@@ -76,6 +67,20 @@ pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
         }
         let info = component::check(&bytes).map_err(fail)?;
         infos.insert(fqn.clone(), info);
+        sources.insert(spec.component.clone(), bytes);
+    }
+    if let Some(spec) = &manifest.renderer {
+        let path: PathBuf = dir.join(&spec.component);
+        let bytes = std::fs::read(&path).map_err(|source| ProviderError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        component::check_renderer(&bytes).map_err(|reason| ProviderError::Component {
+            origin: origin.clone(),
+            transformer: provider::RENDERER.into(),
+            component: spec.component.clone(),
+            reason,
+        })?;
         sources.insert(spec.component.clone(), bytes);
     }
     let packed = format::pack(raw, &sources).map_err(invalid)?;

@@ -61,6 +61,17 @@ pub enum SetError {
         /// Where it came from.
         second_origin: String,
     },
+    /// Two providers ship different renderers.
+    #[error(
+        "providers {first} and {second} each ship a renderer, and they differ: one render \
+         writes its files with one renderer, so leave the renderer out of one of them"
+    )]
+    Renderers {
+        /// The first provider's name.
+        first: String,
+        /// The second provider's name.
+        second: String,
+    },
     /// Two providers target different platforms.
     #[error(
         "provider {first} renders for {first_format} and provider {second} for {second_format} \
@@ -123,7 +134,29 @@ impl ProviderSet {
                 owners.insert(fqn.clone(), index);
             }
         }
+        let mut renderers = providers
+            .iter()
+            .filter_map(|p| Some((p, p.manifest.renderer.as_ref()?.digest.as_deref())));
+        if let Some((first, digest)) = renderers.next()
+            && let Some((second, _)) = renderers.find(|(_, other)| *other != digest || digest.is_none())
+        {
+            return Err(SetError::Renderers {
+                first: first.manifest.metadata.name.clone(),
+                second: second.manifest.metadata.name.clone(),
+            });
+        }
         Ok(Self { providers, owners })
+    }
+
+    /// The provider whose renderer writes this set's files: the one provider of the set that
+    /// ships a renderer (providers that ship the same one count as one), if any.
+    pub fn renderer(&self) -> Option<&Provider> {
+        self.providers.iter().find(|p| p.renderer.is_some())
+    }
+
+    /// The platform the set renders for, when one of its providers states it.
+    pub fn format(&self) -> Option<&str> {
+        self.providers.iter().find_map(|p| format(&p.manifest))
     }
 
     /// One provider alone.

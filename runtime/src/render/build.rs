@@ -56,6 +56,8 @@ pub struct Request {
     /// Which compiler makes native code of the components: Cranelift, unless the caller is the
     /// author's edit loop (`opm transformer test --with`).
     pub compiler: crate::contract::Compiler,
+    /// What the renderer is asked to write (`-o`, `--split`, `--out-dir`).
+    pub output: super::OutputOptions,
 }
 
 impl Request {
@@ -78,6 +80,7 @@ impl Request {
             explain: Explain::ProblemsOnly,
             progress: true,
             compiler: crate::contract::Compiler::Optimizing,
+            output: super::OutputOptions::default(),
         }
     }
 }
@@ -186,6 +189,7 @@ fn render(
     let limits = providers
         .limits(&request.caps)
         .map_err(anyhow::Error::msg)?;
+    let renderer = renderer_of(&providers)?;
     let context = RenderContext {
         name: module.name().to_owned(),
         instance: request
@@ -203,36 +207,60 @@ fn render(
             .map_err(anyhow::Error::msg)?,
         strict: request.strict,
         module_labels: module.labels().clone(),
+        secret_kinds: renderer.1.clone(),
     };
+    let renderer = renderer.0;
     // The plan and the context hold all the render needs of the module.
     drop_in_background(module);
 
     let calls: Vec<&matching::Call> = plan.calls().collect();
-    let rendered = pool.install(|| match runner {
-        Some(runner) => Ok(super::execute_patched(
-            runner,
-            &calls,
-            &context,
-            &limits,
-            plan.patches(),
-        )),
-        None => {
-            let sandbox = Sandbox::with_compiler(&limits.ceiling(), request.compiler)?
-                .with_cache(request.cache.clone())
-                .with_redactor(redactor.clone());
-            let transformers = compile(&sandbox, &plan, &providers, request.progress)?;
-            let sandboxed = Sandboxed {
-                sandbox: &sandbox,
-                transformers: &transformers,
-            };
-            Ok::<_, anyhow::Error>(super::execute_patched(
-                &sandboxed,
-                &calls,
+    let owner_of = |transformer: &str| {
+        let provider = providers.provider_of(transformer);
+        (
+            provider.map(|p| p.manifest.metadata.name.clone()).unwrap_or_default(),
+            providers
+                .component(transformer)
+                .map(|bytes| format!("blake3:{}", blake3::hash(bytes).to_hex()))
+                .unwrap_or_default(),
+        )
+    };
+    let rendered = pool.install(|| {
+        // The sandbox holds the renderer's memory too.
+        let mut ceiling = limits.ceiling();
+        ceiling.memory = ceiling.memory.max(
+            super::renderer::limits(&renderer.limits, 0)
+                .map_err(anyhow::Error::msg)?
+                .memory,
+        );
+        let sandbox = Sandbox::with_compiler(&ceiling, request.compiler)?
+            .with_cache(request.cache.clone())
+            .with_redactor(redactor.clone());
+        let mut rendered = match runner {
+            Some(runner) => {
+                super::execute_patched(runner, &calls, &context, &limits, plan.patches())
+            }
+            None => {
+                let transformers = compile(&sandbox, &plan, &providers, request.progress)?;
+                let sandboxed = Sandboxed {
+                    sandbox: &sandbox,
+                    transformers: &transformers,
+                };
+                super::execute_patched(&sandboxed, &calls, &context, &limits, plan.patches())
+            }
+        };
+        // The renderer runs even when a call failed, so that what it refuses (two resources
+        // that are one object) is reported with the rest; nothing is written then anyway.
+        if plan.is_ok() {
+            super::renderer::run(
+                &sandbox,
+                &renderer,
+                &mut rendered,
                 &context,
-                &limits,
-                plan.patches(),
-            ))
+                &request.output,
+                &owner_of,
+            );
         }
+        Ok::<_, anyhow::Error>(rendered)
     })?;
     drop(calls);
     drop_in_background(providers);
@@ -242,6 +270,30 @@ fn render(
         rendered,
         pool,
     })
+}
+
+/// The renderer of a render with `providers`, and the kinds its provider calls secret: the one
+/// a provider of the set ships; when none does (providers made before renderers, or a team's
+/// transformers alone), the renderer of the embedded provider for the set's platform (its
+/// `core.opm.dev/format` label), else the default provider's.
+fn renderer_of(providers: &ProviderSet) -> anyhow::Result<(super::Renderer, Vec<String>)> {
+    let fallback;
+    let provider = match providers.renderer() {
+        Some(provider) => provider,
+        None => {
+            fallback = provider::load_embedded_for(providers.format())?;
+            &fallback
+        }
+    };
+    let renderer = super::Renderer::of(provider)
+        .with_context(|| format!("provider {} has no renderer", provider.origin))?;
+    let secret_kinds = provider
+        .manifest
+        .renderer
+        .as_ref()
+        .map(|spec| spec.secret_kinds.clone())
+        .unwrap_or_default();
+    Ok((renderer, secret_kinds))
 }
 
 /// Compiles, on the current rayon pool, the transformers `plan` calls. A transformer that does

@@ -1,14 +1,15 @@
 //! Checksum references: how a workload restarts when the configuration it reads changes.
 //!
-//! A transformer sees one component, so it cannot know the content of a ConfigMap or Secret
-//! that another component renders. It writes a *reference* instead, as the value of an
-//! annotation (any `metadata.annotations` in the resource, such as a pod template's):
+//! A transformer sees one component, so it cannot know the content of an object that another
+//! component renders. It writes a *reference* instead, as the value of an annotation (any
+//! `metadata.annotations` in the resource, such as a pod template's); with the Kubernetes
+//! provider:
 //!
 //! ```text
 //! checksum.opm.dev/config: "opm:checksum ConfigMap/settings Secret/credentials"
 //! ```
 //!
-//! Each reference is `KIND/NAME` (core group) or `GROUP/KIND/NAME`, in the namespace the
+//! Each reference is `KIND/NAME` (no API group) or `GROUP/KIND/NAME`, in the namespace the
 //! referring resource lands in. Once every call has run, [`resolve`] replaces the value with a
 //! checksum (64 hex digits) of the content of the referenced objects this render produced:
 //! everything but their `metadata` and `status`, with keys sorted, so labels and the module
@@ -16,21 +17,22 @@
 //! out; when none is produced the annotation is removed. The value is the same for the same
 //! content, whatever the thread count, and changes when any referenced object's content does.
 //!
-//! A Secret's content never enters the checksum directly. It is first stretched with Argon2id
-//! (19 MiB, two passes, the OWASP password-storage setting) salted with the Secret's namespace
-//! and name, so that guessing a value from the annotation costs a memory-hard hash per guess,
-//! and a table computed in advance applies only to a Secret of that same namespace and name.
-//! (A value short enough to enumerate can still be found that way, slowly: the annotation is
-//! deterministic by design, so it cannot hide a value whose every candidate can be tried. Anyone
-//! who can read the rendered Secret reads it anyway.)
+//! The content of a secret object (one of the kinds the renderer's provider lists as
+//! `renderer.secretKinds`, `Secret` for Kubernetes) never enters the checksum directly. It is
+//! first stretched with Argon2id (19 MiB, two passes, the OWASP password-storage setting) salted
+//! with the object's namespace and name, so that guessing a value from the annotation costs a
+//! memory-hard hash per guess, and a table computed in advance applies only to an object of that
+//! same namespace and name. (A value short enough to enumerate can still be found that way,
+//! slowly: the annotation is deterministic by design, so it cannot hide a value whose every
+//! candidate can be tried. Anyone who can read the rendered object reads it anyway.)
 //!
 //! That stretch is work the host does after the calls, outside their fuel and time, at a cost
 //! the transformers choose by what they reference. So it is bounded per call: the resources
-//! one call returned may reference at most [`MAX_SECRETS_PER_CALL`] distinct Secrets of the
-//! render; a call over it fails with [`Problem::TooManySecrets`] and none of its references is
-//! resolved. Each Secret is stretched once per render however many calls reference it, so a
-//! render stretches at most that many Secrets per call — about as long as one call's default
-//! time limit, which bounds what the call could make the host wait anyway.
+//! one call returned may reference at most [`MAX_SECRETS_PER_CALL`] distinct secret objects of
+//! the render; a call over it fails with [`Problem::TooManySecrets`] and none of its references
+//! is resolved. Each is stretched once per render however many calls reference it, so a render
+//! stretches at most that many per call — about as long as one call's default time limit,
+//! which bounds what the call could make the host wait anyway.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -38,7 +40,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::Resource;
-use super::order::{Identity, is_cluster_scoped};
+use super::identity::Identity;
 use crate::json::sorted;
 
 /// How a reference starts.
@@ -76,7 +78,8 @@ pub enum Problem {
 
 /// Resolves every checksum reference in `resources`. Returns every [`Problem`]: the resources
 /// it names are left as they were.
-pub fn resolve(resources: &mut [Resource]) -> Vec<Problem> {
+pub fn resolve(resources: &mut [Resource], secret_kinds: &[String]) -> Vec<Problem> {
+    let is_secret = |identity: &Identity| secret_kinds.contains(&identity.kind_reference());
     let marked: Vec<usize> = resources
         .iter()
         .enumerate()
@@ -101,7 +104,7 @@ pub fn resolve(resources: &mut [Resource]) -> Vec<Problem> {
         .rev()
         .map(|resource| (&resource.identity, resource))
         .collect();
-    let over = calls_over_the_secret_limit(resources, &parsed, &by_identity);
+    let over = calls_over_the_secret_limit(resources, &parsed, &by_identity, &is_secret);
     let within = |index: usize| !over.contains_key(&call_of(&resources[index]));
     let wanted: BTreeMap<&Identity, &Resource> = parsed
         .iter()
@@ -116,7 +119,7 @@ pub fn resolve(resources: &mut [Resource]) -> Vec<Problem> {
         .into_par_iter()
         .map(|resource| {
             let identity = resource.identity.clone();
-            let digest = digest(&identity, &resource.value());
+            let digest = digest(&identity, &resource.value(), is_secret(&identity));
             (identity, digest)
         })
         .collect();
@@ -158,6 +161,7 @@ fn calls_over_the_secret_limit<'a>(
     resources: &'a [Resource],
     parsed: &[Parsed],
     by_identity: &HashMap<&Identity, &Resource>,
+    is_secret: &dyn Fn(&Identity) -> bool,
 ) -> BTreeMap<(&'a str, &'a str), (usize, usize)> {
     let mut secrets: BTreeMap<(&str, &str), (usize, BTreeSet<&Identity>)> = BTreeMap::new();
     for (index, _, wanted) in parsed {
@@ -168,7 +172,7 @@ fn calls_over_the_secret_limit<'a>(
         named.extend(
             wanted
                 .iter()
-                .filter(|identity| identity.is_secret() && by_identity.contains_key(identity)),
+                .filter(|identity| is_secret(identity) && by_identity.contains_key(identity)),
         );
     }
     secrets
@@ -230,12 +234,7 @@ fn parse(text: &str, namespace: &str) -> Result<Vec<Identity>, String> {
             Ok(Identity {
                 group: group.to_owned(),
                 kind: kind.to_owned(),
-                namespace: if is_cluster_scoped(kind) {
-                    ""
-                } else {
-                    namespace
-                }
-                .to_owned(),
+                namespace: namespace.to_owned(),
                 name: name.to_owned(),
             })
         })
@@ -309,7 +308,7 @@ fn checksum(identities: &[Identity], digests: &HashMap<Identity, [u8; 32]>) -> O
 
 /// The digest of one object's content: all but `metadata` and `status`, keys sorted; a
 /// Secret's stretched with Argon2id first.
-fn digest(identity: &Identity, value: &Value) -> [u8; 32] {
+fn digest(identity: &Identity, value: &Value, secret: bool) -> [u8; 32] {
     let mut content = Vec::new();
     if let Value::Object(map) = value {
         let mut keys: Vec<&String> = map
@@ -324,7 +323,7 @@ fn digest(identity: &Identity, value: &Value) -> [u8; 32] {
             content.push(b',');
         }
     }
-    if identity.is_secret() {
+    if secret {
         return stretch(identity, &content);
     }
     let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);
@@ -351,6 +350,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// The Kubernetes provider's `renderer.secretKinds`.
+    fn secret_kinds() -> Vec<String> {
+        vec!["Secret".into()]
+    }
 
     fn resource(value: Value) -> Resource {
         Resource::new("c", "t", &value, "shop")
@@ -380,7 +384,7 @@ mod tests {
 
     fn render(objects: Vec<Value>) -> Vec<Resource> {
         let mut resources: Vec<Resource> = objects.into_iter().map(resource).collect();
-        assert_eq!(resolve(&mut resources), []);
+        assert_eq!(resolve(&mut resources, &secret_kinds()), []);
         resources
     }
 
@@ -462,10 +466,10 @@ mod tests {
         let mut elsewhere = config("fast", "1");
         elsewhere["metadata"]["namespace"] = json!("other");
         resources.push(resource(elsewhere));
-        assert_eq!(resolve(&mut resources), []);
+        assert_eq!(resolve(&mut resources, &secret_kinds()), []);
         assert_eq!(annotation(&resources), json!({"keep": "me"}));
         let mut bad = vec![resource(deployment("opm:checksum settings"))];
-        let problems = resolve(&mut bad);
+        let problems = resolve(&mut bad, &secret_kinds());
         assert!(
             matches!(&problems[..], [Problem::BadReference { index: 0, reason }]
                      if reason.contains("is not KIND/NAME")),
@@ -497,7 +501,7 @@ mod tests {
         let modest = secrets_and_a_reference("modest", MAX_SECRETS_PER_CALL);
         let modest_at = resources.len();
         resources.extend(modest);
-        let problems = resolve(&mut resources);
+        let problems = resolve(&mut resources, &secret_kinds());
         assert_eq!(
             problems,
             [Problem::TooManySecrets {

@@ -43,6 +43,10 @@ pub struct RenderContext {
     pub strict: bool,
     /// Module labels.
     pub module_labels: BTreeMap<String, String>,
+    /// The kinds whose content is secret, as the renderer's provider lists them
+    /// (`renderer.secretKinds`): their checksums are stretched ([`super::checksum`]).
+    #[serde(skip)]
+    pub secret_kinds: Vec<String>,
 }
 
 impl RenderContext {
@@ -82,6 +86,17 @@ impl RenderContext {
     #[cfg(feature = "sandbox")]
     pub fn for_component(&self, component: &str) -> wit::Context {
         self.context(component, &self.provider)
+    }
+
+    /// The WIT context passed to the renderer: the module's labels and the tracking labels but
+    /// the component's, naming the render's providers.
+    #[cfg(feature = "sandbox")]
+    pub fn for_renderer(&self) -> wit::Context {
+        let mut context = self.context("", &self.provider);
+        context
+            .labels
+            .retain(|(key, _)| key != LABEL_COMPONENT_NAME);
+        context
     }
 
     #[cfg(feature = "sandbox")]
@@ -160,6 +175,7 @@ mod tests {
             timestamp: DEFAULT_TIMESTAMP.into(),
             strict: false,
             module_labels: BTreeMap::from([(LABEL_MODULE_INSTANCE.into(), "forged".into())]),
+            secret_kinds: Vec::new(),
         };
         assert!(
             !context

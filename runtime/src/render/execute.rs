@@ -1,6 +1,8 @@
 //! Running a render's calls: each in the sandbox (or through another [`Runner`]), in parallel,
 //! with its output checked and labelled on the thread that ran it, then merged in call order,
-//! sorted into install order and searched for duplicates. Built with the `sandbox` feature.
+//! patched, and its checksum references resolved. Built with the `sandbox` feature. What order
+//! the resources are written in, and which of them are one object on the platform, is the
+//! renderer's to say ([`super::renderer`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,7 +11,6 @@ use serde_json::{Map, Value};
 
 use super::{
     CallReport, Failure, FailureKind, RenderContext, Rendered, Resource, check_resource, checksum,
-    order,
 };
 use crate::matching::{Call, PlanPatch};
 use crate::provider::CallLimits;
@@ -71,7 +72,7 @@ impl Runner for Sandboxed<'_> {
 /// size.
 ///
 /// Each call's output is checked and labelled on the thread that ran it; only the merge (in call
-/// order), the sort into install order and the search for duplicates run on one thread.
+/// order), the patches and the checksums run after them all.
 pub fn execute(
     sandbox: &Sandbox,
     transformers: &Transformers,
@@ -147,8 +148,6 @@ pub fn execute_patched(
         rendered.calls.extend(output.report);
     }
     if !patches.is_empty() {
-        // Patches apply in render order; what they rename is sorted again below.
-        order::sort(&mut rendered.resources);
         let called: BTreeSet<&str> = calls.iter().map(|c| c.component.as_str()).collect();
         let failed: BTreeSet<&str> = rendered
             .failures
@@ -162,7 +161,7 @@ pub fn execute_patched(
         rendered.patches = applied.reports;
         rendered.patch_failures = applied.failures;
     }
-    for problem in checksum::resolve(&mut rendered.resources) {
+    for problem in checksum::resolve(&mut rendered.resources, &context.secret_kinds) {
         let (index, error) = super::checksum_failure(problem, &rendered.resources);
         let resource = &rendered.resources[index];
         rendered.failures.push(Failure {
@@ -173,10 +172,6 @@ pub fn execute_patched(
             error,
         });
     }
-    order::sort(&mut rendered.resources);
-    rendered
-        .failures
-        .extend(duplicates(&rendered.resources, runner, &provider_of));
     rendered
         .failures
         .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
@@ -296,31 +291,4 @@ fn apply_labels(resource: &mut Value, labels: &BTreeMap<String, String>) {
         map.insert(key.clone(), Value::String(value.clone()));
     }
     map.sort_keys();
-}
-
-/// A failure for every resource whose identity (group, kind, namespace, name) an earlier
-/// resource already has, naming both producers.
-fn duplicates(
-    resources: &[Resource],
-    runner: &dyn Runner,
-    provider_of: &dyn Fn(&str) -> String,
-) -> Vec<Failure> {
-    order::duplicates(resources)
-        .into_iter()
-        .map(|(index, first)| {
-            let (resource, original) = (&resources[index], &resources[first]);
-            Failure {
-                component: resource.component.clone(),
-                transformer: resource.transformer.clone(),
-                provider: provider_of(&resource.transformer),
-                digest: runner.digest(&resource.transformer),
-                error: FailureKind::Duplicate {
-                    identity: resource.identity.to_string(),
-                    other_component: original.component.clone(),
-                    other_transformer: original.transformer.clone(),
-                    other_provider: provider_of(&original.transformer),
-                },
-            }
-        })
-        .collect()
 }

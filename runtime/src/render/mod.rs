@@ -13,8 +13,10 @@ pub mod checksum;
 pub mod context;
 #[cfg(feature = "sandbox")]
 mod execute;
-pub mod order;
+pub mod identity;
 pub mod patch;
+#[cfg(feature = "sandbox")]
+mod renderer;
 pub mod write;
 
 use std::time::Duration;
@@ -28,6 +30,8 @@ pub use context::RenderContext;
 pub(crate) use execute::Sandboxed;
 #[cfg(feature = "sandbox")]
 pub use execute::{Runner, Transformers, execute, execute_patched, execute_with};
+#[cfg(feature = "sandbox")]
+pub use renderer::{OutputOptions, Renderer, run as run_renderer};
 pub use patch::{PatchFailure, PatchReport};
 
 use crate::sandbox::{CallError, LogLine};
@@ -43,8 +47,10 @@ pub struct Resource {
     pub component: String,
     /// The transformer that rendered it.
     pub transformer: String,
+    /// Its `apiVersion`.
+    pub api_version: String,
     /// Its group, kind, namespace and name.
-    pub identity: order::Identity,
+    pub identity: identity::Identity,
     /// The resource, a JSON object with `apiVersion`, `kind` and `metadata.name`, as compact
     /// JSON text.
     pub json: String,
@@ -57,7 +63,8 @@ impl Resource {
         Self {
             component: component.to_owned(),
             transformer: transformer.to_owned(),
-            identity: order::Identity::of(value, target_namespace),
+            api_version: value["apiVersion"].as_str().unwrap_or_default().to_owned(),
+            identity: identity::Identity::of(value, target_namespace),
             json: value.to_string(),
         }
     }
@@ -142,6 +149,15 @@ pub enum FailureKind {
     /// More of the call's resources were invalid than are reported one by one.
     #[error("returned {0} more invalid resources")]
     MoreInvalid(usize),
+    /// The renderer refused the resource (two that are one object on its platform, a kind it
+    /// does not write).
+    #[error("returned a resource that renderer {renderer} refuses: {reason}")]
+    Refused {
+        /// The renderer's name and version.
+        renderer: String,
+        /// Why, in the renderer's words.
+        reason: String,
+    },
     /// Two calls returned the same resource.
     #[error(
         "rendered {identity}, which component {other_component:?} (transformer \
@@ -159,11 +175,41 @@ pub enum FailureKind {
     },
 }
 
-/// The result of a render: resources in install order, failures, and per-call reports.
+/// The renderer's own failure: it could not be loaded, or its call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("renderer {renderer} ({digest}, provider {provider}) {error}")]
+pub struct RendererFailure {
+    /// The renderer's name and version.
+    pub renderer: String,
+    /// The provider that ships it.
+    pub provider: String,
+    /// `blake3:<hex>` of its component.
+    pub digest: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// A file of the render's output, as the renderer laid it out and the host filled it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// Relative, `/`-separated path under `--out-dir`.
+    pub path: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// The result of a render: resources in the order of the calls, the files the renderer made of
+/// them, failures, and per-call reports.
 #[derive(Debug, Clone, Default)]
 pub struct Rendered {
-    /// Resources in install order (kind, namespace, name).
+    /// Resources in the order of the plan's calls, each call's in the order it returned them.
     pub resources: Vec<Resource>,
+    /// The files of the output, when every call and the renderer succeeded.
+    pub files: Vec<OutputFile>,
+    /// The renderer's report, when it ran.
+    pub renderer: Option<CallReport>,
+    /// The renderer's own failure, if it failed.
+    pub renderer_failure: Option<RendererFailure>,
     /// Every failure, ordered by component then transformer.
     pub failures: Vec<Failure>,
     /// One report per call, in plan order.
@@ -177,7 +223,30 @@ pub struct Rendered {
 impl Rendered {
     /// Whether anything failed: a call, its output, or a patch.
     pub fn failed(&self) -> bool {
-        !self.failures.is_empty() || !self.patch_failures.is_empty()
+        !self.failures.is_empty()
+            || !self.patch_failures.is_empty()
+            || self.renderer_failure.is_some()
+    }
+
+    /// What the transformers and the renderer logged at `warn` level or above, each with who
+    /// said it: what they could not honour, shown to the user without `--verbose`.
+    pub fn guest_warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for call in self.calls.iter().chain(&self.renderer) {
+            for line in &call.logs {
+                if line.level >= crate::sandbox::LogLevel::Warn {
+                    warnings.push(if call.component.is_empty() {
+                        format!("{}: {}", call.transformer, line.message)
+                    } else {
+                        format!(
+                            "component {:?}: transformer {}: {}",
+                            call.component, call.transformer, line.message
+                        )
+                    });
+                }
+            }
+        }
+        warnings
     }
 }
 
@@ -225,10 +294,10 @@ pub(crate) fn check_value(value: Value) -> Result<Value, String> {
 
 /// Every reason `opm mod build` would refuse the `documents` one call returned into
 /// `namespace`, in words: a document that is not a resource ([`check_resource`]), a checksum
-/// reference that does not parse or names too many Secrets ([`checksum`]), two documents that
-/// are one object ([`order::Identity`]). What `opm transformer test` checks each case with, so
-/// that a case cannot pass what a render refuses.
-pub fn refusals(documents: &[String], namespace: &str) -> Vec<String> {
+/// reference that does not parse or names too many secret objects ([`checksum`]; of the
+/// `secret_kinds`), two documents that are one object ([`identity::Identity`]). What `opm
+/// transformer test` checks each case with, so that a case cannot pass what a render refuses.
+pub fn refusals(documents: &[String], namespace: &str, secret_kinds: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut resources = Vec::new();
     for (index, document) in documents.iter().enumerate() {
@@ -237,11 +306,10 @@ pub fn refusals(documents: &[String], namespace: &str) -> Vec<String> {
             Err(reason) => problems.push(FailureKind::InvalidOutput { index, reason }.to_string()),
         }
     }
-    for problem in checksum::resolve(&mut resources) {
+    for problem in checksum::resolve(&mut resources, secret_kinds) {
         problems.push(checksum_failure(problem, &resources).1.to_string());
     }
-    order::sort(&mut resources);
-    for (index, _) in order::duplicates(&resources) {
+    for index in identity::duplicates(&resources) {
         problems.push(format!(
             "returned {} twice: a render refuses two resources that are one object",
             resources[index].identity

@@ -3,8 +3,9 @@
 //! duplicates searched for, so that what a patch makes of an object passes the same checks as
 //! what a transformer returns (`docs/rendering.md#patches`).
 //!
-//! Patches apply in module order, each to every object it targets in render order (install
-//! order, [`super::order`]); a later patch sees what an earlier one made. An object a patch
+//! Patches apply in module order, each to every object it targets in render order (the order of
+//! the plan's calls, each call's objects in the order it returned them); a later patch sees what
+//! an earlier one made. An object a patch
 //! targets is parsed once, when first needed, and written back once at the end; a render whose
 //! module has no patches never comes here.
 //!
@@ -18,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{RenderContext, Resource, check_value, order};
+use super::{RenderContext, Resource, check_value, identity};
 use crate::matching::PlanPatch;
 use crate::module::patch::{JsonPatchOp, Operation, Target};
 use crate::origin::Origin;
@@ -229,7 +230,11 @@ pub fn apply(
                 continue;
             }
             changed[index] = true;
-            let identity = order::Identity::of(value, &context.namespace);
+            value["apiVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .clone_into(&mut resource.api_version);
+            let identity = identity::Identity::of(value, &context.namespace);
             if identity == resource.identity {
                 report.changed.push(object);
             } else {
@@ -522,6 +527,7 @@ mod tests {
             timestamp: "1970-01-01T00:00:00Z".into(),
             strict: false,
             module_labels: BTreeMap::new(),
+            secret_kinds: vec!["Secret".into()],
         }
     }
 

@@ -1,60 +1,9 @@
-//! Writers of rendered resources: a multi-document YAML stream, or a `v1` `List` as JSON.
+//! Writing a render: YAML documents of resources (what a renderer's `yaml` chunk asks the host
+//! for), and the atomic replacement of an `--out-dir` with the renderer's files.
 
 use std::io::Write;
 
-use rayon::prelude::*;
-use serde_json::{Value, json};
-
-use super::Resource;
-
-/// The output formats of `opm mod build -o`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// A multi-document YAML stream, one document per resource.
-    Yaml,
-    /// One JSON `v1` `List` holding every resource.
-    Json,
-}
-
-/// Rendered resources serialised in one format, ready to be written ([`Serialized::write`]).
-#[derive(Debug)]
-pub struct Serialized {
-    format: Format,
-    /// One YAML document per resource, or the one JSON `List`.
-    documents: Vec<String>,
-}
-
-/// Serialises `resources` in `format`, each YAML document on the current rayon pool. Nothing is
-/// written yet, so a failure here writes nothing.
-pub fn serialize(resources: &[Resource], format: Format) -> anyhow::Result<Serialized> {
-    let documents = match format {
-        Format::Yaml => resources
-            .par_iter()
-            .map(|resource| yaml_of(&resource.json))
-            .collect::<anyhow::Result<Vec<String>>>()?,
-        Format::Json => {
-            let items: Vec<Value> = resources.par_iter().map(Resource::value).collect();
-            let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-            vec![serde_json::to_string_pretty(&list)? + "\n"]
-        }
-    };
-    Ok(Serialized { format, documents })
-}
-
-impl Serialized {
-    /// Writes the documents to `out` one after the other (never copied into one buffer first)
-    /// and flushes.
-    pub fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-        for document in &self.documents {
-            if self.format == Format::Yaml {
-                out.write_all(b"---\n")?;
-            }
-            out.write_all(document.as_bytes())?;
-        }
-        out.flush()
-    }
-}
+use serde_json::Value;
 
 /// One YAML document, ending in a newline, from a resource's JSON text: converted as it is
 /// read, without building the value in between.
@@ -78,76 +27,15 @@ fn yaml_document(value: &impl serde::Serialize) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The file name of each resource under `--split`, in the same order: `<lowercase-kind>-<name>.yaml`.
-///
-/// Names never collide. When several resources share kind and name, each of them gets its
-/// namespace after an underscore (`deployment-api_staging.yaml`; none for a cluster-scoped one);
-/// when that still collides (the same kind in two API groups), the group follows after another
-/// underscore (`ingress-web_shop_networking.k8s.io.yaml`, `core` for the core group).
-/// Kubernetes names and namespaces never contain `_`, so the three forms cannot meet.
-pub fn split_names(resources: &[Resource]) -> Vec<String> {
-    use std::collections::BTreeMap;
-
-    use super::order::Identity;
-
-    let identities: Vec<&Identity> = resources.iter().map(|r| &r.identity).collect();
-    let base: Vec<String> = identities
-        .iter()
-        .map(|id| format!("{}-{}", id.kind.to_lowercase(), id.name))
-        .collect();
-    let with_namespace: Vec<String> = identities
-        .iter()
-        .zip(&base)
-        .map(|(id, base)| {
-            if id.namespace.is_empty() {
-                base.clone()
-            } else {
-                format!("{base}_{}", id.namespace)
-            }
-        })
-        .collect();
-    let count = |names: &[String]| {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for name in names {
-            *counts.entry(name.as_str()).or_default() += 1;
-        }
-        counts
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect::<BTreeMap<String, usize>>()
-    };
-    let base_counts = count(&base);
-    let namespace_counts = count(&with_namespace);
-    identities
-        .iter()
-        .enumerate()
-        .map(|(i, id)| {
-            let stem = if base_counts[&base[i]] == 1 {
-                base[i].clone()
-            } else if namespace_counts[&with_namespace[i]] == 1 {
-                with_namespace[i].clone()
-            } else {
-                let group = if id.group.is_empty() {
-                    "core"
-                } else {
-                    id.group.as_str()
-                };
-                let namespace = &id.namespace;
-                format!("{}_{namespace}_{group}", base[i])
-            };
-            format!("{stem}.yaml")
-        })
-        .collect()
-}
-
 /// Writes `files` (name, bytes) as the whole content of `dir`, atomically: the files are
 /// written into a fresh sibling directory, synced, and swapped in with one atomic exchange
 /// (`renameat2(RENAME_EXCHANGE)` on Linux, two renames elsewhere). A failure at any point before
 /// the swap leaves `dir` exactly as it was.
 ///
-/// `dir` belongs to opm: after a successful write it holds exactly `files`. To keep a typo such
-/// as `--out-dir .` from deleting someone's work, an existing `dir` that holds anything but
-/// `.yaml` files is refused.
+/// `dir` belongs to opm: after a successful write it holds exactly `files` (a name may have
+/// `/`-separated folders). To keep a typo such as `--out-dir .` from deleting someone's work, an
+/// existing `dir` that holds anything but `.yaml`, `.yml` or `.json` files, and folders of files
+/// beside them, is refused.
 pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
     use anyhow::Context as _;
 
@@ -163,6 +51,10 @@ pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow
         .with_context(|| format!("creating a staging directory in {}", parent.display()))?;
     for (name, bytes) in files {
         let path = staging.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
         let mut file =
             std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
         file.write_all(bytes)
@@ -190,17 +82,57 @@ fn check_replaceable(dir: &std::path::Path) -> anyhow::Result<()> {
             ));
         }
     };
+    let refuse = |path: &std::path::Path| {
+        anyhow::anyhow!(
+            "--out-dir {} holds {}, which is not rendered output: opm replaces the whole \
+             directory, so give it a directory of its own",
+            dir.display(),
+            path.display()
+        )
+    };
+    let mut rendered_file = false;
+    let mut subdirectories = Vec::new();
     for entry in entries {
         let entry = entry?;
-        let is_yaml_file = entry.file_type()?.is_file()
-            && entry.path().extension().is_some_and(|ext| ext == "yaml");
-        if !is_yaml_file {
-            anyhow::bail!(
-                "--out-dir {} holds {}, which is not a rendered manifest: opm replaces the whole \
-                 directory, so give it a directory of its own",
-                dir.display(),
-                entry.path().display()
-            );
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            subdirectories.push(path);
+        } else if kind.is_file()
+            && path
+                .extension()
+                .is_some_and(|ext| ext == "yaml" || ext == "yml" || ext == "json")
+        {
+            rendered_file = true;
+        } else {
+            return Err(refuse(&path));
+        }
+    }
+    // A renderer's side files (a compose project's secrets) live in folders beside the file
+    // it rendered; a folder beside nothing rendered is someone's work.
+    if let Some(folder) = subdirectories.first()
+        && !rendered_file
+    {
+        return Err(refuse(folder));
+    }
+    for folder in subdirectories {
+        check_only_files(&folder, &refuse)?;
+    }
+    Ok(())
+}
+
+/// Whether `dir` holds only regular files and folders of them (no links), as a renderer writes.
+fn check_only_files(
+    dir: &std::path::Path,
+    refuse: &dyn Fn(&std::path::Path) -> anyhow::Error,
+) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            check_only_files(&entry.path(), refuse)?;
+        } else if !kind.is_file() {
+            return Err(refuse(&entry.path()));
         }
     }
     Ok(())

@@ -34,6 +34,11 @@ pub enum Verbose {
     Json,
 }
 
+/// The most warnings of guests (what transformers and the renderer logged at `warn` level)
+/// shown without `--verbose`: each call's log is bounded already, and this bounds the lines a
+/// render of many components prints.
+pub const MAX_GUEST_WARNINGS: usize = 50;
+
 /// Reports `built` on `stderr` — with `verbose`, what the render decided and did; the warnings;
 /// the failures, or a render that could not be attempted — and hands a render that succeeded to
 /// `finish`, which writes or compares it. Returns the exit status. Under `--verbose=json`,
@@ -94,6 +99,17 @@ fn outcome(
     } else {
         for warning in plan.warnings() {
             writeln!(stderr, "warning: {warning}")?;
+        }
+        let guest = rendered.guest_warnings();
+        for warning in guest.iter().take(MAX_GUEST_WARNINGS) {
+            writeln!(stderr, "warning: {}", crate::printable::escape_lines(warning))?;
+        }
+        if guest.len() > MAX_GUEST_WARNINGS {
+            writeln!(
+                stderr,
+                "warning: {} more warnings of transformers and the renderer (--verbose shows them)",
+                guest.len() - MAX_GUEST_WARNINGS
+            )?;
         }
         if let Some(warning) = redactor.warning() {
             writeln!(stderr, "warning: {warning}")?;
@@ -172,6 +188,10 @@ fn events(render: &Render, redactor: &Redactor, stderr: &mut dyn Write) -> std::
         emit(json!({"event": "warning", "component": warning.component(),
                     "message": warning.to_string()}))?;
     }
+    let guest = rendered.guest_warnings();
+    for warning in &guest {
+        emit(json!({"event": "warning", "message": warning}))?;
+    }
     let unredacted = redactor.warning();
     if let Some(warning) = &unredacted {
         emit(json!({"event": "warning", "message": warning}))?;
@@ -192,11 +212,19 @@ fn events(render: &Render, redactor: &Redactor, stderr: &mut dyn Write) -> std::
                     "message": failure.to_string()}),
         )?;
     }
-    let errors = plan.errors().len() + rendered.failures.len() + rendered.patch_failures.len();
+    if let Some(failure) = &rendered.renderer_failure {
+        emit(json!({"event": "error", "renderer": failure.renderer,
+                    "provider": failure.provider, "digest": failure.digest,
+                    "message": failure.to_string()}))?;
+    }
+    let errors = plan.errors().len()
+        + rendered.failures.len()
+        + rendered.patch_failures.len()
+        + usize::from(rendered.renderer_failure.is_some());
     let status = if errors == 0 { 0 } else { EXIT_FAILED };
     emit(
         json!({"event": "summary", "status": status, "errors": errors,
-                "warnings": plan.warnings().len() + usize::from(unredacted.is_some()),
+                "warnings": plan.warnings().len() + guest.len() + usize::from(unredacted.is_some()),
                 "resources": if errors == 0 { rendered.resources.len() } else { 0 }}),
     )
 }
@@ -216,6 +244,7 @@ fn failures(render: &Render, stderr: &mut dyn Write) -> std::io::Result<()> {
         }
     }
     general.extend(rendered.patch_failures.iter().map(ToString::to_string));
+    general.extend(rendered.renderer_failure.iter().map(ToString::to_string));
     for failure in &rendered.failures {
         by_component
             .entry(failure.component.clone())

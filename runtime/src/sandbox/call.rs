@@ -199,92 +199,192 @@ pub(super) fn call(
     deadline_ticks: u64,
     redactor: &Arc<Redactor>,
 ) -> CallOutcome {
-    let started = Instant::now();
-    let state = CallState {
-        memory_limit: limits.memory,
-        table_limit: limits.table_elements,
-        instance_limit: limits.instances,
-        memory_used: 0,
-        table_used: 0,
-        memory_denied: None,
-        table_denied: None,
-        log: LogSink {
-            budget: limits.log,
-            lines: Vec::new(),
-            dropped: 0,
-            redactor: Arc::clone(redactor),
-            panic: None,
-        },
-        wasi_setup: WasiSetup {
-            now: super::wasi::timestamp_since_epoch(&context.timestamp),
-            seed: *blake3::hash(input.as_bytes()).as_bytes(),
-            capture_limit: limits.log,
-        },
-        wasi: None,
+    let seed = *blake3::hash(input.as_bytes()).as_bytes();
+    let run = Run {
+        engine,
+        limits,
+        timestamp: &context.timestamp,
+        seed,
+        deadline_ticks,
+        redactor,
     };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| state);
-    // Fuel was enabled on the engine, so this cannot fail.
-    let _ = store.set_fuel(limits.fuel);
-    store.set_epoch_deadline(deadline_ticks);
-    store.epoch_deadline_trap();
-    // What the host allocates for one copy out of the guest (the returned list, an error text,
-    // a log line) is bounded by the output limit, not by wasmtime's default of 128 MiB.
-    store.set_hostcall_fuel(limits.output.saturating_add(HOSTCALL_SLACK));
-
-    let mut result = match transformer.pre.instantiate(&mut store) {
-        Ok(instance) => instance
+    run.run(|store| {
+        let instance = transformer.pre.instantiate(&mut *store).map_err(|error| {
+            match classify(error, store.data(), limits) {
+                CallError::Trap { message } => CallError::Instantiate { message },
+                other => other,
+            }
+        })?;
+        instance
             .opm_transformer_transformer()
-            .call_transform(&mut store, input, context)
+            .call_transform(&mut *store, input, context)
             .map_err(|error| classify(error, store.data(), limits))
             .and_then(|returned| match returned {
                 Ok(resources) => check_output(resources, limits),
                 Err(error) => Err(transform_error(error, &store.data().log, limits)),
-            }),
-        Err(error) => Err(match classify(error, store.data(), limits) {
-            CallError::Trap { message } => CallError::Instantiate { message },
-            other => other,
-        }),
-    };
-    let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
-    let mut state = store.into_data();
-    if let Some(wasi) = state.wasi.take() {
-        let [(stdout, stdout_dropped), (stderr, stderr_dropped)] = wasi.take_output();
-        result = match result {
-            Err(CallError::Trap { message }) if !stderr.is_empty() => {
-                let stderr = state
-                    .log
-                    .redactor
-                    .redact(&String::from_utf8_lossy(&stderr))
-                    .into_owned();
-                Err(match uncaught(&stderr) {
-                    Some(exception) => CallError::Uncaught {
-                        exception: cut(&exception, MAX_ERROR_TEXT).into_owned(),
-                    },
-                    None => CallError::Trap {
-                        message: cut(
-                            &format!("{message}, after writing to stderr: {}", tail(&stderr)),
-                            MAX_ERROR_TEXT,
-                        )
-                        .into_owned(),
-                    },
-                })
-            }
-            other => other,
-        };
-        state
-            .log
-            .push_output(LogLevel::Info, "stdout", &stdout, stdout_dropped);
-        state
-            .log
-            .push_output(LogLevel::Warn, "stderr", &stderr, stderr_dropped);
+            })
+    })
+}
+
+/// The renderer's one call: `render` of `renderer` with the resources, in a store set up as a
+/// transform call's is, under `limits`. What it returns is checked by the caller; its size is
+/// bounded here, by the store's hostcall fuel.
+pub(super) fn render(
+    engine: &Engine,
+    renderer: &super::engine::CompiledRenderer,
+    input: RenderInput<'_>,
+    limits: &Limits,
+    deadline_ticks: u64,
+    redactor: &Arc<Redactor>,
+) -> super::outcome::Outcome<Vec<wit::renderer::File>> {
+    let mut seed = blake3::Hasher::new();
+    for resource in input.resources {
+        seed.update(resource.value.as_bytes());
     }
-    CallOutcome {
-        result,
-        logs: state.log.lines,
-        logs_dropped: state.log.dropped,
-        fuel_used,
-        elapsed: started.elapsed(),
+    let run = Run {
+        engine,
+        limits,
+        timestamp: &input.context.timestamp,
+        seed: *seed.finalize().as_bytes(),
+        deadline_ticks,
+        redactor,
+    };
+    run.run(|store| {
+        let instance = renderer.pre.instantiate(&mut *store).map_err(|error| {
+            match classify(error, store.data(), limits) {
+                CallError::Trap { message } => CallError::Instantiate { message },
+                other => other,
+            }
+        })?;
+        instance
+            .opm_transformer_renderer()
+            .call_render(&mut *store, input.resources, input.context, input.options)
+            .map_err(|error| classify(error, store.data(), limits))
+            .and_then(|returned| {
+                returned.map_err(|error| match error {
+                    wit::renderer::RenderError::Refused(refused) => CallError::Refused(
+                        refused
+                            .into_iter()
+                            .map(|(index, reason)| {
+                                (index, store.data().log.clean(&reason, MAX_ERROR_TEXT))
+                            })
+                            .collect(),
+                    ),
+                    wit::renderer::RenderError::Failed(message) => CallError::Failed(
+                        store.data().log.clean(&message, MAX_ERROR_TEXT),
+                    ),
+                })
+            })
+    })
+}
+
+/// What a renderer is given.
+pub(super) struct RenderInput<'a> {
+    pub(super) resources: &'a [wit::renderer::Resource],
+    pub(super) context: &'a wit::Context,
+    pub(super) options: &'a wit::renderer::Options,
+}
+
+/// What one guest call needs of the host: the engine, its limits, and what seeds its WASI.
+struct Run<'a> {
+    engine: &'a Engine,
+    limits: &'a Limits,
+    timestamp: &'a str,
+    seed: [u8; 32],
+    deadline_ticks: u64,
+    redactor: &'a Arc<Redactor>,
+}
+
+impl Run<'_> {
+    /// Makes a fresh store with the call's fuel, deadline, limiter and log, runs `invoke` in it,
+    /// and gathers what the guest logged and wrote.
+    fn run<T>(
+        self,
+        invoke: impl FnOnce(&mut Store<CallState>) -> Result<T, CallError>,
+    ) -> super::outcome::Outcome<T> {
+        let Run {
+            engine,
+            limits,
+            timestamp,
+            seed,
+            deadline_ticks,
+            redactor,
+        } = self;
+        let started = Instant::now();
+        let state = CallState {
+            memory_limit: limits.memory,
+            table_limit: limits.table_elements,
+            instance_limit: limits.instances,
+            memory_used: 0,
+            table_used: 0,
+            memory_denied: None,
+            table_denied: None,
+            log: LogSink {
+                budget: limits.log,
+                lines: Vec::new(),
+                dropped: 0,
+                redactor: Arc::clone(redactor),
+                panic: None,
+            },
+            wasi_setup: WasiSetup {
+                now: super::wasi::timestamp_since_epoch(timestamp),
+                seed,
+                capture_limit: limits.log,
+            },
+            wasi: None,
+        };
+        let mut store = Store::new(engine, state);
+        store.limiter(|state| state);
+        // Fuel was enabled on the engine, so this cannot fail.
+        let _ = store.set_fuel(limits.fuel);
+        store.set_epoch_deadline(deadline_ticks);
+        store.epoch_deadline_trap();
+        // What the host allocates for one copy out of the guest (the returned list, an error
+        // text, a log line) is bounded by the output limit, not by wasmtime's default of
+        // 128 MiB.
+        store.set_hostcall_fuel(limits.output.saturating_add(HOSTCALL_SLACK));
+
+        let mut result = invoke(&mut store);
+        let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+        let mut state = store.into_data();
+        if let Some(wasi) = state.wasi.take() {
+            let [(stdout, stdout_dropped), (stderr, stderr_dropped)] = wasi.take_output();
+            result = match result {
+                Err(CallError::Trap { message }) if !stderr.is_empty() => {
+                    let stderr = state
+                        .log
+                        .redactor
+                        .redact(&String::from_utf8_lossy(&stderr))
+                        .into_owned();
+                    Err(match uncaught(&stderr) {
+                        Some(exception) => CallError::Uncaught {
+                            exception: cut(&exception, MAX_ERROR_TEXT).into_owned(),
+                        },
+                        None => CallError::Trap {
+                            message: cut(
+                                &format!("{message}, after writing to stderr: {}", tail(&stderr)),
+                                MAX_ERROR_TEXT,
+                            )
+                            .into_owned(),
+                        },
+                    })
+                }
+                other => other,
+            };
+            state
+                .log
+                .push_output(LogLevel::Info, "stdout", &stdout, stdout_dropped);
+            state
+                .log
+                .push_output(LogLevel::Warn, "stderr", &stderr, stderr_dropped);
+        }
+        super::outcome::Outcome {
+            result,
+            logs: state.log.lines,
+            logs_dropped: state.log.dropped,
+            fuel_used,
+            elapsed: started.elapsed(),
+        }
     }
 }
 

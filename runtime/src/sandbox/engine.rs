@@ -13,6 +13,7 @@ use super::call::{self, CallState};
 use super::{CallOutcome, CompileCache, CompileError, Limits, pool, wasi};
 use crate::contract::{self, TRANSFORMER_EXPORT};
 use crate::redact::Redactor;
+use crate::wit::renderer::RendererWorldPre;
 use crate::wit::{TransformerWorld, TransformerWorldPre};
 
 /// How often the epoch advances: the resolution of wall-clock limits.
@@ -54,6 +55,22 @@ pub struct CompiledTransformer {
     /// The component's exports.
     pub exports: Vec<String>,
     pub(super) pre: TransformerWorldPre<CallState>,
+}
+
+/// A provider's renderer compiled and linked.
+#[derive(Clone)]
+pub struct CompiledRenderer {
+    /// `blake3:<hex>` of the component bytes.
+    pub digest: Arc<str>,
+    pub(super) pre: RendererWorldPre<CallState>,
+}
+
+impl std::fmt::Debug for CompiledRenderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledRenderer")
+            .field("digest", &self.digest)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for CompiledTransformer {
@@ -173,6 +190,80 @@ impl Sandbox {
             exports,
             pre,
         })
+    }
+
+    /// Compiles `bytes`, a provider's renderer, and checks that it exports
+    /// `opm:transformer/renderer@1.0.0` and imports nothing the sandbox does not offer; `name`
+    /// names it in errors.
+    pub fn compile_renderer(
+        &self,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<CompiledRenderer, CompileError> {
+        let digest = format!("blake3:{}", blake3::hash(bytes).to_hex());
+        let invalid = |reason: String| CompileError::Component {
+            transformer: name.to_owned(),
+            digest: digest.clone(),
+            reason,
+        };
+        let component = self
+            .compile_component(bytes)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let component_type = component.component_type();
+        let imports = component_type.imports(&self.engine).map(|(name, _)| name);
+        let disallowed = contract::disallowed_imports(imports);
+        if !disallowed.is_empty() {
+            return Err(invalid(format!(
+                "it imports {}, which the sandbox does not offer",
+                disallowed.join(", ")
+            )));
+        }
+        if !component_type
+            .exports(&self.engine)
+            .any(|(name, _)| name == contract::RENDERER_EXPORT)
+        {
+            return Err(invalid(format!(
+                "it does not export {}",
+                contract::RENDERER_EXPORT
+            )));
+        }
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let pre = RendererWorldPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
+        Ok(CompiledRenderer {
+            digest: digest.into(),
+            pre,
+        })
+    }
+
+    /// Runs `renderer` on `resources` under `limits`, in a fresh instance.
+    pub fn render(
+        &self,
+        renderer: &CompiledRenderer,
+        resources: &[crate::wit::renderer::Resource],
+        context: &crate::wit::Context,
+        options: &crate::wit::renderer::Options,
+        limits: &Limits,
+    ) -> super::outcome::Outcome<Vec<crate::wit::renderer::File>> {
+        let limits = &Limits {
+            memory: limits.memory.min(self.memory_ceiling),
+            ..*limits
+        };
+        let _slot = self.slots.acquire();
+        call::render(
+            &self.engine,
+            renderer,
+            call::RenderInput {
+                resources,
+                context,
+                options,
+            },
+            limits,
+            self.ticker.ticks(limits.timeout),
+            &self.redactor,
+        )
     }
 
     /// Whether compiling `bytes` will be quick: the cache has an entry for them. Without a

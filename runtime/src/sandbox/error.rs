@@ -130,6 +130,9 @@ pub enum CallError {
     /// The transformer reported a failure.
     #[error("failed: {0}")]
     Failed(String),
+    /// A renderer refused resources, each by its position in the list it was given and why.
+    #[error("refused {} resources", .0.len())]
+    Refused(Vec<(u32, String)>),
 }
 
 impl CallError {

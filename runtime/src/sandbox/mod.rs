@@ -45,7 +45,7 @@ mod wasi;
 #[cfg(feature = "sandbox")]
 pub use cache::{CompileCache, CompileTurn};
 #[cfg(feature = "sandbox")]
-pub use engine::{CompiledTransformer, Sandbox};
+pub use engine::{CompiledRenderer, CompiledTransformer, Sandbox};
 pub use error::{CallError, CompileError};
 pub use limits::{Bytes, Caps, Limits};
-pub use outcome::{CallOutcome, LOG_LINE_COST, LogLevel, LogLine, MAX_ERROR_TEXT, MAX_LOG_LINE};
+pub use outcome::{CallOutcome, Outcome, LOG_LINE_COST, LogLevel, LogLine, MAX_ERROR_TEXT, MAX_LOG_LINE};

@@ -49,11 +49,12 @@ pub const LOG_LINE_COST: usize = 64;
 /// The longest error text of a transformer that is shown; the rest is cut, with a note.
 pub const MAX_ERROR_TEXT: usize = 4096;
 
-/// Everything one call produced.
+/// Everything one guest call produced: what it returned (the resources of a transform call,
+/// the files of a render) or why it failed, what it logged, and what it used.
 #[derive(Debug, Clone)]
-pub struct CallOutcome {
-    /// The resources, each one JSON document as the guest returned it, or why the call failed.
-    pub result: Result<Vec<String>, CallError>,
+pub struct Outcome<T> {
+    /// What it returned, or why the call failed.
+    pub result: Result<T, CallError>,
     /// What the guest logged (and wrote to stdout and stderr), within the log limit, redacted.
     pub logs: Vec<LogLine>,
     /// Log lines dropped because the log limit was reached.
@@ -63,3 +64,7 @@ pub struct CallOutcome {
     /// Wall-clock time of instantiation and call.
     pub elapsed: Duration,
 }
+
+/// Everything one transform call produced; its resources are each one JSON document as the
+/// guest returned it.
+pub type CallOutcome = Outcome<Vec<String>>;

@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::render::{self, order, write};
+use opm_runtime::render::{self, identity, write};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
         value["metadata"].is_object(),
         "checked, so metadata is an object"
     );
-    let _ = order::Identity::of(&value, "fuzz").to_string();
+    let _ = identity::Identity::of(&value, "fuzz").to_string();
     let yaml = write::yaml(&value).expect("a checked resource can be written as YAML");
     let read_back: Value = serde_saphyr::from_str(&yaml).expect("the written YAML parses");
     assert_eq!(

@@ -10,12 +10,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use rayon::prelude::*;
 
 use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
 use crate::cli::Output;
 use crate::matching::Explain;
-use crate::render::{self, Render, Request, write::Format};
+use crate::render::{self, OutputOptions, Render, Request};
 use crate::report::{self, Verbose};
 
 /// Arguments of `opm mod build`.
@@ -34,27 +33,30 @@ pub struct BuildArgs {
     #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
 
-    /// Output format: a multi-document YAML stream, or a JSON `v1` List.
+    /// Output format, as the provider's renderer writes it: for Kubernetes a multi-document
+    /// YAML stream, or a JSON `v1` List.
     ///
     /// Example: -o json
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputArg::Yaml)]
     pub output: OutputArg,
 
-    /// Write one file per resource into --out-dir instead of one stream on stdout.
+    /// Write one file per resource into --out-dir instead of one stream, where the renderer
+    /// has such a form.
     ///
-    /// Files are named `<lowercase-kind>-<name>.yaml`; when two resources would share a name,
-    /// each gets `_<namespace>` (and, if still shared, `_<api-group>`) appended. The directory
-    /// is replaced atomically and holds exactly the rendered files; a failed render leaves it
-    /// as it was.
+    /// Kubernetes names the files `<lowercase-kind>-<name>.yaml`; when two resources would
+    /// share a name, each gets `_<namespace>` (and, if still shared, `_<api-group>`) appended.
     ///
     /// Example: --split --out-dir manifests/
     #[arg(long, requires = "out_dir")]
     pub split: bool,
 
-    /// The directory --split writes into.
+    /// Write the renderer's files into DIR instead of the one stream on stdout: the stream
+    /// (`<instance>.yaml` for Kubernetes, `compose.yaml` with its side files for
+    /// docker-compose), or with --split one file per resource. The directory is replaced
+    /// atomically and holds exactly the rendered files; a failed render leaves it as it was.
     ///
-    /// Example: --split --out-dir manifests/
-    #[arg(long, value_name = "DIR", requires = "split")]
+    /// Example: -p docker-compose --out-dir deploy/
+    #[arg(long, value_name = "DIR")]
     pub out_dir: Option<std::path::PathBuf>,
 
     /// Explain every decision on stderr: which transformers matched each component and why,
@@ -86,20 +88,21 @@ pub struct BuildArgs {
     pub cache: CacheArgs,
 }
 
-/// `-o`: the output formats of [`Format`].
+/// `-o`: the output formats a renderer is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputArg {
-    /// A multi-document YAML stream, one document per resource.
+    /// YAML: for Kubernetes a multi-document stream, one document per resource.
     Yaml,
-    /// One JSON `v1` `List` holding every resource.
+    /// JSON: for Kubernetes one `v1` `List` holding every resource.
     Json,
 }
 
-impl From<OutputArg> for Format {
-    fn from(arg: OutputArg) -> Self {
-        match arg {
-            OutputArg::Yaml => Format::Yaml,
-            OutputArg::Json => Format::Json,
+impl OutputArg {
+    /// The name the renderer is given.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Yaml => "yaml",
+            Self::Json => "json",
         }
     }
 }
@@ -144,6 +147,11 @@ impl BuildArgs {
             },
             // A progress line would be the one line on stderr that is not JSON.
             progress: verbose != Some(Verbose::Json),
+            output: OutputOptions {
+                format: self.output.name().to_owned(),
+                split: self.split,
+                directory: self.out_dir.is_some(),
+            },
             ..self.module.request()
         }
     }
@@ -161,33 +169,28 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     )?)
 }
 
-/// Writes the resources of a render that succeeded: one stream on stdout, or with `--split`
-/// one file each in `--out-dir`.
+/// Writes the files of a render that succeeded: the one stream on stdout, or every file the
+/// renderer made into `--out-dir`.
 pub fn write_output(
     args: &BuildArgs,
     done: &Render,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let Render { rendered, pool, .. } = done;
+    let files = &done.rendered.files;
     match &args.out_dir {
         Some(dir) => {
-            let names = render::write::split_names(&rendered.resources);
-            // Serialised on the render threads, as many as -j allows.
-            let files = pool.install(|| {
-                names
-                    .into_par_iter()
-                    .zip(&rendered.resources)
-                    .map(|(name, resource)| {
-                        Ok((name, render::write::yaml_of(&resource.json)?.into_bytes()))
-                    })
-                    .collect::<anyhow::Result<Vec<_>>>()
-            })?;
+            let files: Vec<(String, Vec<u8>)> = files
+                .iter()
+                .map(|file| (file.path.clone(), file.bytes.clone()))
+                .collect();
             render::write::replace_dir(dir, &files)?;
         }
         None => {
-            let serialized =
-                pool.install(|| render::write::serialize(&rendered.resources, args.output.into()))?;
-            serialized.write(stdout)?;
+            // The renderer was told the output is one stream; the host checked it made one.
+            for file in files {
+                stdout.write_all(&file.bytes)?;
+            }
+            stdout.flush()?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -31,7 +31,7 @@ use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
 use crate::json::sorted;
 use crate::redact::Redactor;
-use crate::render::{self, order::Identity};
+use crate::render::{self, identity::Identity};
 
 /// Arguments of `opm mod diff`.
 #[derive(Debug, Args)]
@@ -268,7 +268,9 @@ fn compare(old: &[Value], new: &[Value], mask: Option<&Redactor>) -> Changes {
             Some(old_value) if old_value != new_value => {
                 let (mut old_value, mut new_value) = (old_value.clone(), new_value.clone());
                 if let Some(redactor) = mask {
-                    if identity.is_secret() {
+                    // What `mod diff` compares are manifests as `--split` writes them: a
+                    // core-group Secret's data is what it masks.
+                    if identity.group.is_empty() && identity.kind == "Secret" {
                         mask_secret_data(&mut old_value, &mut new_value);
                     }
                     mask_sensitive(&mut old_value, &mut new_value, redactor);

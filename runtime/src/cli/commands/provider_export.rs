@@ -103,9 +103,9 @@ fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<Exported> {
             return Ok((bytes, signature, origin, Some(locked.digest.clone())));
         }
     }
-    if reference == provider::DEFAULT_PROVIDER {
+    if let Some(bundle) = provider::embedded_bundle_of(reference) {
         return Ok((
-            provider::embedded_bundle().to_vec(),
+            bundle.to_vec(),
             None,
             format!("embedded:{reference}"),
             None,

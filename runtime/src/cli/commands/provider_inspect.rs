@@ -79,10 +79,28 @@ struct Report<'a> {
     digest: Option<&'a str>,
     signature: SignatureStatus,
     limits: &'a LimitsSpec,
+    /// The renderer, when the provider ships one.
+    renderer: Option<RendererReport<'a>>,
+    /// What the provider says it cannot honour, and why.
+    unhandled: &'a [provider::Unhandled],
     transformers: Vec<TransformerReport<'a>>,
     declared: matching::Declared,
     /// Every definition, with its schema and defaults, by FQN.
     definitions: &'a std::collections::BTreeMap<String, DefinitionSpec>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RendererReport<'a> {
+    name: &'a str,
+    version: &'a str,
+    description: &'a str,
+    component: &'a str,
+    digest: String,
+    size: usize,
+    imports: &'a [String],
+    secret_kinds: &'a [String],
+    limits: &'a LimitsSpec,
 }
 
 #[derive(Serialize)]
@@ -202,6 +220,22 @@ fn report(provider: &Provider, signature: SignatureStatus) -> Report<'_> {
         digest: provider.digest.as_deref(),
         signature,
         limits: &manifest.limits,
+        renderer: manifest
+            .renderer
+            .as_ref()
+            .zip(provider.renderer.as_ref())
+            .map(|(spec, (bytes, info))| RendererReport {
+                name: &spec.name,
+                version: &spec.version,
+                description: &spec.description,
+                component: &spec.component,
+                digest: format!("blake3:{}", blake3::hash(bytes).to_hex()),
+                size: info.size,
+                imports: &info.imports,
+                secret_kinds: &spec.secret_kinds,
+                limits: &spec.limits,
+            }),
+        unhandled: &manifest.unhandled,
         transformers,
         declared: matching::declared(manifest),
         definitions: &manifest.definitions,
@@ -251,6 +285,42 @@ fn write_text(report: &Report<'_>, out: &mut dyn std::io::Write) -> std::io::Res
             limits.timeout.as_deref().unwrap_or("default"),
         ),
     )?;
+    match &report.renderer {
+        Some(renderer) => {
+            let short = renderer.digest.get(..23).unwrap_or(&renderer.digest);
+            row(
+                out,
+                "renderer",
+                &format!(
+                    "{} {} ({short}, {})",
+                    renderer.name,
+                    renderer.version,
+                    human_size(renderer.size)
+                ),
+            )?;
+            if !renderer.description.is_empty() {
+                row(out, "", renderer.description)?;
+            }
+        }
+        None => row(
+            out,
+            "renderer",
+            "- (none: a render uses another provider's, else the embedded one's)",
+        )?,
+    }
+    for entry in report.unhandled {
+        let what = if entry.definitions.is_empty() {
+            let labels: Vec<String> = entry
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!("components labelled {}", labels.join(", "))
+        } else {
+            entry.definitions.join(", ")
+        };
+        row(out, "unhandled", &format!("{what}: {}", entry.reason))?;
+    }
     writeln!(out)?;
     let width = report
         .transformers

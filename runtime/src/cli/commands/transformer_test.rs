@@ -130,18 +130,28 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 
     let provider_dir = args.provider.clone().or(provider_dir).map(|p| tidy(&p));
     let module = args.module.clone().or(module).map(|m| tidy(&m));
-    // The limits of the provider it ships in, as a render applies them; else the host's.
-    let limits = match &provider_dir {
-        Some(dir) => {
-            let (origin, manifest) = crate::provider::read_manifest(dir)?;
-            manifest
-                .limits
-                .limits(&args.limits.caps())
-                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
-        }
+    // The limits of the provider it ships in, as a render applies them; else the host's. The
+    // kinds whose checksums are stretched: its renderer's, else the default provider's.
+    let manifest = match &provider_dir {
+        Some(dir) => Some(crate::provider::read_manifest(dir)?),
+        None => None,
+    };
+    let limits = match &manifest {
+        Some((origin, manifest)) => manifest
+            .limits
+            .limits(&args.limits.caps())
+            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?,
         None => LimitsSpec::default()
             .limits(&args.limits.caps())
             .map_err(anyhow::Error::msg)?,
+    };
+    let secret_kinds = match manifest.as_ref().and_then(|(_, m)| m.renderer.as_ref()) {
+        Some(renderer) => renderer.secret_kinds.clone(),
+        None => crate::provider::load_embedded()?
+            .manifest
+            .renderer
+            .map(|renderer| renderer.secret_kinds)
+            .unwrap_or_default(),
     };
     let name = component_path.display().to_string();
     let compile = |compiler| -> anyhow::Result<_> {
@@ -177,7 +187,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let width = cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
     let (mut passed, mut failed, mut blessed) = (0, 0, 0);
     for case in &cases {
-        let ran = cases::run(&sandbox, &transformer, case, &limits);
+        let ran = cases::run(&sandbox, &transformer, case, &limits, &secret_kinds);
         let figures = format!(
             "fuel {:>13}  {:>8.2} ms",
             grouped(ran.fuel),
@@ -267,12 +277,12 @@ fn render_with(
     let built = crate::render::build(&request, out.env);
     let mut text = None;
     let status = crate::report::render(built, None, &mut *out.stderr, &mut |done, _| {
-        let serialized = crate::render::write::serialize(
-            &done.rendered.resources,
-            crate::render::write::Format::Yaml,
-        )?;
-        let mut bytes = Vec::new();
-        serialized.write(&mut bytes)?;
+        let bytes = done
+            .rendered
+            .files
+            .first()
+            .map(|file| file.bytes.clone())
+            .unwrap_or_default();
         text = Some((String::from_utf8(bytes)?, done.rendered.resources.len()));
         Ok(ExitCode::SUCCESS)
     })?;

@@ -1,0 +1,344 @@
+//! The last step of a render: the provider's renderer (`wit/transformer.wit`, `renderer`) lays
+//! out the files of the output from every resource the calls produced, and the host fills them.
+//!
+//! The renderer runs once, in a fresh sandbox instance like a transform call, under its own
+//! limits ([`limits`]). What it returns is checked before anything is made of it: every path is
+//! relative with no `.` or `..` segment and appears once; without `--out-dir` there is exactly
+//! one file; every [`Chunk::Yaml`] names a resource it was given, and there are at most
+//! [`YAML_CHUNKS_PER_RESOURCE`] of them per resource, so the YAML the host writes for it is
+//! bounded by what the calls produced. Resources it refuses fail their own transformers' calls;
+//! any other failure is the renderer's.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rayon::prelude::*;
+
+use super::{
+    CallReport, Failure, FailureKind, OutputFile, RenderContext, Rendered, RendererFailure, write,
+};
+use crate::provider::LimitsSpec;
+use crate::sandbox::limits::MIB;
+use crate::sandbox::{CallError, Caps, Limits, Sandbox};
+use crate::wit::renderer::{Chunk, File, Options, Resource};
+
+/// What the command line asks of the output (`-o`, `--split`, `--out-dir`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputOptions {
+    /// The format asked for: `yaml` unless the user said otherwise.
+    pub format: String,
+    /// One file per resource.
+    pub split: bool,
+    /// The files go into a directory; otherwise the output is one file, printed.
+    pub directory: bool,
+}
+
+impl Default for OutputOptions {
+    fn default() -> Self {
+        Self {
+            format: "yaml".into(),
+            split: false,
+            directory: false,
+        }
+    }
+}
+
+/// The renderer of a render: its component and who ships it.
+#[derive(Debug, Clone)]
+pub struct Renderer {
+    /// Its name and version (`Kubernetes List Renderer 1.0.0`).
+    pub name: String,
+    /// The provider that ships it.
+    pub provider: String,
+    /// Its component.
+    pub component: Arc<[u8]>,
+    /// The limits its provider asks for.
+    pub limits: LimitsSpec,
+}
+
+impl Renderer {
+    /// The renderer `provider` ships, if it ships one.
+    pub fn of(provider: &crate::provider::Provider) -> Option<Self> {
+        let (spec, (component, _)) = provider
+            .manifest
+            .renderer
+            .as_ref()
+            .zip(provider.renderer.as_ref())?;
+        Some(Self {
+            name: format!("{} {}", spec.name, spec.version),
+            provider: provider.manifest.metadata.name.clone(),
+            component: component.clone(),
+            limits: spec.limits.clone(),
+        })
+    }
+}
+
+/// The most [`Chunk::Yaml`] chunks a renderer may return per resource it was given (plus a
+/// few): enough to write every resource in a stream and once more in a file of its own, not
+/// enough to make the host write a large resource a million times.
+pub const YAML_CHUNKS_PER_RESOURCE: usize = 4;
+
+/// The renderer's limits: what its provider asks (`renderer.limits`), else room for the largest
+/// renders — fuel and memory for every resource of a 10,000-component render and more — never
+/// more than [`RENDERER_CAPS`]. The output limit grows with the render: 64 MiB plus four times
+/// the JSON it is given.
+pub fn limits(spec: &LimitsSpec, input_bytes: usize) -> Result<Limits, String> {
+    let defaults = Limits {
+        fuel: 20_000_000_000,
+        memory: 1024 * MIB,
+        timeout: Duration::from_secs(60),
+        output: (64 * MIB as usize).saturating_add(input_bytes.saturating_mul(4)),
+        resources: usize::MAX,
+        ..Limits::default()
+    };
+    spec.limits_over(defaults, &RENDERER_CAPS)
+        .map_err(|e| format!("renderer.{e}"))
+}
+
+/// The most a provider's renderer may ask for.
+pub const RENDERER_CAPS: Caps = Caps {
+    fuel: 200_000_000_000,
+    memory: 4096 * MIB,
+    timeout: Duration::from_secs(300),
+};
+
+/// Runs `renderer` on what `rendered` holds and fills `rendered.files`, or records why not:
+/// resources it refused as failures of their calls, anything else as the renderer's failure.
+/// When `rendered` failed already, only the refusals are kept. `owner_of` gives a transformer's
+/// provider and digest for those failures.
+pub fn run(
+    sandbox: &Sandbox,
+    renderer: &Renderer,
+    rendered: &mut Rendered,
+    context: &RenderContext,
+    options: &OutputOptions,
+    owner_of: &dyn Fn(&str) -> (String, String),
+) {
+    let component_digest = format!("blake3:{}", blake3::hash(&renderer.component).to_hex());
+    let fail = |error: String| RendererFailure {
+        renderer: renderer.name.clone(),
+        provider: renderer.provider.clone(),
+        digest: component_digest.clone(),
+        error,
+    };
+    let compiled = match sandbox.compile_renderer(&renderer.name, &renderer.component) {
+        Ok(compiled) => compiled,
+        Err(error) => {
+            rendered.renderer_failure = Some(fail(format!("cannot be loaded: {error}")));
+            return;
+        }
+    };
+    let resources: Vec<Resource> = rendered
+        .resources
+        .iter()
+        .map(|resource| Resource {
+            component: resource.component.clone(),
+            transformer: resource.transformer.clone(),
+            api_version: resource.api_version.clone(),
+            kind: resource.identity.kind.clone(),
+            name: resource.identity.name.clone(),
+            namespace: resource.identity.namespace.clone(),
+            value: resource.json.clone(),
+        })
+        .collect();
+    let input_bytes = resources.iter().map(|r| r.value.len()).sum();
+    let limits = match limits(&renderer.limits, input_bytes) {
+        Ok(limits) => limits,
+        Err(error) => {
+            rendered.renderer_failure = Some(fail(error));
+            return;
+        }
+    };
+    let wit_options = Options {
+        format: options.format.clone(),
+        split: options.split,
+        directory: options.directory,
+    };
+    let outcome = sandbox.render(
+        &compiled,
+        &resources,
+        &context.for_renderer(),
+        &wit_options,
+        &limits,
+    );
+    drop(resources);
+    rendered.renderer = Some(CallReport {
+        component: String::new(),
+        transformer: format!("renderer {}", renderer.name),
+        fuel_used: outcome.fuel_used,
+        elapsed: outcome.elapsed,
+        resources: outcome.result.as_ref().map_or(0, Vec::len),
+        logs: outcome.logs,
+        logs_dropped: outcome.logs_dropped,
+    });
+    match outcome.result {
+        // A render that failed already writes nothing: only the renderer's refusals count.
+        Ok(_) if rendered.failed() => {}
+        Ok(files) => match fill(files, rendered, options) {
+            Ok(files) => rendered.files = files,
+            Err(error) => rendered.renderer_failure = Some(fail(error)),
+        },
+        Err(CallError::Refused(refused)) => {
+            for (index, reason) in refused {
+                let Some(resource) = rendered.resources.get(index as usize) else {
+                    rendered.renderer_failure = Some(fail(format!(
+                        "refused resource #{index}, but it was given {}",
+                        rendered.resources.len()
+                    )));
+                    return;
+                };
+                let (provider, digest) = owner_of(&resource.transformer);
+                rendered.failures.push(Failure {
+                    component: resource.component.clone(),
+                    transformer: resource.transformer.clone(),
+                    provider,
+                    digest,
+                    error: FailureKind::Refused {
+                        renderer: renderer.name.clone(),
+                        reason,
+                    },
+                });
+            }
+            if rendered.failures.is_empty() {
+                rendered.renderer_failure =
+                    Some(fail("refused, naming no resource in particular".into()));
+            }
+            rendered
+                .failures
+                .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
+        }
+        // A render that failed already is reported by what failed first: a renderer given
+        // part of the resources may well fail on what is missing.
+        Err(_) if rendered.failed() => {}
+        Err(error) => rendered.renderer_failure = Some(fail(error.to_string())),
+    }
+}
+
+/// The files `files` lays out, checked, with every YAML chunk written by the host (each
+/// resource once, on the current rayon pool).
+fn fill(
+    files: Vec<File>,
+    rendered: &Rendered,
+    options: &OutputOptions,
+) -> Result<Vec<OutputFile>, String> {
+    if !options.directory && files.len() != 1 {
+        return Err(format!(
+            "returned {} files where the output is one stream: give --out-dir DIR to write them",
+            files.len()
+        ));
+    }
+    let mut paths = BTreeSet::new();
+    let mut wanted = BTreeSet::new();
+    let mut yaml_chunks = 0usize;
+    for file in &files {
+        check_path(&file.path)?;
+        if !paths.insert(file.path.as_str()) {
+            return Err(format!("returned the file {:?} twice", file.path));
+        }
+        for chunk in &file.content {
+            if let Chunk::Yaml(index) = chunk {
+                if *index as usize >= rendered.resources.len() {
+                    return Err(format!(
+                        "asked for resource #{index} as YAML, but it was given {}",
+                        rendered.resources.len()
+                    ));
+                }
+                yaml_chunks += 1;
+                wanted.insert(*index);
+            }
+        }
+    }
+    let most = rendered
+        .resources
+        .len()
+        .saturating_mul(YAML_CHUNKS_PER_RESOURCE)
+        .saturating_add(16);
+    if yaml_chunks > most {
+        return Err(format!(
+            "asked for {yaml_chunks} YAML documents of {} resources, over the limit of {} per \
+             resource",
+            rendered.resources.len(),
+            YAML_CHUNKS_PER_RESOURCE
+        ));
+    }
+    let wanted: Vec<u32> = wanted.into_iter().collect();
+    let documents: BTreeMap<u32, String> = wanted
+        .par_iter()
+        .map(|&index| {
+            write::yaml_of(&rendered.resources[index as usize].json)
+                .map(|text| (index, text))
+                .map_err(|e| format!("writing resource #{index} as YAML: {e:#}"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(files
+        .into_par_iter()
+        .map(|file| {
+            let mut bytes = Vec::new();
+            for chunk in file.content {
+                match chunk {
+                    Chunk::Bytes(part) if bytes.is_empty() => bytes = part,
+                    Chunk::Bytes(part) => bytes.extend_from_slice(&part),
+                    Chunk::Yaml(index) => bytes.extend_from_slice(documents[&index].as_bytes()),
+                }
+            }
+            OutputFile {
+                path: file.path,
+                bytes,
+            }
+        })
+        .collect())
+}
+
+/// The longest path a renderer may return.
+const MAX_PATH: usize = 1024;
+
+/// Whether `path` stays inside `--out-dir`: relative, `/`-separated, no empty, `.` or `..`
+/// segment, no backslash or control character.
+fn check_path(path: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("returned the file path {path:?}, which {why}"));
+    if path.is_empty() || path.len() > MAX_PATH {
+        return bad(&format!("is empty or longer than {MAX_PATH} bytes"));
+    }
+    if path.chars().any(|c| c.is_control() || c == '\\') {
+        return bad("holds a control character or a backslash");
+    }
+    if path
+        .split('/')
+        .any(|segment| matches!(segment, "" | "." | ".."))
+    {
+        return bad("is absolute or has an empty, `.` or `..` segment");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside_the_output_directory() {
+        for good in ["compose.yaml", "secrets/db/password", "a.b/c"] {
+            assert!(check_path(good).is_ok(), "{good}");
+        }
+        for bad in ["", "/etc/passwd", "../x", "a/../b", "a//b", "./a", "a\\b", "a\nb", "a/"] {
+            assert!(check_path(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_output_limit_grows_with_the_render_and_a_provider_is_capped() {
+        let small = limits(&LimitsSpec::default(), 0).unwrap();
+        let large = limits(&LimitsSpec::default(), 100 * MIB as usize).unwrap();
+        assert_eq!(large.output - small.output, 400 * MIB as usize);
+        let greedy = LimitsSpec {
+            fuel: Some(u64::MAX),
+            memory: Some("8Gi".into()),
+            timeout: Some("600s".into()),
+        };
+        let capped = limits(&greedy, 0).unwrap();
+        assert_eq!(capped.fuel, RENDERER_CAPS.fuel);
+        assert_eq!(capped.memory, RENDERER_CAPS.memory);
+        assert_eq!(capped.timeout, RENDERER_CAPS.timeout);
+    }
+}
