@@ -44,11 +44,15 @@ fn main() -> anyhow::Result<()> {
         }
         let mut raw: serde_json::Value =
             serde_saphyr::from_str(&std::fs::read_to_string(&manifest_path)?)?;
-        if let Some(from) = raw.as_object_mut().and_then(|m| m.remove("definitionsFrom")) {
+        if let Some(from) = raw
+            .as_object_mut()
+            .and_then(|m| m.remove("definitionsFrom"))
+        {
             let from = from.as_str().unwrap_or_default();
             let catalog = serde_saphyr::from_str(&std::fs::read_to_string(dir.join(from))?)?;
-            format::take_definitions(&mut raw, catalog)
-                .map_err(|e| anyhow::anyhow!("{}: definitionsFrom {from}: {e}", manifest_path.display()))?;
+            format::take_definitions(&mut raw, catalog).map_err(|e| {
+                anyhow::anyhow!("{}: definitionsFrom {from}: {e}", manifest_path.display())
+            })?;
         }
         manifests.push((*name, manifest_path, raw));
     }

@@ -73,9 +73,14 @@ fn output(c: &mut Criterion) {
         group.bench_function(format!("write 2,000 resources as {format}"), |b| {
             b.iter(|| {
                 let mut written = rendered.clone();
-                render::run_renderer(&sandbox, &renderer, &mut written, &context, &options, &|_| {
-                    (String::new(), String::new())
-                });
+                render::run_renderer(
+                    &sandbox,
+                    &renderer,
+                    &mut written,
+                    &context,
+                    &options,
+                    &|_| (String::new(), String::new()),
+                );
                 assert_eq!(written.files.len(), 1, "{:?}", written.renderer_failure);
                 written
             })

@@ -22,7 +22,5 @@ pub mod renderer {
         },
     });
 
-    pub use exports::opm::transformer::renderer::{
-        Chunk, File, Options, RenderError, Resource,
-    };
+    pub use exports::opm::transformer::renderer::{Chunk, File, Options, RenderError, Resource};
 }

@@ -628,7 +628,11 @@ fn the_compile_cache_keeps_under_its_size_limit_least_recently_used_first() {
 
     assert!(opm_env(["mod", "build", &hello()], &vars).exited(0));
     let stored = entries();
-    assert_eq!(stored.len(), 3, "two transformers and the renderer: {stored:?}");
+    assert_eq!(
+        stored.len(),
+        3,
+        "two transformers and the renderer: {stored:?}"
+    );
     // The first was used two hours ago, the second one hour ago, the third now.
     for (entry, hours) in [(&stored[0], 2), (&stored[1], 1)] {
         let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3600 * hours);

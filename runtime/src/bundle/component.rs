@@ -247,9 +247,7 @@ fn signature(types: &wasmparser::types::Types, ty: ComponentEntityType, name: &s
 
 /// What [`check`] and [`check_renderer`] check alike: native code, not a component, a
 /// component that does not validate or imports what the sandbox does not offer.
-fn scan_checked(
-    bytes: &[u8],
-) -> Result<(ComponentInfo, wasmparser::types::Types), ComponentError> {
+fn scan_checked(bytes: &[u8]) -> Result<(ComponentInfo, wasmparser::types::Types), ComponentError> {
     if let Some(kind) = native_code(bytes) {
         return Err(ComponentError::Precompiled(kind));
     }

@@ -711,7 +711,9 @@ pub enum Problem {
     },
     /// A component that matches no transformer, whose labels a provider says it cannot run
     /// (`unhandled` of its manifest): left out of the render (an error under `--strict`).
-    #[error("{at}: component {component:?} is left out: provider {provider} cannot run it: {reason}")]
+    #[error(
+        "{at}: component {component:?} is left out: provider {provider} cannot run it: {reason}"
+    )]
     LeftOut {
         /// The component.
         component: String,

@@ -227,7 +227,12 @@ pub fn load_embedded_for(format: Option<&str>) -> Result<Provider, ProviderError
     if let Some(format) = format {
         for name in embedded_names().filter(|name| *name != DEFAULT_PROVIDER) {
             let provider = load_embedded_named(name)?;
-            if provider.manifest.metadata.labels.get(set::FORMAT_LABEL).map(String::as_str)
+            if provider
+                .manifest
+                .metadata
+                .labels
+                .get(set::FORMAT_LABEL)
+                .map(String::as_str)
                 == Some(format)
             {
                 return Ok(provider);
@@ -311,7 +316,10 @@ pub fn read_source_manifest(
     let text = std::str::from_utf8(&bytes).map_err(|e| invalid(format!("not UTF-8: {e}")))?;
     let mut raw: serde_json::Value =
         serde_saphyr::from_str(text).map_err(|e| invalid(crate::yaml::message(&e)))?;
-    let Some(from) = raw.as_object_mut().and_then(|m| m.remove("definitionsFrom")) else {
+    let Some(from) = raw
+        .as_object_mut()
+        .and_then(|m| m.remove("definitionsFrom"))
+    else {
         // Parsed from the text, so that an error has its line and column.
         return Ok((origin.clone(), raw, parse_manifest(&origin, &bytes)?));
     };
@@ -376,11 +384,12 @@ fn assemble(
                 component: spec.component.clone(),
                 reason,
             };
-            let bytes = fetch(&spec.component).ok_or_else(|| ProviderError::MissingComponent {
-                origin: origin.clone(),
-                transformer: RENDERER.into(),
-                component: spec.component.clone(),
-            })??;
+            let bytes =
+                fetch(&spec.component).ok_or_else(|| ProviderError::MissingComponent {
+                    origin: origin.clone(),
+                    transformer: RENDERER.into(),
+                    component: spec.component.clone(),
+                })??;
             let info = component::check_renderer(&bytes).map_err(fail)?;
             Some((bytes, info))
         }

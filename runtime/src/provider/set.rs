@@ -138,7 +138,8 @@ impl ProviderSet {
             .iter()
             .filter_map(|p| Some((p, p.manifest.renderer.as_ref()?.digest.as_deref())));
         if let Some((first, digest)) = renderers.next()
-            && let Some((second, _)) = renderers.find(|(_, other)| *other != digest || digest.is_none())
+            && let Some((second, _)) =
+                renderers.find(|(_, other)| *other != digest || digest.is_none())
         {
             return Err(SetError::Renderers {
                 first: first.manifest.metadata.name.clone(),

@@ -217,7 +217,9 @@ fn render(
     let owner_of = |transformer: &str| {
         let provider = providers.provider_of(transformer);
         (
-            provider.map(|p| p.manifest.metadata.name.clone()).unwrap_or_default(),
+            provider
+                .map(|p| p.manifest.metadata.name.clone())
+                .unwrap_or_default(),
             providers
                 .component(transformer)
                 .map(|bytes| format!("blake3:{}", blake3::hash(bytes).to_hex()))

@@ -71,7 +71,12 @@ impl fmt::Display for Identity {
 /// Each resource whose identity an earlier one (in identity order) already has, by position.
 pub fn duplicates(resources: &[Resource]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..resources.len()).collect();
-    order.sort_by(|&a, &b| resources[a].identity.cmp(&resources[b].identity).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        resources[a]
+            .identity
+            .cmp(&resources[b].identity)
+            .then(a.cmp(&b))
+    });
     order
         .windows(2)
         .filter(|pair| resources[pair[0]].identity == resources[pair[1]].identity)
@@ -96,6 +101,9 @@ mod tests {
         let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
                             "metadata": {"name": "w"}});
         assert_eq!(of(widget.clone()), "example.com/Widget shop/w");
-        assert_eq!(Identity::of(&widget, "").kind_reference(), "example.com/Widget");
+        assert_eq!(
+            Identity::of(&widget, "").kind_reference(),
+            "example.com/Widget"
+        );
     }
 }

@@ -30,9 +30,9 @@ pub use context::RenderContext;
 pub(crate) use execute::Sandboxed;
 #[cfg(feature = "sandbox")]
 pub use execute::{Runner, Transformers, execute, execute_patched, execute_with};
+pub use patch::{PatchFailure, PatchReport};
 #[cfg(feature = "sandbox")]
 pub use renderer::{OutputOptions, Renderer, run as run_renderer};
-pub use patch::{PatchFailure, PatchReport};
 
 use crate::sandbox::{CallError, LogLine};
 

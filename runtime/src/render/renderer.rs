@@ -204,9 +204,9 @@ pub fn run(
                 rendered.renderer_failure =
                     Some(fail("refused, naming no resource in particular".into()));
             }
-            rendered
-                .failures
-                .sort_by(|a, b| (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer)));
+            rendered.failures.sort_by(|a, b| {
+                (&a.component, &a.transformer).cmp(&(&b.component, &b.transformer))
+            });
         }
         // A render that failed already is reported by what failed first: a renderer given
         // part of the resources may well fail on what is missing.
@@ -321,7 +321,17 @@ mod tests {
         for good in ["compose.yaml", "secrets/db/password", "a.b/c"] {
             assert!(check_path(good).is_ok(), "{good}");
         }
-        for bad in ["", "/etc/passwd", "../x", "a/../b", "a//b", "./a", "a\\b", "a\nb", "a/"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../b",
+            "a//b",
+            "./a",
+            "a\\b",
+            "a\nb",
+            "a/",
+        ] {
             assert!(check_path(bad).is_err(), "{bad:?}");
         }
     }

@@ -102,7 +102,11 @@ fn outcome(
         }
         let guest = rendered.guest_warnings();
         for warning in guest.iter().take(MAX_GUEST_WARNINGS) {
-            writeln!(stderr, "warning: {}", crate::printable::escape_lines(warning))?;
+            writeln!(
+                stderr,
+                "warning: {}",
+                crate::printable::escape_lines(warning)
+            )?;
         }
         if guest.len() > MAX_GUEST_WARNINGS {
             writeln!(

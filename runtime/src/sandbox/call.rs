@@ -209,12 +209,13 @@ pub(super) fn call(
         redactor,
     };
     run.run(|store| {
-        let instance = transformer.pre.instantiate(&mut *store).map_err(|error| {
-            match classify(error, store.data(), limits) {
+        let instance = transformer
+            .pre
+            .instantiate(&mut *store)
+            .map_err(|error| match classify(error, store.data(), limits) {
                 CallError::Trap { message } => CallError::Instantiate { message },
                 other => other,
-            }
-        })?;
+            })?;
         instance
             .opm_transformer_transformer()
             .call_transform(&mut *store, input, context)
@@ -270,9 +271,9 @@ pub(super) fn render(
                             })
                             .collect(),
                     ),
-                    wit::renderer::RenderError::Failed(message) => CallError::Failed(
-                        store.data().log.clean(&message, MAX_ERROR_TEXT),
-                    ),
+                    wit::renderer::RenderError::Failed(message) => {
+                        CallError::Failed(store.data().log.clean(&message, MAX_ERROR_TEXT))
+                    }
                 })
             })
     })

@@ -48,4 +48,6 @@ pub use cache::{CompileCache, CompileTurn};
 pub use engine::{CompiledRenderer, CompiledTransformer, Sandbox};
 pub use error::{CallError, CompileError};
 pub use limits::{Bytes, Caps, Limits};
-pub use outcome::{CallOutcome, Outcome, LOG_LINE_COST, LogLevel, LogLine, MAX_ERROR_TEXT, MAX_LOG_LINE};
+pub use outcome::{
+    CallOutcome, LOG_LINE_COST, LogLevel, LogLine, MAX_ERROR_TEXT, MAX_LOG_LINE, Outcome,
+};

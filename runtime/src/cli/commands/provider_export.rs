@@ -104,12 +104,7 @@ fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<Exported> {
         }
     }
     if let Some(bundle) = provider::embedded_bundle_of(reference) {
-        return Ok((
-            bundle.to_vec(),
-            None,
-            format!("embedded:{reference}"),
-            None,
-        ));
+        return Ok((bundle.to_vec(), None, format!("embedded:{reference}"), None));
     }
     Err(provider::ProviderError::Unknown(reference.to_owned()).into())
 }
