@@ -49,12 +49,29 @@ fn transform(context: &Context, components: Value) -> Vec<Rendered> {
     out
 }
 
+/// Renders `resources`; a YAML render is also read back, and must be the JSON render's value.
 fn render_with(
     resources: &[Rendered],
     context: &Context,
     options: &Options,
 ) -> (Result<Vec<File>, RenderError>, Logs) {
-    opm_guest::log::capture(|| ComposeRenderer::render(resources, context, options))
+    let (result, logs) =
+        opm_guest::log::capture(|| ComposeRenderer::render(resources, context, options));
+    if let Ok(files) = &result
+        && options.format == "yaml"
+    {
+        let json = Options {
+            format: "json".into(),
+            ..options.clone()
+        };
+        let (as_json, _) =
+            opm_guest::log::capture(|| ComposeRenderer::render(resources, context, &json));
+        let expected: Value = serde_json::from_str(&text(&as_json.unwrap()[0])).unwrap();
+        let yaml = text(&files[0]);
+        let read: Value = serde_saphyr::from_str(&yaml).unwrap();
+        assert_eq!(read, expected, "the YAML reads back otherwise:\n{yaml}");
+    }
+    (result, logs)
 }
 
 fn stdout() -> Options {

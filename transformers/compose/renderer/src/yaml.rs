@@ -125,11 +125,12 @@ pub fn scalar(text: &str) -> String {
     }
 }
 
-/// Whether `text` may be a literal block: several lines of printable text whose first line
-/// does not start with a space (which would need an indentation indicator) and no line of
-/// blanks only.
+/// Whether `text` may be a literal block: several lines of printable text, not newlines
+/// alone, whose first line does not start with a space (which would need an indentation
+/// indicator) and no line of blanks only.
 fn literal(text: &str) -> bool {
     text.contains('\n')
+        && !text.trim_end_matches('\n').is_empty()
         && text.chars().all(|c| c == '\n' || c == '\t' || printable(c))
         && !text.starts_with([' ', '\t'])
         && text
@@ -293,5 +294,136 @@ mod tests {
             to_yaml(&value),
             "list:\n  - a: 1\n    b:\n      - 1\n      - 2\n  -\n    - 3\n  - s\n  - {}\nempty: {}\nnone: []\nnothing: null\ntext: |\n  multi\n  line\nitems:\n  - key: |\n      multi\n      line\n"
         );
+    }
+
+    /// What the writer writes reads back as the value it was given.
+    fn round_trip(value: &Value) {
+        let text = to_yaml(value);
+        let back: Value =
+            serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}\n--- written:\n{text}"));
+        assert_eq!(&back, value, "--- written:\n{text}");
+    }
+
+    #[test]
+    fn a_yaml_reader_reads_back_every_string_as_written() {
+        let strings = [
+            "",
+            " ",
+            "true",
+            "True",
+            "TRUE",
+            "yes",
+            "No",
+            "on",
+            "OFF",
+            "y",
+            "n",
+            "null",
+            "Null",
+            "~",
+            "123",
+            "-1",
+            "+1",
+            "0.25",
+            "1e3",
+            "1E3",
+            ".5",
+            "5.",
+            "0777",
+            "0o17",
+            "0x1F",
+            "0b101",
+            "1_000",
+            ".inf",
+            "-.Inf",
+            ".NaN",
+            "2001-12-14",
+            "2001-12-14t21:59:43.10-05:00",
+            "2001-12-14 21:59:43.10 -5",
+            "12:30",
+            "1:20:30",
+            "-",
+            "--",
+            "---",
+            "...",
+            "?",
+            ":",
+            "-x",
+            "? x",
+            ": x",
+            "a: b",
+            "a:b",
+            "a #b",
+            "a#b",
+            "#x",
+            "key:",
+            "[a]",
+            "{a}",
+            "a,b",
+            "a]",
+            "*ref",
+            "&anchor",
+            "!tag",
+            "!!str",
+            "%x",
+            "@x",
+            "`x",
+            "|",
+            ">",
+            "'",
+            "\"",
+            "'quoted'",
+            "\"quoted\"",
+            "back\\slash",
+            "tab\there",
+            " lead",
+            "trail ",
+            "multi\nline\n",
+            "multi\nline",
+            "multi\n\n",
+            "\n",
+            "\n\n",
+            "x\n  indented\n",
+            " lead\nline",
+            "x\n \ny",
+            "crlf\r\nline",
+            "bell\u{7}",
+            "del\u{7f}",
+            "nel\u{85}x",
+            "ls\u{2028}x",
+            "bom\u{feff}x",
+            "café",
+            "日本",
+            "emoji 🦀",
+            "<<",
+            "=",
+            "$$HOME",
+            "${VAR:?message}",
+            "http://web:8080/",
+            "nginx:1.27",
+            "10s",
+            "256m",
+            "1Gi",
+        ];
+        let mut document = Map::new();
+        let mut list = Vec::new();
+        for (index, text) in strings.iter().enumerate() {
+            document.insert(format!("k{index}"), json!(text));
+            document.insert((*text).to_owned(), json!(index));
+            list.push(json!(text));
+            list.push(json!({"key": text, "other": [text]}));
+        }
+        document.insert("list".into(), Value::Array(list));
+        round_trip(&Value::Object(document));
+    }
+
+    #[test]
+    fn a_yaml_reader_reads_back_numbers_booleans_nulls_and_nesting() {
+        round_trip(&json!({
+            "numbers": [0, 1, -1, 292, 1.5, 1e20, -0.25],
+            "flags": [true, false, null],
+            "empty": {"map": {}, "list": [], "nested": [[], {}, [[1]]]},
+            "deep": {"a": {"b": [{"c": {"d": ["e", {"f": "multi\nline\n"}]}}]}},
+        }));
     }
 }
