@@ -154,16 +154,10 @@ pub fn build(
     for (name, entry) in services_in {
         let mut spec = entry.spec.clone();
         builder.resolve(entry, &mut spec, &objects, &service_names);
-        let mut labels = match spec.remove("labels") {
-            Some(Value::Object(own)) => own,
-            _ => Map::new(),
-        };
-        labels.extend(entry.labels.clone());
-        labels.sort_keys();
-        if !labels.is_empty() {
-            spec.insert("labels".into(), Value::Object(labels));
-        }
-        services.insert((*name).to_owned(), Value::Object(ordered(spec)));
+        services.insert(
+            (*name).to_owned(),
+            Value::Object(ordered(with_labels(spec, entry))),
+        );
     }
 
     let mut volumes = Map::new();
@@ -230,7 +224,12 @@ pub fn build(
 
 /// An entry's spec with its labels (the spec's own, then the envelope's).
 fn labelled(entry: &Entry) -> Value {
-    let mut spec = entry.spec.clone();
+    Value::Object(with_labels(entry.spec.clone(), entry))
+}
+
+/// `spec` with the labels of `entry`'s envelope over its own, in key order: opm's tracking
+/// labels win.
+fn with_labels(mut spec: Map<String, Value>, entry: &Entry) -> Map<String, Value> {
     let mut labels = match spec.remove("labels") {
         Some(Value::Object(own)) => own,
         _ => Map::new(),
@@ -240,7 +239,7 @@ fn labelled(entry: &Entry) -> Value {
     if !labels.is_empty() {
         spec.insert("labels".into(), Value::Object(labels));
     }
-    Value::Object(spec)
+    spec
 }
 
 /// A service's fields in [`SERVICE_FIELDS`] order.

@@ -12,7 +12,7 @@
 //! | `job` | a one-shot service: `restart: "no"`, or `on-failure:<backoffLimit>` for RestartPolicy OnFailure (the default) |
 //!
 //! The pod's shape is in [`pod`], a container's fields in [`container`], the environment in
-//! [`env`], probes and hooks in [`probe`], Expose in [`ports`], volumes in [`volumes`] and the
+//! [`env`](mod@env), probes and hooks in [`probe`], Expose in [`ports`], volumes in [`volumes`] and the
 //! security context in [`security`]. What compose cannot honour is a warning, or with
 //! `--strict` an error (`opm_compose_common::notes`).
 //!
