@@ -65,6 +65,7 @@ const SERVICE_FIELDS: &[&str] = &[
     "stdin_open",
     "tty",
     "runtime",
+    "cpu_shares",
     "post_start",
     "pre_stop",
     "stop_grace_period",

@@ -6,7 +6,7 @@
 //! | `command`, `args` | `entrypoint`, `command`, `$(VAR)` expanded and `$` escaped |
 //! | `workingDir`, `stdin`, `tty` | `working_dir`, `stdin_open`, `tty` |
 //! | `env`, `envFrom` | `environment` ([`crate::env`]) |
-//! | `resources` | `deploy.resources` (`cpus`, `memory`; `nvidia.com/gpu` as a device reservation) |
+//! | `resources` | `deploy.resources` (`cpus`, `memory`; `nvidia.com/gpu` as a device reservation), and a CPU request's weight as `cpu_shares` |
 //! | `volumeMounts` | `volumes` ([`crate::volumes`]) |
 //! | probes | `healthcheck` ([`crate::probe`]) |
 //! | `lifecycle` | `post_start`, `pre_stop` |
@@ -189,6 +189,9 @@ pub fn service(
         }
     }
 
+    if let Some(shares) = cpu_shares(spec.pointer("/resources/requests/cpu")) {
+        out.insert("cpu_shares".into(), json!(shares));
+    }
     let deploy = deploy(pod, spec, &role, path)?;
     if !deploy.is_empty() {
         out.insert("deploy".into(), Value::Object(deploy));
@@ -418,6 +421,14 @@ fn deploy(
         deploy.insert("resources".into(), resources);
     }
     Ok(deploy)
+}
+
+/// The CPU weight of a CPU request, as the kubelet gives a container's cgroup: 1024 per core,
+/// at least 2. Docker applies no `deploy.resources.reservations.cpus` to a container, so the
+/// weight is what makes a request count when CPUs are contended.
+fn cpu_shares(request: Option<&Value>) -> Option<u64> {
+    let cores = quantity::parse(request?)?;
+    Some(((cores * 1024.0).round() as u64).max(2))
 }
 
 /// `deploy.resources` from a container's `resources`: CPU and memory limits and requests

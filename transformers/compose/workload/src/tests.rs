@@ -88,6 +88,8 @@ fn shop_api_resources_security_secret_env_and_http_probes() {
     assert_eq!(names(&out), ["Service/api"]);
     let api = &out[0]["spec"];
     assert_eq!(api["user"], "10001");
+    // 250m, weighted as the kubelet weighs it: Docker applies no CPU reservation.
+    assert_eq!(api["cpu_shares"], 256);
     assert_eq!(api["read_only"], true);
     assert_eq!(api["cap_drop"], json!(["ALL"]));
     assert_eq!(api["security_opt"], json!(["no-new-privileges:true"]));
