@@ -5,7 +5,7 @@
 //! waits for it to pass. That is a readiness probe's meaning, so the readiness probe becomes the
 //! health check (else the liveness probe, whose restarts are lost: a warning). A startup probe
 //! gives the check its `start_period` — the time the container has to start, during which
-//! failures do not count — and `start_interval`.
+//! failures do not count (not `start_interval`, which Docker Engines before 25 refuse).
 //!
 //! Kubernetes runs HTTP and TCP probes from the kubelet; Docker runs the check inside the
 //! container. An `httpGet` probe becomes a shell command trying `wget`, then `curl`; a
@@ -95,17 +95,18 @@ pub fn healthcheck(
                 "start_period".into(),
                 json!(seconds(start_period.max(delay))),
             );
-            check.insert(
-                "start_interval".into(),
-                json!(seconds(number(startup, "periodSeconds", PERIOD))),
-            );
-            if strip_timing(startup) != strip_timing(probe) {
-                caveat(&format!(
-                    "{path}.startupProbe gives the health check its start period \
-                     ({start_period}s, during which failures do not count); its own check is \
-                     not run, the {field}'s is"
-                ));
-            }
+            // `start_interval` would check at the startup probe's period meanwhile, but Docker
+            // Engines before 25 refuse a service that has it.
+            let same_check = strip_timing(startup) == strip_timing(probe);
+            caveat(&format!(
+                "{path}.startupProbe gives the health check its start period ({start_period}s, \
+                 during which failures do not count), checked every {period}s{}",
+                if same_check {
+                    String::new()
+                } else {
+                    format!(" with the {field}'s check: its own is not run")
+                }
+            ));
         }
         None if delay > 0 => {
             check.insert("start_period".into(), json!(seconds(delay)));
@@ -126,6 +127,7 @@ pub fn healthcheck(
     Ok(Some(Value::Object(check)))
 }
 
+/// A probe's check without its timing.
 fn strip_timing(probe: &Value) -> Value {
     let mut probe = probe.clone();
     if let Some(fields) = probe.as_object_mut() {
@@ -385,9 +387,15 @@ mod tests {
         let check = check.unwrap();
         assert_eq!(check["test"], json!(["CMD", "ready"]));
         assert_eq!(check["start_period"], "60s");
-        assert_eq!(check["start_interval"], "2s");
-        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(check.get("start_interval").is_none());
+        assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(lines[0].1.contains("does not restart"), "{lines:?}");
+        assert!(
+            lines[1]
+                .1
+                .ends_with("(60s, during which failures do not count), checked every 10s"),
+            "{lines:?}"
+        );
         let (only_liveness, lines) = check_only_liveness();
         assert_eq!(only_liveness.unwrap()["test"], json!(["CMD", "live"]));
         assert!(lines[0].1.contains("only marks"), "{lines:?}");
