@@ -185,24 +185,7 @@ pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, Tr
         .and_then(|n| n.get("hostNetwork"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let metadata: Option<Value> = component.field("podMetadata")?;
-    // Compose interpolates every value of the file: an annotation is any text.
-    let mut annotations: Map<String, Value> = component
-        .annotations()
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::from(escape(v))))
-        .collect();
-    for (key, value) in sorted_entries(metadata.as_ref().and_then(|m| m.get("annotations"))) {
-        annotations.insert(
-            key.clone(),
-            json!(escape(value.as_str().unwrap_or_default())),
-        );
-    }
-    annotations.sort_keys();
-    let labels = sorted_entries(metadata.as_ref().and_then(|m| m.get("labels")))
-        .into_iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let (labels, annotations) = pod_metadata(component)?;
     let pod = Pod {
         component,
         context,
@@ -219,7 +202,7 @@ pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, Tr
         annotations,
         shutdown: component.field("gracefulShutdown")?,
     };
-    runtime_notes(&pod)?;
+    stateful_notes(&pod)?;
 
     let mut services = Vec::new();
     let mut init_names = Vec::new();
@@ -361,8 +344,34 @@ fn annotated_dependencies(
     Ok(out)
 }
 
-/// What the pod's runtime settings lose on compose.
-fn runtime_notes(pod: &Pod) -> Result<(), TransformError> {
+/// The labels (PodMetadata's) and annotations (the component's, then PodMetadata's) of the
+/// pod's containers, in key order, annotations escaped: compose interpolates every value of the
+/// file, and an annotation is any text.
+fn pod_metadata(
+    component: &Component,
+) -> Result<(Map<String, Value>, Map<String, Value>), TransformError> {
+    let metadata: Option<Value> = component.field("podMetadata")?;
+    let mut annotations: Map<String, Value> = component
+        .annotations()
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from(escape(v))))
+        .collect();
+    for (key, value) in sorted_entries(metadata.as_ref().and_then(|m| m.get("annotations"))) {
+        annotations.insert(
+            key.clone(),
+            json!(escape(value.as_str().unwrap_or_default())),
+        );
+    }
+    annotations.sort_keys();
+    let labels = sorted_entries(metadata.as_ref().and_then(|m| m.get("labels")))
+        .into_iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok((labels, annotations))
+}
+
+/// What a stateful workload with several copies loses on compose.
+fn stateful_notes(pod: &Pod) -> Result<(), TransformError> {
     if pod.workload == Workload::Stateful && pod.copies > 1 {
         unhonoured(
             pod.context,
