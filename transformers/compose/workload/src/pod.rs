@@ -344,12 +344,13 @@ fn annotated_dependencies(
     Ok(out)
 }
 
+/// Labels or annotations, by key.
+type Metadata = Map<String, Value>;
+
 /// The labels (PodMetadata's) and annotations (the component's, then PodMetadata's) of the
 /// pod's containers, in key order, annotations escaped: compose interpolates every value of the
 /// file, and an annotation is any text.
-fn pod_metadata(
-    component: &Component,
-) -> Result<(Map<String, Value>, Map<String, Value>), TransformError> {
+fn pod_metadata(component: &Component) -> Result<(Metadata, Metadata), TransformError> {
     let metadata: Option<Value> = component.field("podMetadata")?;
     let mut annotations: Map<String, Value> = component
         .annotations()
