@@ -80,7 +80,8 @@ fn main() -> anyhow::Result<()> {
 /// Builds the Rust crates of `transformers/testing/`, one cargo invocation per target.
 fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
     let mut guests = Vec::new();
-    for (target, packages) in testing_packages_by_target()? {
+    for (key, packages) in testing_packages_by_target()? {
+        let target = key.trim_end_matches(" renderer").to_owned();
         let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
         let components = build_support::build_components_for(&target, &packages, out_dir)?;
         for (file, bytes) in components {
@@ -96,7 +97,7 @@ fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
 }
 
 /// The packages `testing-*` and `example-*` of the guest workspace, grouped by the target their
-/// `[package.metadata.opm] target` names.
+/// `[package.metadata.opm] target` names (`TARGET renderer` for renderer crates, built apart).
 fn testing_packages_by_target() -> anyhow::Result<BTreeMap<String, Vec<String>>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
@@ -130,10 +131,14 @@ fn testing_packages_by_target() -> anyhow::Result<BTreeMap<String, Vec<String>>>
             serde_json::Value::String(target) => target,
             other => bail!("{name}: [package.metadata.opm] target must be a string, not {other}"),
         };
-        by_target
-            .entry(target.to_owned())
-            .or_default()
-            .push(name.to_owned());
+        // A renderer crate enables the SDK's `renderer` feature: built in the same cargo
+        // invocation, feature unification would make every transformer a renderer too.
+        let key = if name.ends_with("-renderer") {
+            format!("{target} renderer")
+        } else {
+            target.to_owned()
+        };
+        by_target.entry(key).or_default().push(name.to_owned());
     }
     Ok(by_target)
 }

@@ -18,5 +18,6 @@ mod patches;
 mod polyglot;
 mod providers;
 mod render;
+mod renderer;
 mod sandbox;
 mod wasi;

@@ -25,6 +25,7 @@ use crate::polyglot::{
     example_service_c, example_service_js, example_service_python, example_service_rust,
 };
 use crate::render::testing_leak;
+use crate::renderer::testing_hostile_renderer;
 opm_tests::foreach_guest!(assert_guest_has_test);
 
 pub(crate) fn context() -> RenderContext {

@@ -511,9 +511,16 @@ fn no_match(subject: &Subject<'_>, transformers: &[Transformer]) -> Problem {
 }
 
 /// The component is left out, when a provider says it cannot run components with its labels
-/// (an `unhandled` entry with `labels`, all of which the component has).
+/// (an `unhandled` entry with `labels`, all of which the component has), or whose every resource
+/// a provider says it cannot honour (`unhandled` entries naming them).
 fn left_out(subject: &Subject<'_>, cannot: &[(&str, &Unhandled)]) -> Option<Problem> {
-    let (provider, entry) = cannot.iter().find(|(_, entry)| {
+    let left_out = |provider: &str, reason: String| Problem::LeftOut {
+        component: subject.component.name.clone(),
+        provider: provider.to_owned(),
+        reason,
+        at: subject.component.origin.clone(),
+    };
+    if let Some((provider, entry)) = cannot.iter().find(|(_, entry)| {
         !entry.labels.is_empty()
             && entry.labels.iter().all(|(key, value)| {
                 subject
@@ -521,13 +528,20 @@ fn left_out(subject: &Subject<'_>, cannot: &[(&str, &Unhandled)]) -> Option<Prob
                     .get(key)
                     .is_some_and(|label| &label.value == value)
             })
-    })?;
-    Some(Problem::LeftOut {
-        component: subject.component.name.clone(),
-        provider: (*provider).to_owned(),
-        reason: entry.reason.clone(),
-        at: subject.component.origin.clone(),
-    })
+    }) {
+        return Some(left_out(provider, entry.reason.clone()));
+    }
+    let resources = subject.fqns_of(DefinitionKind::Resource);
+    let mut provider = "";
+    let mut reasons = Vec::new();
+    for fqn in &resources {
+        let (by, entry) = cannot
+            .iter()
+            .find(|(_, entry)| entry.definitions.contains(fqn))?;
+        provider = by;
+        reasons.push(format!("{fqn}: {}", entry.reason));
+    }
+    (!resources.is_empty()).then(|| left_out(provider, reasons.join("; ")))
 }
 
 /// Checks what the matches leave wrong: transformers with identical requirements, and what no

@@ -56,6 +56,10 @@ impl fmt::Debug for Patch {
 /// Which rendered objects a patch applies to: every one that has all that is given.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Target {
+    /// The platform whose objects it patches (a provider's `core.opm.dev/format` label):
+    /// [`DEFAULT_PLATFORM`] unless given. A render for another platform leaves the patch out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
     /// The object's `kind`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -70,10 +74,25 @@ pub struct Target {
     pub labels: BTreeMap<String, String>,
 }
 
+/// The platform a patch is written for unless its target says otherwise: patches name the kinds
+/// and fields of one platform's objects, and modules patched Kubernetes objects before there
+/// was a second platform.
+pub const DEFAULT_PLATFORM: &str = "kubernetes";
+
+impl Target {
+    /// The platform whose objects it patches.
+    pub fn platform(&self) -> &str {
+        self.platform.as_deref().unwrap_or(DEFAULT_PLATFORM)
+    }
+}
+
 impl fmt::Display for Target {
     /// `kind Deployment, name api, component api, labels tier=web`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
+        if let Some(platform) = &self.platform {
+            parts.push(format!("platform {platform}"));
+        }
         if let Some(kind) = &self.kind {
             parts.push(format!("kind {kind}"));
         }
@@ -371,6 +390,7 @@ fn read_target(
     };
     for entry in entries {
         match entry.key.as_str() {
+            "platform" => target.platform = text(entry, problem),
             "kind" => target.kind = text(entry, problem),
             "name" => target.name = text(entry, problem),
             "component" => target.component = text(entry, problem),
@@ -410,7 +430,7 @@ fn read_target(
                 problem(
                     &entry.key_origin,
                     format!(
-                        "unknown field `{other}` in {what}.target; expected one of: kind, name, component, labels"
+                        "unknown field `{other}` in {what}.target; expected one of: platform, kind, name, component, labels"
                     ),
                 );
                 valid = false;
@@ -418,11 +438,12 @@ fn read_target(
         }
     }
     let given = entries.len();
-    let read = usize::from(target.kind.is_some())
+    let read = usize::from(target.platform.is_some())
+        + usize::from(target.kind.is_some())
         + usize::from(target.name.is_some())
         + usize::from(target.component.is_some())
         + usize::from(entries.iter().any(|e| e.key == "labels"));
-    if given == 0 {
+    if given == usize::from(entries.iter().any(|e| e.key == "platform")) {
         problem(
             &node.origin,
             format!("{what}.target is empty: give at least one of kind, name, component, labels"),

@@ -213,6 +213,15 @@ fn render(
     // The plan and the context hold all the render needs of the module.
     drop_in_background(module);
 
+    // Patches are written for one platform's objects: a render for another leaves them out.
+    let platform = providers
+        .format()
+        .unwrap_or(crate::module::patch::DEFAULT_PLATFORM);
+    let (patches, other_platforms): (Vec<&matching::PlanPatch>, Vec<&matching::PlanPatch>) = plan
+        .patches()
+        .iter()
+        .partition(|patch| patch.target.platform() == platform);
+    let patches: Vec<matching::PlanPatch> = patches.into_iter().cloned().collect();
     let calls: Vec<&matching::Call> = plan.calls().collect();
     let owner_of = |transformer: &str| {
         let provider = providers.provider_of(transformer);
@@ -238,16 +247,14 @@ fn render(
             .with_cache(request.cache.clone())
             .with_redactor(redactor.clone());
         let mut rendered = match runner {
-            Some(runner) => {
-                super::execute_patched(runner, &calls, &context, &limits, plan.patches())
-            }
+            Some(runner) => super::execute_patched(runner, &calls, &context, &limits, &patches),
             None => {
                 let transformers = compile(&sandbox, &plan, &providers, request.progress)?;
                 let sandboxed = Sandboxed {
                     sandbox: &sandbox,
                     transformers: &transformers,
                 };
-                super::execute_patched(&sandboxed, &calls, &context, &limits, plan.patches())
+                super::execute_patched(&sandboxed, &calls, &context, &limits, &patches)
             }
         };
         // The renderer runs even when a call failed, so that what it refuses (two resources
@@ -262,6 +269,17 @@ fn render(
                 &owner_of,
             );
         }
+        rendered.left_out_patches = other_platforms
+            .iter()
+            .map(|patch| {
+                format!(
+                    "{}: {} is for {} objects, and this render is for {platform}: left out",
+                    patch.at,
+                    patch.name(),
+                    patch.target.platform()
+                )
+            })
+            .collect();
         Ok::<_, anyhow::Error>(rendered)
     })?;
     drop(calls);

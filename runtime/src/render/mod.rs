@@ -218,6 +218,9 @@ pub struct Rendered {
     pub patches: Vec<PatchReport>,
     /// Every patch that failed, in module order.
     pub patch_failures: Vec<PatchFailure>,
+    /// The module's patches for another platform's objects, which this render left out, each
+    /// as its warning.
+    pub left_out_patches: Vec<String>,
 }
 
 impl Rendered {
@@ -228,10 +231,11 @@ impl Rendered {
             || self.renderer_failure.is_some()
     }
 
-    /// What the transformers and the renderer logged at `warn` level or above, each with who
-    /// said it: what they could not honour, shown to the user without `--verbose`.
+    /// The patches left out for another platform, then what the transformers and the renderer
+    /// logged at `warn` level or above, each with who said it: what they could not honour,
+    /// shown to the user without `--verbose`.
     pub fn guest_warnings(&self) -> Vec<String> {
-        let mut warnings = Vec::new();
+        let mut warnings = self.left_out_patches.clone();
         for call in self.calls.iter().chain(&self.renderer) {
             for line in &call.logs {
                 if line.level >= crate::sandbox::LogLevel::Warn {

@@ -1,0 +1,87 @@
+//! A renderer that misbehaves on request, for the tests of what the host makes of a renderer's
+//! answer (`tests/all/renderer.rs`). The module label `renderer-mode` says how; without it, it
+//! writes each resource's kind and name, one per line, in the order given.
+
+use opm_guest::{Chunk, Context, File, Options, RenderError, Rendered, Renderer};
+
+/// Misbehaves as the module's `renderer-mode` label says.
+pub struct HostileRenderer;
+
+fn file(path: &str, content: Vec<Chunk>) -> File {
+    File {
+        path: path.to_owned(),
+        content,
+    }
+}
+
+impl Renderer for HostileRenderer {
+    fn render(
+        resources: &[Rendered],
+        context: &Context,
+        options: &Options,
+    ) -> Result<Vec<File>, RenderError> {
+        let mode = context
+            .labels
+            .get("renderer-mode")
+            .map_or("", String::as_str);
+        let listing: String = resources
+            .iter()
+            .map(|r| format!("{} {} {}\n", r.kind, r.name, r.component))
+            .collect();
+        Ok(match mode {
+            "spin" => loop {
+                std::hint::black_box(resources.len());
+            },
+            "hog" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![0; 16 << 20]);
+                }
+            }
+            "panic" => panic!("the renderer gave up on {} resources", resources.len()),
+            "escape" => vec![file("../outside.txt", vec![Chunk::Bytes(b"x".to_vec())])],
+            "absolute" => vec![file("/etc/opm-was-here", vec![Chunk::Bytes(b"x".to_vec())])],
+            "twice" => vec![
+                file("a.yaml", vec![Chunk::Bytes(b"a".to_vec())]),
+                file("a.yaml", vec![Chunk::Bytes(b"b".to_vec())]),
+            ],
+            "two-files" => vec![
+                file("a.yaml", vec![Chunk::Bytes(b"a".to_vec())]),
+                file("secrets/b", vec![Chunk::Bytes(b"b".to_vec())]),
+            ],
+            "no-such-resource" => vec![file("a.yaml", vec![Chunk::Yaml(u32::MAX)])],
+            "yaml-flood" => vec![file("a.yaml", vec![Chunk::Yaml(0); 1 << 20])],
+            "huge" => vec![file("a.yaml", vec![Chunk::Bytes(vec![b'x'; 100 << 20])])],
+            "refuse-all" => {
+                return Err(RenderError::Refused(
+                    (0..resources.len())
+                        .map(|i| {
+                            (
+                                i as u32,
+                                format!("{} is not welcome here", resources[i].kind),
+                            )
+                        })
+                        .collect(),
+                ));
+            }
+            "refuse-nothing-there" => {
+                return Err(RenderError::Refused(vec![(u32::MAX, "ghost".into())]));
+            }
+            "fail" => {
+                return Err(RenderError::Failed(format!(
+                    "cannot write {} as {}",
+                    context.name, options.format
+                )));
+            }
+            "log-secret" => {
+                for resource in resources {
+                    opm_guest::log::warn(&resource.json);
+                }
+                vec![file("out.txt", vec![Chunk::Bytes(listing.into_bytes())])]
+            }
+            _ => vec![file("out.txt", vec![Chunk::Bytes(listing.into_bytes())])],
+        })
+    }
+}
+
+opm_guest::export_renderer!(HostileRenderer);
