@@ -1,8 +1,10 @@
 //! The author's loop, in any language that compiles to a component: [`templates`] scaffolds a
-//! project (`opm transformer new`), [`project`] builds it and checks the component (`opm
-//! transformer build`), and [`cases`] runs its test cases in the sandbox (`opm transformer
-//! test`).
+//! project (`opm transformer new`, a transformer or with `--renderer` a provider's renderer),
+//! [`project`] builds it and checks the component (`opm transformer build`), and [`cases`] (a
+//! transformer's) or [`renderer_cases`] (a renderer's) runs its test cases in the sandbox (`opm
+//! transformer test`).
 
 pub mod cases;
 pub mod project;
+pub mod renderer_cases;
 pub mod templates;

@@ -1,9 +1,11 @@
 //! A transformer project: a directory with a `transformer.yaml` that says how to build its
 //! component and where its test cases are (as `spin.toml` does for a Spin app), and
-//! [`build`], which runs that build and checks what it produced.
+//! [`build`], which runs that build and checks what it produced. A project with `kind:
+//! renderer` builds a provider's renderer instead (`wit/transformer.wit`, `renderer-world`).
 //!
 //! ```yaml
 //! name: hello
+//! kind: transformer       # optional: transformer (the default) or renderer
 //! language: rust
 //! build: cargo build --release --target wasm32-wasip2 && cp target/wasm32-wasip2/release/hello.wasm hello.wasm
 //! component: hello.wasm
@@ -33,6 +35,9 @@ pub const MANIFEST: &str = "transformer.yaml";
 pub struct Project {
     /// The transformer's name.
     pub name: String,
+    /// What the project builds: a transformer, or a provider's renderer.
+    #[serde(default)]
+    pub kind: Kind,
     /// The language it is written in (informational: the build command is what counts).
     #[serde(default)]
     pub language: Option<String>,
@@ -55,6 +60,28 @@ pub struct Project {
     /// A module that `opm transformer test --with` renders, relative to the project directory.
     #[serde(default)]
     pub module: Option<PathBuf>,
+}
+
+/// What a project builds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A transformer: exports `opm:transformer/transformer@1.0.0`, tested with component cases.
+    #[default]
+    Transformer,
+    /// A provider's renderer: exports `opm:transformer/renderer@1.0.0`, tested with resource
+    /// cases (`authoring::cases`).
+    Renderer,
+}
+
+impl Kind {
+    /// The word for it in messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::Transformer => "transformer",
+            Self::Renderer => "renderer",
+        }
+    }
 }
 
 /// A command a build needs, and how to get it.
@@ -102,18 +129,22 @@ impl Loaded {
     }
 
     /// Where `--with` keeps the expected render of the project's module: `rendered.yaml` beside
-    /// it.
+    /// it, or for a renderer the directory `rendered/`.
     pub fn rendered_path(&self) -> Option<PathBuf> {
-        self.module_path().map(|module| rendered_path(&module))
+        self.module_path()
+            .map(|module| rendered_path(&module, self.project.kind))
     }
 }
 
-/// `rendered.yaml` beside `module`: the render `opm transformer test --with` compares with.
-pub fn rendered_path(module: &Path) -> PathBuf {
-    module
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join("rendered.yaml")
+/// What `opm transformer test --with` compares its render of `module` with: `rendered.yaml`
+/// beside it, the one stream a transformer's render prints; for a renderer, the directory
+/// `rendered/` beside it, every file the renderer writes into `--out-dir`.
+pub fn rendered_path(module: &Path, kind: Kind) -> PathBuf {
+    let dir = module.parent().unwrap_or(Path::new("."));
+    match kind {
+        Kind::Transformer => dir.join("rendered.yaml"),
+        Kind::Renderer => dir.join("rendered"),
+    }
 }
 
 /// Reads the project in `dir`.
@@ -151,8 +182,9 @@ pub struct Built {
 
 /// Runs the project's build command — its output and errors go to this process's stderr — then
 /// checks the result as `opm provider pack` will: a component (a core module built with
-/// wit-bindgen is made one, in place) that exports `opm:transformer/transformer@1.0.0` with the
-/// contract's signature and imports nothing the sandbox does not offer.
+/// wit-bindgen is made one, in place) that exports `opm:transformer/transformer@1.0.0` (for a
+/// renderer `opm:transformer/renderer@1.0.0`) with the contract's signature and imports nothing
+/// the sandbox does not offer.
 pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
     let project = &loaded.project;
     for tool in &project.tools {
@@ -208,13 +240,36 @@ pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
         })?;
         crate::files::write_atomically(&path, &bytes)?;
     }
-    let info = component::check(&bytes)
-        .map_err(|reason| anyhow::anyhow!("{} is not a transformer: {reason}", path.display()))?;
+    let info = check(&bytes, project.kind).map_err(|reason| {
+        anyhow::anyhow!(
+            "{} is not a {}: {reason}",
+            path.display(),
+            project.kind.noun()
+        )
+    })?;
     Ok(Built {
         path,
         info,
         componentized,
         elapsed,
+    })
+}
+
+/// Checks `bytes` as a component of a `kind` project, as `opm provider pack` will; a component
+/// of the other kind is named as such, with the line of `transformer.yaml` that says so.
+pub fn check(bytes: &[u8], kind: Kind) -> Result<ComponentInfo, String> {
+    let (checked, other) = match kind {
+        Kind::Transformer => (component::check(bytes), component::check_renderer(bytes)),
+        Kind::Renderer => (component::check_renderer(bytes), component::check(bytes)),
+    };
+    checked.map_err(|reason| match (other, kind) {
+        (Ok(_), Kind::Transformer) => {
+            format!("{reason}; it is a renderer (say `kind: renderer` in {MANIFEST})")
+        }
+        (Ok(_), Kind::Renderer) => {
+            format!("{reason}; it is a transformer (leave `kind: renderer` out of {MANIFEST})")
+        }
+        (Err(_), _) => reason.to_string(),
     })
 }
 
@@ -224,8 +279,8 @@ pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
 /// costs the compile of a new component. The sources are every file of the project directory
 /// except what builds and tests leave behind or belong to other tools: the component itself,
 /// the case folders, hidden entries (`.git`, `.venv`), `target/`, `node_modules/`,
-/// `__pycache__/`, packed bundles with their signatures, and the `rendered.yaml` that
-/// `--with --bless` records beside the project's module. `false` when the component is
+/// `__pycache__/`, packed bundles with their signatures, and the `rendered.yaml` (for a
+/// renderer, `rendered/`) that `--with --bless` records beside the project's module. `false` when the component is
 /// missing or a source cannot be read.
 pub fn up_to_date(loaded: &Loaded) -> bool {
     let component = loaded.component_path();
@@ -305,6 +360,7 @@ mod tests {
             dir: dir.path().to_owned(),
             project: Project {
                 name: "hello".into(),
+                kind: Kind::Transformer,
                 language: None,
                 build: "true".into(),
                 component: "hello.wasm".into(),

@@ -2,10 +2,16 @@
 //! a ConfigMap transformer that builds, passes its native tests and its sandbox cases out of
 //! the box, with `wit/transformer.wit` (the contract, from this opm's own `wit/`), a provider
 //! manifest and a module to render, and a README that says how to build, test, pack and sign.
+//!
+//! With `--renderer` ([`Kind::Renderer`]; Rust, JavaScript and Python) the project is a
+//! provider's renderer instead: it writes every resource of a render as one JSON-lines file,
+//! `resources.jsonl`, with renderer cases and a provider manifest that ships it as `renderer:`.
 
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
+
+pub use super::project::Kind;
 
 /// The contract every project gets, as `wit/transformer.wit`.
 const WIT: &str = include_str!("../../../wit/transformer.wit");
@@ -74,11 +80,69 @@ impl Language {
         }
     }
 
+    /// Whether `opm transformer new` scaffolds a project of `kind` in this language. (A C
+    /// renderer needs the C bindings of `renderer-world`, which this opm does not carry.)
+    pub fn scaffolds(self, kind: Kind) -> bool {
+        kind == Kind::Transformer || self != Self::C
+    }
+
     /// The project's own files (path, contents), before placeholders are filled.
-    fn files(self) -> &'static [(&'static str, &'static str)] {
+    fn files(self, kind: Kind) -> &'static [(&'static str, &'static str)] {
         macro_rules! files {
             ($dir:literal: $($path:literal),* $(,)?) => {
                 &[$(($path, include_str!(concat!("templates/", $dir, "/", $path)))),*]
+            };
+        }
+        if kind == Kind::Renderer {
+            return match self {
+                Self::Rust => &[
+                    ("Cargo.toml", include_str!("templates/rust/Cargo.toml")),
+                    (
+                        "src/lib.rs",
+                        include_str!("templates/renderer/rust/src/lib.rs"),
+                    ),
+                    (
+                        "transformer.yaml",
+                        include_str!("templates/renderer/rust/transformer.yaml"),
+                    ),
+                    ("gitignore", include_str!("templates/rust/gitignore")),
+                ],
+                Self::Js => &[
+                    ("package.json", include_str!("templates/js/package.json")),
+                    ("build.mjs", include_str!("templates/renderer/js/build.mjs")),
+                    (
+                        "renderer.js",
+                        include_str!("templates/renderer/js/renderer.js"),
+                    ),
+                    ("render.js", include_str!("templates/renderer/js/render.js")),
+                    (
+                        "render.test.js",
+                        include_str!("templates/renderer/js/render.test.js"),
+                    ),
+                    (
+                        "transformer.yaml",
+                        include_str!("templates/renderer/js/transformer.yaml"),
+                    ),
+                    ("gitignore", include_str!("templates/js/gitignore")),
+                ],
+                Self::Python => &[
+                    ("app.py", include_str!("templates/renderer/python/app.py")),
+                    (
+                        "render.py",
+                        include_str!("templates/renderer/python/render.py"),
+                    ),
+                    (
+                        "test_render.py",
+                        include_str!("templates/renderer/python/test_render.py"),
+                    ),
+                    (
+                        "transformer.yaml",
+                        include_str!("templates/renderer/python/transformer.yaml"),
+                    ),
+                    ("gitignore", include_str!("templates/python/gitignore")),
+                ],
+                // Not scaffolded (see `scaffolds`).
+                Self::C => &[],
             };
         }
         match self {
@@ -114,7 +178,22 @@ impl Language {
     }
 
     /// README table rows of the language's own files.
-    fn readme_files(self) -> &'static str {
+    fn readme_files(self, kind: Kind) -> &'static str {
+        if kind == Kind::Renderer {
+            return match self {
+                Self::Rust => {
+                    "| `src/lib.rs`, `Cargo.toml` | the renderer: `render` and its unit tests, and the `guest` module that connects it to the contract |"
+                }
+                Self::Js => {
+                    "| `render.js`, `render.test.js` | the renderer, plain JavaScript, and its unit tests |\n| `renderer.js`, `build.mjs`, `package.json` | the contract's glue, and the componentize-js build |"
+                }
+                Self::Python => {
+                    "| `render.py`, `test_render.py` | the renderer, plain Python, and its unit tests |\n| `app.py` | the contract's glue, for componentize-py |"
+                }
+                // Not scaffolded (see `scaffolds`).
+                Self::C => "",
+            };
+        }
         match self {
             Self::Rust => {
                 "| `src/lib.rs`, `Cargo.toml` | the transformer: `render` and its unit tests, and the `guest` module that connects it to the contract |"
@@ -169,13 +248,33 @@ pub fn valid_name(name: &str) -> bool {
         && !name.contains("--")
 }
 
-/// Writes a new `language` project called `name` into `dir`, which must not exist or be empty.
-/// Returns the files written, relative to `dir`.
-pub fn write(name: &str, language: Language, dir: &Path) -> anyhow::Result<Vec<String>> {
+/// Writes a new `language` project of `kind` called `name` into `dir`, which must not exist or
+/// be empty. Returns the files written, relative to `dir`.
+pub fn write(
+    name: &str,
+    language: Language,
+    kind: Kind,
+    dir: &Path,
+) -> anyhow::Result<Vec<String>> {
     if !valid_name(name) {
         bail!(
-            "{name:?} is not a transformer name: use lowercase letters, digits and single \
-             hyphens, starting with a letter (at most 63 characters)"
+            "{name:?} is not a {} name: use lowercase letters, digits and single \
+             hyphens, starting with a letter (at most 63 characters)",
+            kind.noun()
+        );
+    }
+    if !language.scaffolds(kind) {
+        let languages: Vec<&str> = Language::ALL
+            .into_iter()
+            .filter(|l| l.scaffolds(kind))
+            .map(Language::id)
+            .collect();
+        bail!(
+            "--renderer scaffolds {}, not {}: in {}, generate the bindings of renderer-world \
+             from wit/transformer.wit (see \"Writing a renderer\" in opm's author guide)",
+            languages.join(", "),
+            language.id(),
+            language.display_name()
         );
     }
     if let Ok(mut entries) = std::fs::read_dir(dir)
@@ -197,19 +296,22 @@ pub fn write(name: &str, language: Language, dir: &Path) -> anyhow::Result<Vec<S
                 .unwrap_or_default()
         })
         .collect::<String>()
-        + "Transformer";
+        + match kind {
+            Kind::Transformer => "Transformer",
+            Kind::Renderer => "Renderer",
+        };
     let fill = |text: &str| {
         text.replace("{{name}}", name)
             .replace("{{ident}}", &ident)
             .replace("{{pascal}}", &pascal)
             .replace("{{language}}", language.id())
             .replace("{{language_name}}", language.display_name())
-            .replace("{{files}}", language.readme_files())
+            .replace("{{files}}", language.readme_files(kind))
             .replace("{{build_needs}}", language.build_needs())
             .replace("{{native_test}}", language.native_test())
     };
     let mut files: Vec<(String, Vec<u8>)> = language
-        .files()
+        .files(kind)
         .iter()
         .map(|(path, text)| {
             let path = if *path == "gitignore" {
@@ -220,7 +322,11 @@ pub fn write(name: &str, language: Language, dir: &Path) -> anyhow::Result<Vec<S
             (path.to_string(), fill(text).into_bytes())
         })
         .collect();
-    for (path, text) in COMMON {
+    let common = match kind {
+        Kind::Transformer => COMMON,
+        Kind::Renderer => RENDERER_COMMON,
+    };
+    for (path, text) in common {
         files.push((path.to_string(), fill(text).into_bytes()));
     }
     files.push(("wit/transformer.wit".into(), WIT.as_bytes().to_vec()));
@@ -269,6 +375,42 @@ const COMMON: &[(&str, &str)] = &[
     (
         "cases/needs-data/expected.json",
         include_str!("templates/common/cases/needs-data/expected.json"),
+    ),
+];
+
+/// The files every renderer project gets.
+const RENDERER_COMMON: &[(&str, &str)] = &[
+    (
+        "README.md",
+        include_str!("templates/renderer/common/README.md"),
+    ),
+    (
+        "provider.yaml",
+        include_str!("templates/renderer/common/provider.yaml"),
+    ),
+    (
+        "cases/writes-one-line-per-resource/resources.json",
+        include_str!("templates/renderer/common/cases/writes-one-line-per-resource/resources.json"),
+    ),
+    (
+        "cases/writes-one-line-per-resource/context.json",
+        include_str!("templates/renderer/common/cases/writes-one-line-per-resource/context.json"),
+    ),
+    (
+        "cases/writes-one-line-per-resource/expected.json",
+        include_str!("templates/renderer/common/cases/writes-one-line-per-resource/expected.json"),
+    ),
+    (
+        "cases/split-is-refused/resources.json",
+        include_str!("templates/renderer/common/cases/split-is-refused/resources.json"),
+    ),
+    (
+        "cases/split-is-refused/options.json",
+        include_str!("templates/renderer/common/cases/split-is-refused/options.json"),
+    ),
+    (
+        "cases/split-is-refused/expected.json",
+        include_str!("templates/renderer/common/cases/split-is-refused/expected.json"),
     ),
 ];
 

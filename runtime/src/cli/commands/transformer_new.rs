@@ -1,27 +1,35 @@
-//! `opm transformer new NAME --lang rust|js|python|c [--dir DIR]`: a transformer project that
-//! builds and passes its own tests out of the box (see `authoring::templates`).
+//! `opm transformer new NAME --lang rust|js|python|c [--renderer] [--dir DIR]`: a transformer
+//! project — with `--renderer`, a provider's renderer — that builds and passes its own tests out
+//! of the box (see `authoring::templates`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::authoring::templates::{self, Language};
+use crate::authoring::templates::{self, Kind, Language};
 use crate::cli::Output;
 
 /// Arguments of `opm transformer new`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   opm transformer new hello --lang rust
-  opm transformer new greeter --lang python --dir transformers/greeter")]
+  opm transformer new greeter --lang python --dir transformers/greeter
+  opm transformer new lines --renderer --lang rust")]
 pub struct NewArgs {
-    /// The transformer's name: lowercase letters, digits and hyphens.
+    /// The transformer's (or renderer's) name: lowercase letters, digits and hyphens.
     #[arg(value_name = "NAME")]
     pub name: String,
 
     /// The language to write it in.
     #[arg(short = 'l', long = "lang", value_parser = language())]
     pub lang: Language,
+
+    /// Scaffold a provider's renderer instead of a transformer: the component that writes a
+    /// render's files (`renderer-world`), here every resource as one line of JSON in
+    /// `resources.jsonl` (Rust, JavaScript or Python).
+    #[arg(long)]
+    pub renderer: bool,
 
     /// Where to create the project (default: ./NAME); it must not exist or be empty.
     #[arg(short = 'd', long = "dir", value_name = "DIR")]
@@ -31,10 +39,16 @@ pub struct NewArgs {
 /// Runs `opm transformer new`.
 pub fn run(args: NewArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let dir = args.dir.unwrap_or_else(|| PathBuf::from(&args.name));
-    let files = templates::write(&args.name, args.lang, &dir)?;
+    let kind = if args.renderer {
+        Kind::Renderer
+    } else {
+        Kind::Transformer
+    };
+    let files = templates::write(&args.name, args.lang, kind, &dir)?;
     writeln!(
         out.stdout,
-        "created transformer {} ({}) in {}, {} files",
+        "created {} {} ({}) in {}, {} files",
+        kind.noun(),
         args.name,
         args.lang.display_name(),
         dir.display(),

@@ -5,20 +5,31 @@
 //! `authoring::project::up_to_date`). Each case's fuel and time are shown; a case that fails
 //! shows a diff; any failure exits 1. `--bless` rewrites each case's `expected.json` from what
 //! the component returned.
+//!
+//! A renderer (a project with `kind: renderer`, or a component file that exports the renderer
+//! interface) is tested the same way with renderer cases (`authoring::renderer_cases`: the
+//! resources in, the files out), run as the last step of a render runs it; `--with` renders
+//! the module with the given providers and the renderer's own, and compares every file it
+//! writes with `rendered/` beside the module.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
+use serde_json::Value;
 
 use super::module_args::{CacheArgs, LimitArgs};
-use crate::authoring::cases::{self, Case};
-use crate::authoring::project;
+use crate::authoring::cases::{self, Ran};
+use crate::authoring::project::{self, Kind};
+use crate::authoring::renderer_cases;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::contract::Compiler;
-use crate::provider::LimitsSpec;
-use crate::sandbox::{Bytes, Sandbox};
+use crate::provider::{LimitsSpec, ProviderManifest};
+use crate::render::{OutputFile, OutputOptions, Renderer};
+use crate::sandbox::{Bytes, Limits, Sandbox};
 
 /// Arguments of `opm transformer test`.
 #[derive(Debug, Args)]
@@ -36,7 +47,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "DIR")]
     pub cases: Option<PathBuf>,
 
-    /// Rewrite each case's expected.json from what the component returns.
+    /// Rewrite each case's expected.json from what the component returns (and with --with the
+    /// module's rendered.yaml, or for a renderer its rendered/).
     #[arg(long)]
     pub bless: bool,
 
@@ -54,7 +66,9 @@ pub struct TestArgs {
 
     /// After the cases, render a module with these providers and the transformer's own
     /// together, as `opm mod build -p PROVIDER… -p DIR` will (repeatable), and compare the
-    /// output with `rendered.yaml` beside the module (`--bless` writes it).
+    /// output with `rendered.yaml` beside the module (`--bless` writes it). For a renderer,
+    /// the render writes its files as into `--out-dir`, compared with `rendered/` beside the
+    /// module.
     ///
     /// Example: --with kubernetes
     #[arg(long, value_name = "PROVIDER")]
@@ -83,6 +97,7 @@ pub struct TestArgs {
 pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let mut provider_dir = None;
     let mut module = None;
+    let mut kind = None;
     let (component_path, cases_dir) = if args.target.is_dir() {
         let loaded = project::load(&args.target)?;
         if !args.no_build {
@@ -101,6 +116,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         }
         provider_dir = loaded.provider_dir();
         module = loaded.module_path();
+        kind = Some(loaded.project.kind);
         (
             loaded.component_path(),
             args.cases.clone().unwrap_or_else(|| loaded.cases_dir()),
@@ -126,16 +142,36 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     } else {
         bytes
     };
-    let cases = cases::load_all(&cases_dir)?;
+    // A component file is a renderer when it exports the renderer interface.
+    let kind = kind.unwrap_or_else(|| {
+        if crate::bundle::component::check_renderer(&bytes).is_ok() {
+            Kind::Renderer
+        } else {
+            Kind::Transformer
+        }
+    });
 
     let provider_dir = args.provider.clone().or(provider_dir).map(|p| tidy(&p));
     let module = args.module.clone().or(module).map(|m| tidy(&m));
-    // The limits of the provider it ships in, as a render applies them; else the host's. The
-    // kinds whose checksums are stretched: its renderer's, else the default provider's.
     let manifest = match &provider_dir {
         Some(dir) => Some(crate::provider::read_manifest(dir)?),
         None => None,
     };
+    let name = component_path.display().to_string();
+    if kind == Kind::Renderer {
+        let under_test = UnderTest {
+            name,
+            bytes,
+            cases_dir,
+            manifest: manifest.map(|(_, manifest)| manifest),
+            provider_dir,
+            module,
+        };
+        return test_renderer(&args, under_test, out);
+    }
+    let cases = cases::load_all(&cases_dir)?;
+    // The limits of the provider it ships in, as a render applies them; else the host's. The
+    // kinds whose checksums are stretched: its renderer's, else the default provider's.
     let limits = match &manifest {
         Some((origin, manifest)) => manifest
             .limits
@@ -153,7 +189,6 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             .map(|renderer| renderer.secret_kinds)
             .unwrap_or_default(),
     };
-    let name = component_path.display().to_string();
     let compile = |compiler| -> anyhow::Result<_> {
         let sandbox =
             Sandbox::with_compiler(&limits, compiler)?.with_cache(args.cache.cache(out.env));
@@ -184,20 +219,70 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         cases_dir.display()
     )?;
 
-    let width = cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    let folders: Vec<Folder<'_>> = cases
+        .iter()
+        .map(|case| Folder {
+            name: &case.name,
+            dir: &case.dir,
+            expected: case.expected.as_ref(),
+        })
+        .collect();
+    let mut failed = run_cases(
+        &folders,
+        |index| {
+            cases::run(
+                &sandbox,
+                &transformer,
+                &cases[index],
+                &limits,
+                &secret_kinds,
+            )
+        },
+        "`opm mod build` would refuse what it returned:",
+        args.bless,
+        out,
+    )?;
+    if !args.with.is_empty() && !render_with(&args, provider_dir, module, Kind::Transformer, out)? {
+        failed += 1;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    })
+}
+
+/// A case folder, of a transformer or a renderer, as the report names and blesses it.
+struct Folder<'a> {
+    name: &'a str,
+    dir: &'a Path,
+    expected: Option<&'a Value>,
+}
+
+/// Runs each of `folders` (`run` runs the one at an index), prints a line for each with its
+/// fuel and time, and a diff, the reasons of `refused_header` and the guest's log for each that
+/// failed; then the summary. Returns how many failed.
+fn run_cases(
+    folders: &[Folder<'_>],
+    run: impl Fn(usize) -> Ran,
+    refused_header: &str,
+    bless: bool,
+    out: &mut Output<'_>,
+) -> anyhow::Result<usize> {
+    let width = folders.iter().map(|c| c.name.len()).max().unwrap_or(0);
     let (mut passed, mut failed, mut blessed) = (0, 0, 0);
-    for case in &cases {
-        let ran = cases::run(&sandbox, &transformer, case, &limits, &secret_kinds);
+    for (index, folder) in folders.iter().enumerate() {
+        let ran = run(index);
         let figures = format!(
             "fuel {:>13}  {:>8.2} ms",
             grouped(ran.fuel),
             ran.elapsed.as_secs_f64() * 1000.0
         );
         let verdict = if ran.refused.is_empty() {
-            verdict(case, &ran.outcome, args.bless)?
+            verdict(folder, &ran.outcome, bless)?
         } else {
             Verdict::Fail(format!(
-                "`opm mod build` would refuse what it returned:\n{}",
+                "{refused_header}\n{}",
                 ran.refused
                     .iter()
                     .map(|why| format!("- {why}"))
@@ -210,7 +295,11 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             Verdict::Blessed => "blessed",
             Verdict::Fail(_) => "FAIL",
         };
-        writeln!(out.stdout, "  {label:<7} {:<width$}  {figures}", case.name)?;
+        writeln!(
+            out.stdout,
+            "  {label:<7} {:<width$}  {figures}",
+            folder.name
+        )?;
         match verdict {
             Verdict::Pass => passed += 1,
             Verdict::Blessed => blessed += 1,
@@ -228,28 +317,111 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     writeln!(
         out.stdout,
         "{} case{}: {passed} passed, {failed} failed{}",
-        cases.len(),
-        if cases.len() == 1 { "" } else { "s" },
-        if args.bless {
+        folders.len(),
+        if folders.len() == 1 { "" } else { "s" },
+        if bless {
             format!(", {blessed} blessed")
         } else {
             String::new()
         }
     )?;
-    if !args.with.is_empty() {
-        let dir = provider_dir.context(
-            "--with renders the transformer's own provider beside the others: name its source \
-             directory in transformer.yaml (`provider: DIR`) or with --provider DIR",
-        )?;
-        let module = module.context(
-            "--with renders a module: name it in transformer.yaml (`module: PATH`) or with \
-             --module PATH",
-        )?;
-        let mut providers = args.with.clone();
-        providers.push(dir.display().to_string());
-        if !render_with(&args, &module, providers, out)? {
-            failed += 1;
+    Ok(failed)
+}
+
+/// The renderer `opm transformer test` tests, and where its project keeps what it needs.
+struct UnderTest {
+    /// The component's path, as messages name it.
+    name: String,
+    /// The component.
+    bytes: Vec<u8>,
+    /// The case folders' directory.
+    cases_dir: PathBuf,
+    /// The manifest of the provider it ships in, if named: the renderer's name, version and
+    /// limits.
+    manifest: Option<ProviderManifest>,
+    /// That provider's source directory, which `--with` renders with.
+    provider_dir: Option<PathBuf>,
+    /// The module `--with` renders.
+    module: Option<PathBuf>,
+}
+
+/// `opm transformer test` of a renderer: its cases, each run as the last step of a render runs
+/// the renderer (its provider's `renderer.limits`, the host's checks of the files), then with
+/// `--with` a render of the module.
+fn test_renderer(
+    args: &TestArgs,
+    under_test: UnderTest,
+    out: &mut Output<'_>,
+) -> anyhow::Result<ExitCode> {
+    let cases = renderer_cases::load_all(&under_test.cases_dir)?;
+    let manifest = under_test.manifest.as_ref();
+    let spec = manifest.and_then(|m| m.renderer.as_ref());
+    let renderer = Renderer {
+        name: spec.map_or_else(
+            || under_test.name.clone(),
+            |spec| format!("{} {}", spec.name, spec.version),
+        ),
+        provider: manifest.map_or_else(|| "example".into(), |m| m.metadata.name.clone()),
+        component: Arc::from(under_test.bytes.as_slice()),
+        limits: spec.map(|spec| spec.limits.clone()).unwrap_or_default(),
+    };
+    // Room for the largest memory a renderer may be given: the render step applies its limits.
+    let sandbox_with = |compiler| -> anyhow::Result<Sandbox> {
+        let ceiling = Limits {
+            memory: u64::MAX,
+            ..Limits::default()
+        };
+        Ok(Sandbox::with_compiler(&ceiling, compiler)?.with_cache(args.cache.cache(out.env)))
+    };
+    // Compiled once here, into the cache each case's run finds it in.
+    let mut sandbox = sandbox_with(compiler(args))?;
+    if let Err(error) = sandbox.compile_renderer(&renderer.name, &renderer.component) {
+        if compiler(args) != Compiler::Baseline {
+            return Err(error.into());
         }
+        writeln!(
+            out.stderr,
+            "the baseline compiler cannot compile {} ({error}); compiling it with Cranelift, as \
+             a render does",
+            under_test.name
+        )?;
+        sandbox = sandbox_with(Compiler::Optimizing)?;
+        sandbox.compile_renderer(&renderer.name, &renderer.component)?;
+    }
+    writeln!(
+        out.stdout,
+        "testing renderer {} ({}) against {} case{} in {}",
+        under_test.name,
+        Bytes(renderer.component.len() as u64),
+        cases.len(),
+        if cases.len() == 1 { "" } else { "s" },
+        under_test.cases_dir.display()
+    )?;
+    let folders: Vec<Folder<'_>> = cases
+        .iter()
+        .map(|case| Folder {
+            name: &case.name,
+            dir: &case.dir,
+            expected: case.expected.as_ref(),
+        })
+        .collect();
+    let mut failed = run_cases(
+        &folders,
+        |index| renderer_cases::run(&sandbox, &renderer, &cases[index]),
+        "`opm mod build` would fail:",
+        args.bless,
+        out,
+    )?;
+    if !args.with.is_empty()
+        && !render_with(
+            args,
+            under_test.provider_dir,
+            under_test.module,
+            Kind::Renderer,
+            out,
+        )?
+    {
+        failed += 1;
     }
     Ok(if failed == 0 {
         ExitCode::SUCCESS
@@ -258,36 +430,51 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Renders `module` with `providers` as `opm mod build` does and compares the output with
-/// `rendered.yaml` beside it (or writes it, with `--bless`). Whether it passed.
+/// Renders `module` with the providers of `--with` and the project's own (in `provider_dir`)
+/// as `opm mod build` does and compares the output with `rendered.yaml` beside it — for a
+/// renderer, every file it writes into `--out-dir` with `rendered/` — or writes it, with
+/// `--bless`. Whether it passed.
 fn render_with(
     args: &TestArgs,
-    module: &Path,
-    providers: Vec<String>,
+    provider_dir: Option<PathBuf>,
+    module: Option<PathBuf>,
+    kind: Kind,
     out: &mut Output<'_>,
 ) -> anyhow::Result<bool> {
+    let dir = provider_dir.with_context(|| {
+        format!(
+            "--with renders the {}'s own provider beside the others: name its source directory \
+             in transformer.yaml (`provider: DIR`) or with --provider DIR",
+            kind.noun()
+        )
+    })?;
+    let module = module.context(
+        "--with renders a module: name it in transformer.yaml (`module: PATH`) or with --module \
+         PATH",
+    )?;
+    let module = module.as_path();
+    let mut providers = args.with.clone();
+    providers.push(dir.display().to_string());
     let names = providers.join(" + ");
     let request = crate::render::Request {
         providers,
         compiler: compiler(args),
         caps: args.limits.caps(),
         cache: args.cache.cache(out.env),
+        output: OutputOptions {
+            directory: kind == Kind::Renderer,
+            ..OutputOptions::default()
+        },
         ..crate::render::Request::new(module)
     };
     let built = crate::render::build(&request, out.env);
-    let mut text = None;
+    let mut rendered = None;
     let status = crate::report::render(built, None, &mut *out.stderr, &mut |done, _| {
-        let bytes = done
-            .rendered
-            .files
-            .first()
-            .map(|file| file.bytes.clone())
-            .unwrap_or_default();
-        text = Some((String::from_utf8(bytes)?, done.rendered.resources.len()));
+        rendered = Some((done.rendered.files.clone(), done.rendered.resources.len()));
         Ok(ExitCode::SUCCESS)
     })?;
-    let golden = project::rendered_path(module);
-    let Some((text, count)) = text.filter(|_| status == ExitCode::SUCCESS) else {
+    let golden = project::rendered_path(module, kind);
+    let Some((files, count)) = rendered.filter(|_| status == ExitCode::SUCCESS) else {
         writeln!(
             out.stdout,
             "  FAIL    render of {} with {names}",
@@ -300,36 +487,163 @@ fn render_with(
         module.display(),
         if count == 1 { "" } else { "s" }
     );
-    let expected = std::fs::read_to_string(&golden).ok();
-    if expected.as_deref() == Some(text.as_str()) {
-        writeln!(out.stdout, "  ok      {summary}")?;
-        return Ok(true);
-    }
-    if args.bless {
-        crate::files::write_atomically(&golden, text.as_bytes())
-            .with_context(|| format!("cannot write {}", golden.display()))?;
-        writeln!(
+    let compared = match kind {
+        Kind::Transformer => compare_stream(&files, &golden, args.bless)?,
+        Kind::Renderer => compare_files(&files, &golden, args.bless)?,
+    };
+    let passed = matches!(compared, Compared::Same | Compared::Blessed);
+    match compared {
+        Compared::Same => writeln!(out.stdout, "  ok      {summary}")?,
+        Compared::Blessed => writeln!(
             out.stdout,
             "  blessed {summary}, written to {}",
             golden.display()
-        )?;
-        return Ok(true);
-    }
-    writeln!(out.stdout, "  FAIL    {summary}")?;
-    match expected {
-        None => writeln!(
-            out.stdout,
-            "      no {} (run with --bless to record the render)",
-            golden.display()
         )?,
-        Some(expected) => {
-            let diff = cases::diff(&expected, &text, &golden.display().to_string(), "rendered");
+        Compared::Missing => {
+            writeln!(out.stdout, "  FAIL    {summary}")?;
+            writeln!(
+                out.stdout,
+                "      no {} (run with --bless to record the render)",
+                golden.display()
+            )?;
+        }
+        Compared::Differs(diff) => {
+            writeln!(out.stdout, "  FAIL    {summary}")?;
             for line in diff.lines() {
                 writeln!(out.stdout, "      {line}")?;
             }
         }
     }
-    Ok(false)
+    Ok(passed)
+}
+
+/// How a render compared with what was recorded.
+enum Compared {
+    /// It is what was recorded.
+    Same,
+    /// `--bless` recorded it.
+    Blessed,
+    /// Nothing was recorded.
+    Missing,
+    /// It differs: a diff.
+    Differs(String),
+}
+
+/// The one stream of a render (`files`, one file) against the file `golden`.
+fn compare_stream(files: &[OutputFile], golden: &Path, bless: bool) -> anyhow::Result<Compared> {
+    let bytes = files
+        .first()
+        .map(|file| file.bytes.clone())
+        .unwrap_or_default();
+    let text = String::from_utf8(bytes)?;
+    let expected = std::fs::read_to_string(golden).ok();
+    if expected.as_deref() == Some(text.as_str()) {
+        return Ok(Compared::Same);
+    }
+    if bless {
+        crate::files::write_atomically(golden, text.as_bytes())
+            .with_context(|| format!("cannot write {}", golden.display()))?;
+        return Ok(Compared::Blessed);
+    }
+    Ok(match expected {
+        None => Compared::Missing,
+        Some(expected) => Compared::Differs(cases::diff(
+            &expected,
+            &text,
+            &golden.display().to_string(),
+            "rendered",
+        )),
+    })
+}
+
+/// Every file of a render (`files`, as into `--out-dir`) against the directory `golden`: the
+/// same paths with the same bytes.
+fn compare_files(files: &[OutputFile], golden: &Path, bless: bool) -> anyhow::Result<Compared> {
+    let got: BTreeMap<String, Vec<u8>> = files
+        .iter()
+        .map(|file| (file.path.clone(), file.bytes.clone()))
+        .collect();
+    let expected = if golden.is_dir() {
+        let mut expected = BTreeMap::new();
+        read_tree(golden, "", &mut expected)?;
+        Some(expected)
+    } else {
+        None
+    };
+    if expected.as_ref() == Some(&got) {
+        return Ok(Compared::Same);
+    }
+    if bless {
+        write_tree(golden, &got)?;
+        return Ok(Compared::Blessed);
+    }
+    let Some(expected) = expected else {
+        return Ok(Compared::Missing);
+    };
+    let mut diff = String::new();
+    let paths: std::collections::BTreeSet<&String> = expected.keys().chain(got.keys()).collect();
+    for path in paths {
+        match (expected.get(path), got.get(path)) {
+            (Some(_), None) => diff.push_str(&format!("{path}: recorded, not rendered\n")),
+            (None, Some(_)) => diff.push_str(&format!("{path}: rendered, not recorded\n")),
+            (Some(before), Some(after)) if before != after => diff.push_str(&cases::diff(
+                &String::from_utf8_lossy(before),
+                &String::from_utf8_lossy(after),
+                &golden.join(path).display().to_string(),
+                "rendered",
+            )),
+            _ => {}
+        }
+    }
+    Ok(Compared::Differs(diff))
+}
+
+/// Reads every file under `dir` into `files`, keyed by its `/`-separated path after `prefix`.
+fn read_tree(
+    dir: &Path,
+    prefix: &str,
+    files: &mut BTreeMap<String, Vec<u8>>,
+) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = format!("{prefix}{name}");
+        if entry.file_type()?.is_dir() {
+            read_tree(&entry.path(), &format!("{path}/"), files)?;
+        } else {
+            let bytes = std::fs::read(entry.path())
+                .with_context(|| format!("cannot read {}", entry.path().display()))?;
+            files.insert(path, bytes);
+        }
+    }
+    Ok(())
+}
+
+/// Replaces the directory `dir` with one holding exactly `files`: written beside it first, so
+/// that a failed write leaves it as it was.
+fn write_tree(dir: &Path, files: &BTreeMap<String, Vec<u8>>) -> anyhow::Result<()> {
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let staging = tempfile::Builder::new()
+        .prefix(".rendered-")
+        .tempdir_in(parent)
+        .with_context(|| format!("cannot write beside {}", dir.display()))?;
+    for (path, bytes) in files {
+        let file = staging.path().join(path);
+        if let Some(folder) = file.parent() {
+            std::fs::create_dir_all(folder)?;
+        }
+        std::fs::write(&file, bytes).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)
+            .with_context(|| format!("cannot replace {}", dir.display()))?;
+    }
+    std::fs::rename(staging.keep(), dir)
+        .with_context(|| format!("cannot write {}", dir.display()))?;
+    Ok(())
 }
 
 /// The compiler the test compiles with: the baseline one unless `--optimized`.
@@ -365,8 +679,8 @@ enum Verdict {
 
 /// Compares a case's outcome with its expectation, or records it with `--bless`.
 fn verdict(
-    case: &Case,
-    outcome: &Result<serde_json::Value, String>,
+    case: &Folder<'_>,
+    outcome: &Result<Value, String>,
     bless: bool,
 ) -> anyhow::Result<Verdict> {
     let got = match outcome {
@@ -374,7 +688,7 @@ fn verdict(
         Err(error) => return Ok(Verdict::Fail(format!("the call did not return: {error}"))),
     };
     if bless {
-        if case.expected.as_ref() == Some(got) {
+        if case.expected == Some(got) {
             return Ok(Verdict::Pass);
         }
         let path = case.dir.join(cases::EXPECTED);
@@ -382,7 +696,7 @@ fn verdict(
             .with_context(|| format!("cannot write {}", path.display()))?;
         return Ok(Verdict::Blessed);
     }
-    let Some(expected) = &case.expected else {
+    let Some(expected) = case.expected else {
         return Ok(Verdict::Fail(format!(
             "no {} (run with --bless to record what it returns); it returned:\n{}",
             cases::EXPECTED,

@@ -1,0 +1,42 @@
+// {{name}}: an opm renderer in JavaScript, made a component by componentize-js (build.mjs).
+// This file connects render.js to the WIT contract (wit/transformer.wit, renderer-world):
+// `render` receives every resource of the render (each with its JSON text in `value`), the
+// render context and the output options, and returns the files, their content as bytes.
+// Throwing `{tag, val}` returns the contract's `render-error`.
+
+import { log } from "opm:transformer/log@1.0.0";
+
+import { Unsupported, render } from "./render.js";
+
+export const renderer = {
+  render(resources, context, options) {
+    let files;
+    try {
+      files = render(
+        resources.map((resource) => resource.value),
+        options.format,
+        options.split,
+      );
+    } catch (error) {
+      if (error instanceof Unsupported) {
+        throw { tag: "failed", val: error.message };
+      }
+      // Anything else is the renderer's own failure: say what and where.
+      throw { tag: "failed", val: `${error}${where(error)}` };
+    }
+    log("info", `wrote ${resources.length} resource(s) of module ${context.name}`);
+    const encoder = new TextEncoder();
+    return files.map(({ path, text }) => ({
+      path,
+      content: [{ tag: "bytes", val: encoder.encode(text) }],
+    }));
+  },
+};
+
+/** ` (at render@render.js:12:9)`: the first frame of `error`'s stack in this project's files. */
+function where(error) {
+  const frame = String(error?.stack ?? "")
+    .split("\n")
+    .find((line) => line.includes(".js:") && !line.includes("/initializer.js:"));
+  return frame ? ` (at ${frame.trim()})` : "";
+}

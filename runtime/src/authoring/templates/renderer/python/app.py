@@ -1,0 +1,36 @@
+"""{{name}}: an opm renderer in Python, made a component by componentize-py. This module
+connects render.py to the WIT contract (wit/transformer.wit, renderer-world): `render` receives
+every resource of the render (each with its JSON text in `value`), the render context and the
+output options, and returns the files, their content as bytes. Raising
+`Err(RenderError_Failed(...))` returns the contract's `render-error`."""
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.exports import renderer
+from wit_world.imports import log
+
+from render import Unsupported, render
+
+
+class Renderer(exports.Renderer):
+    def render(self, resources, context, options):
+        try:
+            files = render([r.value for r in resources], options.format, options.split)
+        except Unsupported as error:
+            raise Err(renderer.RenderError_Failed(str(error)))
+        except Exception as error:  # anything else is the renderer's own failure
+            raise Err(renderer.RenderError_Failed(f"{type(error).__name__}: {error}{where(error)}"))
+        log.log(log.Level.INFO, f"wrote {len(resources)} resource(s) of module {context.name}")
+        return [renderer.File(path, [renderer.Chunk_Bytes(content)]) for path, content in files]
+
+
+def where(error):
+    """` (render.py, line 12, in render)`: where `error` was raised, for the message (read from
+    the traceback itself: the traceback module would bundle more of the standard library)."""
+    tb = error.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f" ({code.co_filename.rsplit('/', 1)[-1]}, line {tb.tb_lineno}, in {code.co_name})"
