@@ -69,6 +69,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     seeds.add("manifest", limited.as_bytes())?;
 
     let embedded = bundle::read("embedded", provider::embedded_bundle())?;
+    // The source manifest takes its definitions from the shared catalog; the bundle's manifest
+    // holds them all, and JSON is YAML.
+    seeds.add("manifest", &embedded.manifest)?;
     let embedded_manifest: Value = serde_json::from_slice(&embedded.manifest)?;
     for (fqn, transformer) in embedded_manifest["transformers"]
         .as_object()
