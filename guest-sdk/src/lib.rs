@@ -50,7 +50,7 @@ mod renderer;
 pub use component::Component;
 pub use context::{Context, INSTANCE_LABEL};
 pub use error::TransformError;
-pub use renderer::{Chunk, File, RenderError, Options, Rendered, Renderer};
+pub use renderer::{Chunk, File, Options, RenderError, Rendered, Renderer};
 pub use serde_json::{Map, Value, json};
 
 /// A transformer: renders one component into zero or more platform resources.

@@ -267,3 +267,33 @@ components:
 
 /// The guest `testing-hostile-renderer` is exercised by the tests above.
 pub(crate) fn testing_hostile_renderer() {}
+
+/// A provider that ships only a renderer writes the others' objects in its own form: a
+/// third-party renderer for the standard transformers, whatever platform label it states.
+#[test]
+fn a_provider_that_ships_only_a_renderer_writes_the_standard_transformers_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hostile-renderer.wasm"),
+        guests::TESTING_HOSTILE_RENDERER,
+    )
+    .unwrap();
+    write_file(
+        dir.path(),
+        "provider.yaml",
+        "apiVersion: core.opm.dev/v1
+kind: Provider
+metadata: {name: listing, version: 0.1.0, labels: {core.opm.dev/format: listing}}
+renderer: {name: Listing, version: 0.1.0, component: hostile-renderer.wasm}
+transformers: {}
+",
+    );
+    let module = module(dir.path(), "list");
+    let provider = dir.path().display().to_string();
+    let run = opm(["mod", "build", &module, "-p", "kubernetes", "-p", &provider]);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "Service api api\nDeployment api api\nSecret creds creds\n"
+    );
+}

@@ -3,8 +3,10 @@
 //!
 //! A [`ProviderSet`] is the providers in the order given, each loaded, verified and (for an
 //! installed one) signature-checked exactly as alone. Building one refuses what cannot be
-//! rendered together: a provider named twice, one transformer FQN in two providers, and two
-//! providers for different platforms (their `core.opm.dev/format` labels differ). Definitions
+//! rendered together: a provider named twice, one transformer FQN in two providers, two
+//! providers for different platforms (their `core.opm.dev/format` labels differ; a provider that
+//! ships only a renderer states none), and two providers with different renderers (a provider
+//! that ships only a renderer replaces the others'). Definitions
 //! are merged by the plan, which reports one FQN defined differently by two providers as an
 //! error naming both (`definitions::Catalog::build`). Each provider's `limits` apply to its own
 //! transformers' calls ([`ProviderSet::limits`]).
@@ -108,10 +110,10 @@ impl ProviderSet {
                     second: provider.origin.clone(),
                 });
             }
-            if let Some(this) = format(&provider.manifest)
+            if let Some(this) = platform_of(provider)
                 && let Some(other) = providers[..index]
                     .iter()
-                    .find(|p| format(&p.manifest).is_some_and(|f| f != this))
+                    .find(|p| platform_of(p).is_some_and(|f| f != this))
             {
                 return Err(SetError::Platform {
                     first: other.manifest.metadata.name.clone(),
@@ -134,8 +136,12 @@ impl ProviderSet {
                 owners.insert(fqn.clone(), index);
             }
         }
+        // A provider that ships only a renderer writes the set's files in place of the others'
+        // renderer; two such, or two others with different renderers, cannot render together.
+        let only_renderers = providers.iter().filter(|p| is_renderer_only(p)).count();
         let mut renderers = providers
             .iter()
+            .filter(|p| only_renderers == 0 || is_renderer_only(p))
             .filter_map(|p| Some((p, p.manifest.renderer.as_ref()?.digest.as_deref())));
         if let Some((first, digest)) = renderers.next()
             && let Some((second, _)) =
@@ -152,12 +158,17 @@ impl ProviderSet {
     /// The provider whose renderer writes this set's files: the one provider of the set that
     /// ships a renderer (providers that ship the same one count as one), if any.
     pub fn renderer(&self) -> Option<&Provider> {
-        self.providers.iter().find(|p| p.renderer.is_some())
+        self.providers
+            .iter()
+            .find(|p| is_renderer_only(p))
+            .or_else(|| self.providers.iter().find(|p| p.renderer.is_some()))
     }
 
-    /// The platform the set renders for, when one of its providers states it.
+    /// The platform the set renders for, when one of its providers states it: what its
+    /// transformers produce (a provider that ships only a renderer writes that platform's
+    /// objects in a form of its own).
     pub fn format(&self) -> Option<&str> {
-        self.providers.iter().find_map(|p| format(&p.manifest))
+        self.providers.iter().find_map(platform_of)
     }
 
     /// One provider alone.
@@ -223,6 +234,21 @@ fn format(manifest: &ProviderManifest) -> Option<&str> {
         .labels
         .get(FORMAT_LABEL)
         .map(String::as_str)
+}
+
+/// Whether `provider` ships a renderer and no transformer: it writes other providers' objects.
+fn is_renderer_only(provider: &Provider) -> bool {
+    provider.renderer.is_some() && provider.manifest.transformers.is_empty()
+}
+
+/// The platform of the objects `provider`'s transformers produce; none for a provider that
+/// ships only a renderer.
+fn platform_of(provider: &Provider) -> Option<&str> {
+    if is_renderer_only(provider) {
+        None
+    } else {
+        format(&provider.manifest)
+    }
 }
 
 fn format_of(provider: &Provider) -> &str {

@@ -215,8 +215,21 @@ pub fn run(
         // A render that failed already is reported by what failed first: a renderer given
         // part of the resources may well fail on what is missing.
         Err(_) if rendered.failed() => {}
-        Err(error) => rendered.renderer_failure = Some(fail(error.to_string())),
+        Err(error) => rendered.renderer_failure = Some(fail(renderer_words(&error))),
     }
+}
+
+/// What stopped the renderer, saying where its limits come from: its provider's
+/// `renderer.limits`, not the command line's per-call flags.
+fn renderer_words(error: &CallError) -> String {
+    let mut words = error.to_string();
+    for flag in ["--fuel", "--memory", "--timeout"] {
+        words = words.replace(
+            &format!("raise it with {flag}"),
+            "its provider's renderer.limits may raise it",
+        );
+    }
+    words
 }
 
 /// The files `files` lays out, checked, with every YAML chunk written by the host (each

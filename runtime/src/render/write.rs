@@ -34,12 +34,18 @@ fn yaml_document(value: &impl serde::Serialize) -> anyhow::Result<String> {
 ///
 /// `dir` belongs to opm: after a successful write it holds exactly `files` (a name may have
 /// `/`-separated folders). To keep a typo such as `--out-dir .` from deleting someone's work, an
-/// existing `dir` that holds anything but `.yaml`, `.yml` or `.json` files, and folders of files
-/// beside them, is refused.
+/// existing `dir` that holds anything but `.yaml`, `.yml` or `.json` files (or files named like
+/// those written now, `.jsonl` say), and folders of files beside them, is refused.
 pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
     use anyhow::Context as _;
 
-    check_replaceable(dir)?;
+    // A folder of earlier output holds files like the ones written now.
+    let written: Vec<&str> = files
+        .iter()
+        .filter(|(name, _)| !name.contains('/'))
+        .filter_map(|(name, _)| std::path::Path::new(name).extension()?.to_str())
+        .collect();
+    check_replaceable(dir, &written)?;
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => std::path::PathBuf::from("."),
@@ -71,7 +77,7 @@ pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow
     Ok(())
 }
 
-fn check_replaceable(dir: &std::path::Path) -> anyhow::Result<()> {
+fn check_replaceable(dir: &std::path::Path, written: &[&str]) -> anyhow::Result<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -101,7 +107,8 @@ fn check_replaceable(dir: &std::path::Path) -> anyhow::Result<()> {
         } else if kind.is_file()
             && path
                 .extension()
-                .is_some_and(|ext| ext == "yaml" || ext == "yml" || ext == "json")
+                .and_then(|ext| ext.to_str())
+                .is_some_and(|ext| ["yaml", "yml", "json"].contains(&ext) || written.contains(&ext))
         {
             rendered_file = true;
         } else {

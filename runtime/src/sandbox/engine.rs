@@ -57,6 +57,23 @@ pub struct CompiledTransformer {
     pub(super) pre: TransformerWorldPre<CallState>,
 }
 
+/// A component compiled, checked and linked, before it is bound to its world.
+struct Linked {
+    digest: String,
+    imports: Vec<String>,
+    exports: Vec<String>,
+    pre: wasmtime::component::InstancePre<CallState>,
+}
+
+/// Why the component `name` with `digest` cannot be loaded.
+fn invalid(name: &str, digest: &str, reason: impl std::fmt::Display) -> CompileError {
+    CompileError::Component {
+        transformer: name.to_owned(),
+        digest: digest.to_owned(),
+        reason: format!("{reason:#}"),
+    }
+}
+
 /// A provider's renderer compiled and linked.
 #[derive(Clone)]
 pub struct CompiledRenderer {
@@ -141,48 +158,13 @@ impl Sandbox {
     /// Compiles `bytes`, a WebAssembly component, as the transformer `name`, and checks that it
     /// exports `opm:transformer/transformer@1.0.0` and imports nothing the sandbox does not offer.
     pub fn compile(&self, name: &str, bytes: &[u8]) -> Result<CompiledTransformer, CompileError> {
-        let digest = format!("blake3:{}", blake3::hash(bytes).to_hex());
-        let invalid = |reason: String| CompileError::Component {
-            transformer: name.to_owned(),
-            digest: digest.clone(),
-            reason,
-        };
-        let component = self
-            .compile_component(bytes)
-            .map_err(|e| invalid(format!("{e:#}")))?;
-        let component_type = component.component_type();
-        let imports: Vec<String> = component_type
-            .imports(&self.engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
-        let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
-        if !disallowed.is_empty() {
-            return Err(invalid(format!(
-                "it imports {}, which the sandbox does not offer (allowed: {})",
-                disallowed.join(", "),
-                contract::allowed_imports_summary()
-            )));
-        }
-        let exports: Vec<String> = component_type
-            .exports(&self.engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
-        if !exports.iter().any(|name| name == TRANSFORMER_EXPORT) {
-            return Err(invalid(format!(
-                "it does not export {} (it exports: {})",
-                TRANSFORMER_EXPORT,
-                if exports.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    exports.join(", ")
-                }
-            )));
-        }
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| invalid(format!("{e:#}")))?;
-        let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
+        let Linked {
+            digest,
+            imports,
+            exports,
+            pre,
+        } = self.link(name, bytes, TRANSFORMER_EXPORT)?;
+        let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
         Ok(CompiledTransformer {
             name: name.into(),
             digest: digest.into(),
@@ -200,40 +182,55 @@ impl Sandbox {
         name: &str,
         bytes: &[u8],
     ) -> Result<CompiledRenderer, CompileError> {
+        let Linked { digest, pre, .. } = self.link(name, bytes, contract::RENDERER_EXPORT)?;
+        let pre = RendererWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
+        Ok(CompiledRenderer {
+            digest: digest.into(),
+            pre,
+        })
+    }
+
+    /// Compiles `bytes` (from the cache when it can), checks that it imports nothing the sandbox
+    /// does not offer and exports `export`, and links it.
+    fn link(&self, name: &str, bytes: &[u8], export: &str) -> Result<Linked, CompileError> {
         let digest = format!("blake3:{}", blake3::hash(bytes).to_hex());
-        let invalid = |reason: String| CompileError::Component {
-            transformer: name.to_owned(),
-            digest: digest.clone(),
-            reason,
-        };
-        let component = self
-            .compile_component(bytes)
-            .map_err(|e| invalid(format!("{e:#}")))?;
+        let invalid = |reason: &dyn std::fmt::Display| invalid(name, &digest, reason);
+        let component = self.compile_component(bytes).map_err(|e| invalid(&e))?;
         let component_type = component.component_type();
-        let imports = component_type.imports(&self.engine).map(|(name, _)| name);
-        let disallowed = contract::disallowed_imports(imports);
+        let imports: Vec<String> = component_type
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
         if !disallowed.is_empty() {
-            return Err(invalid(format!(
-                "it imports {}, which the sandbox does not offer",
-                disallowed.join(", ")
+            return Err(invalid(&format!(
+                "it imports {}, which the sandbox does not offer (allowed: {})",
+                disallowed.join(", "),
+                contract::allowed_imports_summary()
             )));
         }
-        if !component_type
+        let exports: Vec<String> = component_type
             .exports(&self.engine)
-            .any(|(name, _)| name == contract::RENDERER_EXPORT)
-        {
-            return Err(invalid(format!(
-                "it does not export {}",
-                contract::RENDERER_EXPORT
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        if !exports.iter().any(|name| name == export) {
+            return Err(invalid(&format!(
+                "it does not export {export} (it exports: {})",
+                if exports.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    exports.join(", ")
+                }
             )));
         }
         let pre = self
             .linker
             .instantiate_pre(&component)
-            .map_err(|e| invalid(format!("{e:#}")))?;
-        let pre = RendererWorldPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
-        Ok(CompiledRenderer {
-            digest: digest.into(),
+            .map_err(|e| invalid(&e))?;
+        Ok(Linked {
+            digest,
+            imports,
+            exports,
             pre,
         })
     }
