@@ -17,6 +17,8 @@
 //! assert_eq!(escape("a$b"), "a$$b");
 //! ```
 
+pub use opm_module_common::env::references;
+
 /// `text` with every `$(NAME)` that `lookup` knows replaced by its value, `$$` reduced to `$`,
 /// and everything else as written, as Kubernetes expands a container's variables.
 pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
@@ -48,26 +50,6 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The names `text` refers to as `$(NAME)`, leaving out escaped `$$(NAME)`.
-pub fn references(text: &str) -> Vec<&str> {
-    let mut found = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        let after = &rest[at + 1..];
-        if let Some(escaped) = after.strip_prefix('$') {
-            rest = escaped;
-        } else if let Some(open) = after.strip_prefix('(')
-            && let Some(close) = open.find(')')
-        {
-            found.push(&open[..close]);
-            rest = &open[close + 1..];
-        } else {
-            rest = after;
-        }
-    }
-    found
 }
 
 /// `text` with every `$` doubled, so that compose passes it on as written instead of

@@ -23,6 +23,11 @@
 //! - [`quantity`]: Kubernetes quantities as compose's cpus and byte sizes;
 //! - [`data`]: the entries of a ConfigMap or a Secret, text or bytes;
 //! - [`notes`]: what cannot be honoured, as a warning or (with `--strict`) an error.
+//!
+//! What every provider reads the same way from the module — the image reference, the order of
+//! `env` and its `$(NAME)` references, HealthCheck's probes, the mounts of PersistentStorage, a
+//! Volumes entry's source, [`sorted_entries`], [`WORKLOAD_TYPE_LABEL`] — is the
+//! platform-neutral `opm_module_common`'s.
 
 pub mod data;
 pub mod expand;
@@ -31,6 +36,7 @@ pub mod notes;
 pub mod quantity;
 
 use opm_guest::{Context, Map, Value, json};
+pub use opm_module_common::{WORKLOAD_TYPE_LABEL, sorted_entries};
 
 /// The `apiVersion` of every compose resource.
 pub const API_VERSION: &str = "compose.opm.dev/v1";
@@ -55,9 +61,6 @@ pub const SECTIONS: &[(&str, &str)] = &[
     (SECRET, "secrets"),
     (NETWORK, "networks"),
 ];
-
-/// The label whose value selects the workload transformer of a component.
-pub const WORKLOAD_TYPE_LABEL: &str = "core.opm.dev/workload-type";
 
 /// A compose resource of `kind` named `name` with the compose body `spec`, labelled with the
 /// context's labels ([`object_labels`]).
@@ -109,16 +112,6 @@ pub fn split_data_name(name: &str) -> Option<(&str, &str)> {
     name.split_once('_')
 }
 
-/// The entries of a JSON map in key order; a value that is not a map has none.
-pub fn sorted_entries(map: Option<&Value>) -> Vec<(&String, &Value)> {
-    let mut entries: Vec<_> = map
-        .and_then(Value::as_object)
-        .map(|map| map.iter().collect())
-        .unwrap_or_default();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    entries
-}
-
 /// A duration in seconds as compose writes one (`10s`).
 pub fn seconds(value: u64) -> String {
     format!("{value}s")
@@ -146,12 +139,7 @@ pub fn test_context() -> Context {
 /// `shop-eu-`.
 #[doc(hidden)]
 pub fn test_instance_context() -> Context {
-    let mut context = test_context();
-    context.name = "shop-eu".into();
-    context
-        .labels
-        .insert(opm_guest::INSTANCE_LABEL.to_owned(), "shop-eu".to_owned());
-    context
+    opm_module_common::test_second_instance(test_context())
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use opm_compose_common::extension::{self, Extension};
 use opm_compose_common::notes::unhonoured;
 use opm_compose_common::{quantity, seconds, sorted_entries};
 use opm_guest::{Map, TransformError, Value, json};
+pub use opm_module_common::container::image_reference;
 
 use crate::env::environment;
 use crate::pod::{Pod, Workload};
@@ -218,38 +219,6 @@ pub fn service(
         );
     }
     Ok(out)
-}
-
-/// The image reference: `repo:tag[@digest]` as written, or assembled from `{repository, tag,
-/// digest}`.
-pub fn image_reference(image: &Value, path: &str) -> Result<String, TransformError> {
-    match image {
-        Value::String(reference) if !reference.is_empty() => Ok(reference.clone()),
-        Value::Object(parts) => {
-            let repository = parts
-                .get("repository")
-                .and_then(Value::as_str)
-                .filter(|repository| !repository.is_empty())
-                .ok_or_else(|| {
-                    TransformError::invalid(format!(
-                        "{path}.image.repository must be a non-empty string"
-                    ))
-                })?;
-            let mut reference = repository.to_owned();
-            if let Some(tag) = parts.get("tag").and_then(Value::as_str) {
-                reference.push(':');
-                reference.push_str(tag);
-            }
-            if let Some(digest) = parts.get("digest").and_then(Value::as_str) {
-                reference.push('@');
-                reference.push_str(digest);
-            }
-            Ok(reference)
-        }
-        _ => Err(TransformError::invalid(format!(
-            "{path}.image must be a string `repo:tag[@digest]` or {{repository, tag, digest}}"
-        ))),
-    }
 }
 
 /// `post_start` and `pre_stop` from the container's `lifecycle`, and for the main container the

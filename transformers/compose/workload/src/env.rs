@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use opm_compose_common::expand::{expand, protect, references};
 use opm_compose_common::extension::{Deferred, EnvFrom, KeyRef, Source};
 use opm_compose_common::notes::{caveat, unhonoured};
-use opm_compose_common::{quantity, sorted_entries};
+use opm_compose_common::quantity;
 use opm_guest::{TransformError, Value};
 
 use crate::pod::Pod;
@@ -192,77 +192,18 @@ fn name_of(reference: &Value, path: &str) -> Result<String, TransformError> {
 }
 
 /// The variables in the order Kubernetes defines them: a list as written (each name once), a
-/// map in name order except that a variable comes after those its value refers to.
+/// map in name order except that a variable comes after those its value refers to
+/// ([`opm_module_common::env::ordered`]).
 fn ordered(env: Option<&Value>, path: &str) -> Result<Vec<(String, Value)>, TransformError> {
-    match env {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(entries)) => {
-            let mut seen = BTreeSet::new();
-            entries
-                .iter()
-                .map(|entry| {
-                    let name = entry.get("name").and_then(Value::as_str).ok_or_else(|| {
-                        TransformError::invalid(format!(
-                            "every {path}.env entry of a list needs a name"
-                        ))
-                    })?;
-                    if !seen.insert(name) {
-                        return Err(TransformError::invalid(format!(
-                            "{path}.env sets {name:?} twice"
-                        )));
-                    }
-                    Ok((name.to_owned(), entry.clone()))
-                })
-                .collect()
-        }
-        Some(Value::Object(_)) => {
-            let entries = sorted_entries(env);
-            let index_of = |name: &str| entries.iter().position(|(key, _)| key.as_str() == name);
-            let needs: Vec<Vec<usize>> = entries
-                .iter()
-                .enumerate()
-                .map(|(index, (_, var))| {
-                    let text = var.get("value").and_then(Value::as_str).unwrap_or_default();
-                    let mut needed: Vec<usize> = references(text)
-                        .into_iter()
-                        .filter_map(index_of)
-                        .filter(|needed| *needed != index)
-                        .collect();
-                    needed.sort_unstable();
-                    needed.dedup();
-                    needed
-                })
-                .collect();
-            let mut placed = vec![false; entries.len()];
-            let mut order = Vec::with_capacity(entries.len());
-            while order.len() < entries.len() {
-                let next = (0..entries.len()).find(|&index| {
-                    !placed[index] && needs[index].iter().all(|&needed| placed[needed])
-                });
-                let Some(next) = next else {
-                    let cycle: Vec<&str> = (0..entries.len())
-                        .filter(|&index| !placed[index])
-                        .map(|index| entries[index].0.as_str())
-                        .collect();
-                    return Err(TransformError::invalid(format!(
-                        "{path}.env: {} refer to each other through $(NAME), and a reference \
-                         expands only to a variable defined before it; break the cycle, or write \
-                         env as a list, which keeps the order written",
-                        cycle.join(", ")
-                    )));
-                };
-                placed[next] = true;
-                order.push(next);
-            }
-            Ok(order
-                .into_iter()
-                .map(|index| (entries[index].0.clone(), entries[index].1.clone()))
-                .collect())
-        }
-        Some(_) => Err(TransformError::invalid(format!(
-            "{path}.env must be a map of name to value, or a list of {{name, ...}}"
-        ))),
-    }
+    let order = opm_module_common::env::ordered(
+        env,
+        path,
+        "a reference expands only to a variable defined before it",
+    )?;
+    Ok(order
+        .into_iter()
+        .map(|(name, var)| (name.to_owned(), var.clone()))
+        .collect())
 }
 
 /// The value of a `fieldRef`, or why compose cannot know it.

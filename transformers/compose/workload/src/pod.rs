@@ -12,6 +12,7 @@ use opm_compose_common::expand::escape;
 use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::{SERVICE, WORKLOAD_TYPE_LABEL, resource, sorted_entries};
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
+use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
 
 use crate::container::{self, Role};
 use crate::volumes::{PodVolumes, Storage};
@@ -145,9 +146,10 @@ pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, Tr
     let service = context.object_name(component.name());
     let storage = Storage::of(component, context)?;
 
-    let mut main: Value = component.require("container")?;
-    apply_health_check(component, &mut main)?;
-    mount_storage(&mut main, &storage)?;
+    let mounts = storage
+        .iter()
+        .map(|s| (s.name.as_str(), s.mount_path.as_deref()));
+    let main = main_container(component, mounts)?;
     let main_name = main
         .get("name")
         .and_then(Value::as_str)
@@ -158,12 +160,7 @@ pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, Tr
     for (name, spec) in
         std::iter::once((&main_name, &main)).chain(sidecars.iter().map(|(n, s)| (n, s)))
     {
-        if spec.get("restartPolicy").is_some() {
-            return Err(TransformError::invalid(format!(
-                "container {name:?} has restartPolicy, which only an init container may have \
-                 (it makes it a native sidecar); move it to initContainers"
-            )));
-        }
+        refuse_restart_policy(name, spec)?;
     }
 
     let mut containers = BTreeMap::new();
@@ -409,47 +406,6 @@ fn sidecar_notes(
     Ok(())
 }
 
-/// Replaces the main container's probes with the HealthCheck trait's.
-fn apply_health_check(component: &Component, main: &mut Value) -> Result<(), TransformError> {
-    let Some(check) = component.field::<Value>("healthCheck")? else {
-        return Ok(());
-    };
-    let main = main
-        .as_object_mut()
-        .ok_or_else(|| TransformError::invalid("container must be an object"))?;
-    for (from, to) in [
-        ("liveness", "livenessProbe"),
-        ("readiness", "readinessProbe"),
-        ("startup", "startupProbe"),
-    ] {
-        if let Some(probe) = check.get(from) {
-            main.insert(to.into(), probe.clone());
-        }
-    }
-    Ok(())
-}
-
-/// Mounts each storage entry with a `mountPath` in the main container, unless it mounts that
-/// volume itself.
-fn mount_storage(main: &mut Value, storage: &[Storage]) -> Result<(), TransformError> {
-    let main = main
-        .as_object_mut()
-        .ok_or_else(|| TransformError::invalid("container must be an object"))?;
-    let mounts = main
-        .entry("volumeMounts")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .ok_or_else(|| TransformError::invalid("container.volumeMounts must be a map"))?;
-    for entry in storage {
-        if let Some(path) = &entry.mount_path {
-            mounts
-                .entry(entry.name.clone())
-                .or_insert_with(|| json!({"mountPath": path}));
-        }
-    }
-    Ok(())
-}
-
 /// The containers of the trait `field` by name (each one's own `name`, else its key), in the
 /// order of those names.
 fn named_containers(
@@ -481,12 +437,7 @@ fn init_containers(component: &Component) -> Result<Vec<(String, Value)>, Transf
     match component.field::<Value>("initContainers")? {
         Some(Value::Array(list)) => list
             .iter()
-            .map(|spec| {
-                let name = spec.get("name").and_then(Value::as_str).ok_or_else(|| {
-                    TransformError::invalid("every entry of an initContainers list needs a name")
-                })?;
-                Ok((name.to_owned(), spec.clone()))
-            })
+            .map(|spec| Ok((init_list_name(spec)?.to_owned(), spec.clone())))
             .collect(),
         _ => named_containers(component, "initContainers"),
     }

@@ -264,15 +264,7 @@ impl PodVolumes {
         shared: bool,
         copies: u64,
     ) -> Result<Source, TransformError> {
-        let (kind, value) = match source.as_object().map(|s| s.iter().collect::<Vec<_>>()) {
-            Some(entries) if entries.len() == 1 => entries[0],
-            _ => {
-                return Err(TransformError::invalid(format!(
-                    "volumes.{name} must have exactly one of emptyDir, configMap, secret, \
-                     persistentClaim, hostPath, projected, nfs, csi, ephemeral"
-                )));
-            }
-        };
+        let (kind, value) = opm_module_common::volumes::source(name, source)?;
         let field = format!("volumes.{name}");
         Ok(match kind.as_str() {
             "emptyDir" => {
@@ -356,23 +348,13 @@ impl PodVolumes {
                     name: claim.clone(),
                     read_only: false,
                 },
-                Value::Object(shared) => {
-                    let (Some(owner), Some(entry)) = (
-                        shared.get("component").and_then(Value::as_str),
-                        shared.get("storage").and_then(Value::as_str),
-                    ) else {
-                        return Err(TransformError::invalid(format!(
-                            "{field}.persistentClaim must be a claim name or {{component, storage}}"
-                        )));
-                    };
-                    Source::Named {
-                        name: context.object_name(&format!("{owner}-{entry}")),
-                        read_only: shared
-                            .get("readOnly")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false),
-                    }
-                }
+                Value::Object(shared) => Source::Named {
+                    name: opm_module_common::volumes::shared_claim(name, shared, context)?,
+                    read_only: shared
+                        .get("readOnly")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                },
                 _ => {
                     return Err(TransformError::invalid(format!(
                         "{field}.persistentClaim must be a claim name or {{component, storage}}"

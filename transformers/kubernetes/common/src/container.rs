@@ -1,37 +1,14 @@
 //! An OPM container (`docs/vocabulary.md`) as a Kubernetes container.
 
 use opm_guest::{Map, TransformError, Value, json};
+use opm_module_common::env::ordered;
 
 use crate::{copy_fields, sorted_entries};
 
 /// The image reference of a container: `repo:tag[@digest]` as written, or assembled from
-/// `{repository, tag, digest}`.
+/// `{repository, tag, digest}` ([`opm_module_common::container::image_reference`]).
 pub fn image_reference(image: &Value) -> Result<String, TransformError> {
-    match image {
-        Value::String(reference) if !reference.is_empty() => Ok(reference.clone()),
-        Value::Object(parts) => {
-            let repository = parts
-                .get("repository")
-                .and_then(Value::as_str)
-                .filter(|repository| !repository.is_empty())
-                .ok_or_else(|| {
-                    TransformError::invalid("container.image.repository must be a non-empty string")
-                })?;
-            let mut reference = repository.to_owned();
-            if let Some(tag) = parts.get("tag").and_then(Value::as_str) {
-                reference.push(':');
-                reference.push_str(tag);
-            }
-            if let Some(digest) = parts.get("digest").and_then(Value::as_str) {
-                reference.push('@');
-                reference.push_str(digest);
-            }
-            Ok(reference)
-        }
-        _ => Err(TransformError::invalid(
-            "container.image must be a string `repo:tag[@digest]` or {repository, tag, digest}",
-        )),
-    }
+    opm_module_common::container::image_reference(image, "container")
 }
 
 /// Translates an OPM container into a Kubernetes container; `default_name` names it when the
@@ -120,104 +97,18 @@ fn is_empty_list(value: &Value) -> bool {
 /// (name → source) is rendered in name order, except that a variable whose value refers to
 /// others with `$(NAME)` comes after them: Kubernetes expands a reference only to a variable
 /// defined earlier in the list, so name order alone could leave `$(DB_HOST)` unexpanded in
-/// `DATABASE_URL`. References that form a cycle are an error, as no order expands them all.
+/// `DATABASE_URL`. References that form a cycle are an error, as no order expands them all
+/// ([`ordered`]).
 fn env_list(env: Option<&Value>) -> Result<Vec<Value>, TransformError> {
-    match env {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(entries)) => {
-            let mut seen = std::collections::BTreeSet::new();
-            entries
-                .iter()
-                .map(|entry| {
-                    let name = entry.get("name").and_then(Value::as_str).ok_or_else(|| {
-                        TransformError::invalid("every container.env entry of a list needs a name")
-                    })?;
-                    if !seen.insert(name) {
-                        return Err(TransformError::invalid(format!(
-                            "container.env sets {name:?} twice"
-                        )));
-                    }
-                    Ok(env_var(name, entry))
-                })
-                .collect()
-        }
-        Some(Value::Object(_)) => {
-            let entries = sorted_entries(env);
-            let order = dependency_order(&entries)?;
-            Ok(order
-                .into_iter()
-                .map(|index| env_var(entries[index].0, entries[index].1))
-                .collect())
-        }
-        Some(_) => Err(TransformError::invalid(
-            "container.env must be a map of name to value, or a list of {name, ...}",
-        )),
-    }
-}
-
-/// The indices of `entries` (in name order) in an order where each variable follows the
-/// variables of `entries` that its literal value refers to with `$(NAME)` (`$$(NAME)` is an
-/// escape, not a reference); among variables free to go next, the first by name goes.
-fn dependency_order(entries: &[(&String, &Value)]) -> Result<Vec<usize>, TransformError> {
-    let index_of = |name: &str| entries.iter().position(|(key, _)| key.as_str() == name);
-    let needs: Vec<Vec<usize>> = entries
-        .iter()
-        .enumerate()
-        .map(|(index, (_, var))| {
-            let text = var.get("value").and_then(Value::as_str).unwrap_or_default();
-            let mut needed: Vec<usize> = references(text)
-                .into_iter()
-                .filter_map(index_of)
-                .filter(|needed| *needed != index)
-                .collect();
-            needed.sort_unstable();
-            needed.dedup();
-            needed
-        })
-        .collect();
-    let mut placed = vec![false; entries.len()];
-    let mut order = Vec::with_capacity(entries.len());
-    while order.len() < entries.len() {
-        let next = (0..entries.len())
-            .find(|&index| !placed[index] && needs[index].iter().all(|&needed| placed[needed]));
-        let Some(next) = next else {
-            let cycle: Vec<&str> = (0..entries.len())
-                .filter(|&index| !placed[index])
-                .map(|index| entries[index].0.as_str())
-                .collect();
-            return Err(TransformError::invalid(format!(
-                "container.env: {} refer to each other through $(NAME), and Kubernetes expands \
-                 a reference only to a variable defined before it; break the cycle, or write env as a \
-                 list, which keeps the order written",
-                cycle.join(", ")
-            )));
-        };
-        placed[next] = true;
-        order.push(next);
-    }
-    Ok(order)
-}
-
-/// The names `text` refers to as `$(NAME)`, leaving out escaped `$$(NAME)`.
-fn references(text: &str) -> Vec<&str> {
-    let mut found = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        let after = &rest[at + 1..];
-        if let Some(escaped) = after.strip_prefix('$') {
-            rest = escaped;
-            continue;
-        }
-        if let Some(open) = after.strip_prefix('(')
-            && let Some(close) = open.find(')')
-        {
-            found.push(&open[..close]);
-            rest = &open[close + 1..];
-            continue;
-        }
-        rest = after;
-    }
-    found
+    let order = ordered(
+        env,
+        "container",
+        "Kubernetes expands a reference only to a variable defined before it",
+    )?;
+    Ok(order
+        .into_iter()
+        .map(|(name, var)| env_var(name, var))
+        .collect())
 }
 
 /// One `env` entry: a literal value (numbers and booleans as their text, as Kubernetes wants
@@ -248,22 +139,6 @@ fn env_var(name: &str, var: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn image_from_parts() {
-        let image =
-            json!({"repository": "ghcr.io/acme/api", "tag": "1.4.0", "digest": "sha256:ab"});
-        assert_eq!(
-            image_reference(&image).unwrap(),
-            "ghcr.io/acme/api:1.4.0@sha256:ab"
-        );
-        assert_eq!(
-            image_reference(&json!({"repository": "nginx"})).unwrap(),
-            "nginx"
-        );
-        assert!(image_reference(&json!(7)).is_err());
-        assert!(image_reference(&json!({"repository": ""})).is_err());
-    }
 
     #[test]
     fn maps_become_name_ordered_lists() {

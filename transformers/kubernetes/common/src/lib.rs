@@ -14,6 +14,10 @@
 //! - [`data`]: the text and base64 data maps of ConfigMaps and Secrets;
 //! - [`gateway`]: the Gateways and the Service a Gateway API route attaches to and sends to.
 //!
+//! What every provider reads the same way from the module — the image reference, the order of
+//! `env`, HealthCheck's probes, the mounts of PersistentStorage, a Volumes entry's source,
+//! [`sorted_entries`], [`WORKLOAD_TYPE_LABEL`] — is the platform-neutral `opm_module_common`'s.
+//!
 //! OPM keeps collections that users override one entry at a time (ports, env, mounts, volumes) as
 //! maps keyed by name; Kubernetes wants lists. Maps are walked in key order, so output is
 //! deterministic whatever order the module wrote them in.
@@ -34,6 +38,7 @@ use std::collections::BTreeMap;
 use opm_guest::{Component, Context, Map, Value, json};
 
 pub use container::{container, image_reference};
+pub use opm_module_common::{WORKLOAD_TYPE_LABEL, sorted_entries};
 
 /// The label that ties a component's pods to its workload and services.
 pub const NAME_LABEL: &str = "app.kubernetes.io/name";
@@ -48,9 +53,6 @@ pub const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
 /// templates leave it out, so that a version bump neither restarts every workload nor changes
 /// the immutable template of a Job.
 pub const MODULE_VERSION_LABEL: &str = "module.opmodel.dev/version";
-
-/// The label that selects the workload transformer of a component.
-pub const WORKLOAD_TYPE_LABEL: &str = "core.opm.dev/workload-type";
 
 /// Kinds that live in no namespace: Kubernetes' built-in cluster-scoped kinds and the Gateway
 /// API's GatewayClass, sorted. (The host keeps the same list to compare resources by the
@@ -147,12 +149,7 @@ pub fn test_context() -> Context {
 /// transformers prefix with `shop-eu-`.
 #[doc(hidden)]
 pub fn test_instance_context() -> Context {
-    let mut context = test_context();
-    context.name = "shop-eu".into();
-    context
-        .labels
-        .insert(opm_guest::INSTANCE_LABEL.to_owned(), "shop-eu".to_owned());
-    context
+    opm_module_common::test_second_instance(test_context())
 }
 
 /// `metadata` for a resource named `name` (for a name of the component's own, the
@@ -169,17 +166,6 @@ pub fn object_metadata(component: &Component, context: &Context, name: &str) -> 
         metadata.insert("annotations".into(), json!(component.annotations()));
     }
     Value::Object(metadata)
-}
-
-/// The entries of a JSON map in key order, whatever order they were written in. A value that is
-/// not a map has no entries.
-pub fn sorted_entries(map: Option<&Value>) -> Vec<(&String, &Value)> {
-    let mut entries: Vec<_> = map
-        .and_then(Value::as_object)
-        .map(|map| map.iter().collect())
-        .unwrap_or_default();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    entries
 }
 
 /// Copies the fields `keys` of `from`, those it has, into `to`, in the order of `keys`.
@@ -258,16 +244,5 @@ mod tests {
             json!({"app.kubernetes.io/instance": "shop", "app.kubernetes.io/name": "api",
                    "team": "payments"})
         );
-    }
-
-    #[test]
-    fn sorted_entries_walk_maps_in_key_order() {
-        let map = json!({"b": 2, "a": 1});
-        let keys: Vec<&str> = sorted_entries(Some(&map))
-            .into_iter()
-            .map(|(key, _)| key.as_str())
-            .collect();
-        assert_eq!(keys, ["a", "b"]);
-        assert!(sorted_entries(Some(&json!(3))).is_empty());
     }
 }

@@ -26,6 +26,8 @@
 use std::collections::BTreeSet;
 
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
+use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
+use opm_module_common::volumes;
 
 use crate::storage::{self, Storage};
 use crate::{container, copy_fields, sorted_entries, template_labels};
@@ -90,9 +92,10 @@ pub fn pod_template(
     let storage = storage::persistent_storage(component)?;
     let claims_are_templates = kind == WorkloadKind::StatefulSet;
 
-    let mut main: Value = component.require("container")?;
-    apply_health_check(component, &mut main)?;
-    mount_storage(&mut main, &storage)?;
+    let mounts = storage
+        .iter()
+        .map(|s| (s.name.as_str(), s.mount_path.as_deref()));
+    let main = main_container(component, mounts)?;
 
     let shutdown: Option<Value> = component.field("gracefulShutdown")?;
     let mut first = container(&main, component.name())?;
@@ -113,13 +116,7 @@ pub fn pod_template(
     let mut containers = vec![first];
     containers.extend(named_containers(component, "sidecarContainers")?);
     for container in &containers {
-        if container.get("restartPolicy").is_some() {
-            return Err(TransformError::invalid(format!(
-                "container {:?} has restartPolicy, which only an init container may have (it \
-                 makes it a native sidecar); move it to initContainers",
-                container["name"].as_str().unwrap_or_default()
-            )));
-        }
+        refuse_restart_policy(container["name"].as_str().unwrap_or_default(), container)?;
     }
     let init_containers = init_containers(component)?;
 
@@ -488,12 +485,7 @@ fn init_containers(component: &Component) -> Result<Vec<Value>, TransformError> 
     match component.field::<Value>("initContainers")? {
         Some(Value::Array(list)) => list
             .iter()
-            .map(|spec| {
-                let name = spec.get("name").and_then(Value::as_str).ok_or_else(|| {
-                    TransformError::invalid("every entry of an initContainers list needs a name")
-                })?;
-                container(spec, name)
-            })
+            .map(|spec| container(spec, init_list_name(spec)?))
             .collect(),
         _ => named_containers(component, "initContainers"),
     }
@@ -519,48 +511,6 @@ fn spread_constraints(
         })
         .collect();
     Ok(Value::Array(spread))
-}
-
-/// Replaces the main container's probes with the HealthCheck trait's.
-fn apply_health_check(component: &Component, main: &mut Value) -> Result<(), TransformError> {
-    let Some(check) = component.field::<Value>("healthCheck")? else {
-        return Ok(());
-    };
-    let main = main
-        .as_object_mut()
-        .ok_or_else(|| TransformError::invalid("container must be an object"))?;
-    for (from, to) in [
-        ("liveness", "livenessProbe"),
-        ("readiness", "readinessProbe"),
-        ("startup", "startupProbe"),
-    ] {
-        if let Some(probe) = check.get(from) {
-            main.insert(to.into(), probe.clone());
-        }
-    }
-    Ok(())
-}
-
-/// Adds a mount of each storage entry with a `mountPath` to the main container, unless the
-/// container already mounts that volume itself.
-fn mount_storage(main: &mut Value, storage: &[Storage]) -> Result<(), TransformError> {
-    let main = main
-        .as_object_mut()
-        .ok_or_else(|| TransformError::invalid("container must be an object"))?;
-    let mounts = main
-        .entry("volumeMounts")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let mounts = mounts
-        .as_object_mut()
-        .ok_or_else(|| TransformError::invalid("container.volumeMounts must be a map"))?;
-    for entry in storage {
-        if let Some(path) = &entry.mount_path {
-            mounts
-                .entry(entry.name.clone())
-                .or_insert_with(|| json!({"mountPath": path}));
-        }
-    }
-    Ok(())
 }
 
 /// The pod's volumes, in name order: the Volumes resource, plus a claim volume per storage entry
@@ -599,15 +549,7 @@ fn pod_volumes(
 fn volume(name: &str, source: &Value, context: &Context) -> Result<Value, TransformError> {
     let mut out = Map::new();
     out.insert("name".into(), Value::from(name));
-    let (key, value) = match source.as_object().map(|s| s.iter().collect::<Vec<_>>()) {
-        Some(entries) if entries.len() == 1 => entries[0],
-        _ => {
-            return Err(TransformError::invalid(format!(
-                "volumes.{name} must have exactly one of emptyDir, configMap, secret, \
-                 persistentClaim, hostPath, projected, nfs, csi, ephemeral"
-            )));
-        }
-    };
+    let (key, value) = volumes::source(name, source)?;
     let (kind, spec) = match (key.as_str(), value) {
         ("emptyDir", spec) => ("emptyDir", spec.clone()),
         ("configMap", Value::String(map)) => ("configMap", json!({"name": map})),
@@ -628,15 +570,7 @@ fn volume(name: &str, source: &Value, context: &Context) -> Result<Value, Transf
         ("persistentClaim", Value::Object(shared)) => {
             // The claim another component's PersistentStorage renders, by the name
             // `storage::claim_name` gives it.
-            let (Some(owner), Some(entry)) = (
-                shared.get("component").and_then(Value::as_str),
-                shared.get("storage").and_then(Value::as_str),
-            ) else {
-                return Err(TransformError::invalid(format!(
-                    "volumes.{name}.persistentClaim must be a claim name or {{component, storage}}"
-                )));
-            };
-            let mut claim = json!({"claimName": context.object_name(&format!("{owner}-{entry}"))});
+            let mut claim = json!({"claimName": volumes::shared_claim(name, shared, context)?});
             if let Some(read_only) = shared.get("readOnly") {
                 claim["readOnly"] = read_only.clone();
             }

@@ -1,0 +1,72 @@
+//! What every provider's transformers read the same way from a module, whatever platform they
+//! render for: the definitions of the shared catalog (`providers/catalog/definitions.yaml`) —
+//! Container, its `env`, HealthCheck, PersistentStorage, Volumes — as the module writes them.
+//! A provider's own crate (`opm-k8s-common`, `opm-compose-common`) turns what this reads into
+//! its platform's objects.
+//!
+//! - [`container`]: the image reference, the HealthCheck's probes and the PersistentStorage
+//!   mounts of the main container, a `restartPolicy` only an init container may have;
+//! - [`env`]: the order a container's variables are defined in, and the `$(NAME)` references of
+//!   a value;
+//! - [`volumes`]: the one source of a Volumes entry;
+//! - [`sorted_entries`]: a map of the module walked in key order.
+//!
+//! The module keeps collections that users override one entry at a time (ports, env, mounts,
+//! volumes) as maps keyed by name; maps are walked in key order, so output is deterministic
+//! whatever order the module wrote them in.
+
+pub mod container;
+pub mod env;
+pub mod volumes;
+
+use opm_guest::{Context, Value};
+
+/// The label whose value selects the workload transformer of a component.
+pub const WORKLOAD_TYPE_LABEL: &str = "core.opm.dev/workload-type";
+
+/// The entries of a JSON map in key order, whatever order they were written in. A value that is
+/// not a map has no entries.
+pub fn sorted_entries(map: Option<&Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<_> = map
+        .and_then(Value::as_object)
+        .map(|map| map.iter().collect())
+        .unwrap_or_default();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    entries
+}
+
+/// `context` rendering a second instance, `shop-eu`, whose objects' names the transformers
+/// prefix with `shop-eu-`: each provider's `test_instance_context` of its own `test_context`.
+#[doc(hidden)]
+pub fn test_second_instance(mut context: Context) -> Context {
+    context.name = "shop-eu".into();
+    context
+        .labels
+        .insert(opm_guest::INSTANCE_LABEL.to_owned(), "shop-eu".to_owned());
+    context
+}
+
+#[cfg(test)]
+mod tests {
+    use opm_guest::json;
+
+    use super::*;
+
+    #[test]
+    fn sorted_entries_walk_maps_in_key_order() {
+        let map = json!({"b": 2, "a": 1});
+        let keys: Vec<&str> = sorted_entries(Some(&map))
+            .into_iter()
+            .map(|(key, _)| key.as_str())
+            .collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert!(sorted_entries(Some(&json!(3))).is_empty());
+    }
+
+    #[test]
+    fn a_second_instance_is_named_and_labelled_shop_eu() {
+        let context = test_second_instance(Context::default());
+        assert_eq!(context.object_name("api"), "shop-eu-api");
+        assert_eq!(context.labels[opm_guest::INSTANCE_LABEL], "shop-eu");
+    }
+}
