@@ -33,7 +33,7 @@ fn main() -> anyhow::Result<()> {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let providers_dir = build_support::workspace().join("../providers");
     println!("cargo:rerun-if-changed={}", providers_dir.display());
-    build_support::rerun_if_guests_change(&["kubernetes", "compose"]);
+    build_support::rerun_if_guests_change(&["kubernetes", "compose", "module"]);
 
     let mut manifests = Vec::new();
     for name in EMBEDDED {

@@ -73,6 +73,18 @@ fn a_renderer_lays_out_what_the_host_writes() {
         run.stdout,
         "Service api api\nDeployment api api\nSecret creds creds\n"
     );
+    // --verbose reports the renderer's call like a transform call.
+    let (_dir, run) = render("list", &["--verbose=json"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let event = run
+        .stderr
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|event| event["event"] == "renderer")
+        .unwrap_or_else(|| panic!("no renderer event in\n{}", run.stderr));
+    assert_eq!(event["renderer"], "renderer Hostile Renderer 1.0.0");
+    assert_eq!(event["files"], 1);
+    assert!(event["fuel"].as_u64().unwrap() > 0, "{event}");
 }
 
 #[test]
@@ -296,4 +308,31 @@ transformers: {}
         run.stdout,
         "Service api api\nDeployment api api\nSecret creds creds\n"
     );
+}
+
+/// With docker-compose as with Kubernetes, a Secret's value reaches the rendered output and
+/// nothing else: not the warnings, not `--verbose` (the calls' and the renderer's logs), not its
+/// JSON form.
+#[test]
+fn a_secret_reaches_only_the_compose_file() {
+    let module = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/compose-run/module.yaml")
+        .display()
+        .to_string();
+    for verbose in [None, Some("--verbose"), Some("--verbose=json")] {
+        let mut args = vec!["mod", "build", &module, "-p", "docker-compose"];
+        args.extend(verbose);
+        let run = opm(args);
+        assert!(run.exited(0), "{verbose:?}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("API_TOKEN: s3cret-token-for-compose"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            !run.stderr.contains("s3cret-token-for-compose"),
+            "{verbose:?}: {}",
+            run.stderr
+        );
+    }
 }

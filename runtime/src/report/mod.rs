@@ -84,15 +84,7 @@ fn outcome(
         ..
     } = render;
     if let Some(format) = verbose {
-        verbose::report(
-            format,
-            plan,
-            context,
-            &rendered.calls,
-            &rendered.patches,
-            redactor,
-            stderr,
-        )?;
+        verbose::report(format, plan, context, rendered, redactor, stderr)?;
     }
     if verbose == Some(Verbose::Json) {
         events(render, redactor, stderr)?;

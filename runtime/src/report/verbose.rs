@@ -16,31 +16,82 @@ use serde_json::json;
 use super::Verbose;
 use crate::matching::{ComponentPlan, Plan};
 use crate::redact::Redactor;
-use crate::render::{CallReport, PatchReport, RenderContext};
+use crate::render::{CallReport, PatchReport, RenderContext, Rendered};
 
-/// Reports the plan, the calls and what each of the module's patches changed.
+/// Reports the plan, the calls, what each of the module's patches changed and the renderer's call.
 pub fn report(
     format: Verbose,
     plan: &Plan,
     context: &RenderContext,
-    calls: &[CallReport],
-    patches: &[PatchReport],
+    rendered: &Rendered,
     redactor: &Redactor,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let (calls, patches, renderer) = (
+        &rendered.calls,
+        &rendered.patches,
+        rendered.renderer.as_ref(),
+    );
     match format {
         Verbose::Text => {
             text(plan, context, calls, out)?;
-            patches_text(patches, out)
+            patches_text(patches, out)?;
+            renderer.map_or(Ok(()), |renderer| renderer_text(renderer, out))
         }
         Verbose::Json => {
             json_lines(plan, context, calls, redactor, out)?;
             for patch in patches {
                 event(patch_event(patch), redactor, out)?;
             }
+            if let Some(renderer) = renderer {
+                event(
+                    json!({
+                        "event": "renderer",
+                        "renderer": renderer.transformer,
+                        "files": renderer.resources,
+                        "fuel": renderer.fuel_used,
+                        "micros": renderer.elapsed.as_micros() as u64,
+                        "logsDropped": renderer.logs_dropped,
+                    }),
+                    redactor,
+                    out,
+                )?;
+                for log in &renderer.logs {
+                    event(
+                        json!({"event": "log", "renderer": renderer.transformer,
+                               "level": log.level, "message": log.message}),
+                        redactor,
+                        out,
+                    )?;
+                }
+            }
             Ok(())
         }
     }
+}
+
+/// The renderer's call: the files it laid out, its fuel and time, and what it logged.
+fn renderer_text(renderer: &CallReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}: {} file{}, {} fuel, {:.2} ms",
+        renderer.transformer,
+        renderer.resources,
+        if renderer.resources == 1 { "" } else { "s" },
+        renderer.fuel_used,
+        renderer.elapsed.as_secs_f64() * 1000.0
+    )?;
+    for line in &renderer.logs {
+        writeln!(out, "  [{}] {}", line.level, line.message)?;
+    }
+    if renderer.logs_dropped > 0 {
+        writeln!(
+            out,
+            "  ({} more log lines dropped at the log limit)",
+            renderer.logs_dropped
+        )?;
+    }
+    Ok(())
 }
 
 /// Each patch, in the order applied, with the objects it changed and those it targeted but
