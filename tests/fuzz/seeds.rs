@@ -69,10 +69,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     seeds.add("manifest", limited.as_bytes())?;
 
     let embedded = bundle::read("embedded", provider::embedded_bundle())?;
-    // The source manifest takes its definitions from the shared catalog; the bundle's manifest
-    // holds them all, and JSON is YAML.
-    seeds.add("manifest", &embedded.manifest)?;
     let embedded_manifest: Value = serde_json::from_slice(&embedded.manifest)?;
+    // The source manifest takes its definitions from the shared catalog; the bundle's manifest
+    // holds them all (JSON is YAML), without the digests of the bundle's components.
+    let mut whole = embedded_manifest.clone();
+    if let Some(all) = whole["transformers"].as_object_mut() {
+        for transformer in all.values_mut() {
+            transformer.as_object_mut().map(|t| t.remove("digest"));
+        }
+    }
+    if let Some(renderer) = whole["renderer"].as_object_mut() {
+        renderer.remove("digest");
+    }
+    seeds.add("manifest", serde_json::to_string(&whole)?.as_bytes())?;
     for (fqn, transformer) in embedded_manifest["transformers"]
         .as_object()
         .ok_or("the embedded manifest has no transformers")?
@@ -82,13 +91,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if bytes.len() <= MAX_SEED_BYTES {
             seeds.add("component", bytes)?;
             let mut one = embedded_manifest.clone();
+            // A bundle of that one transformer: its renderer is another component.
+            one.as_object_mut().map(|m| m.remove("renderer"));
             one["transformers"] =
                 Value::Object(Map::from_iter([(fqn.clone(), transformer.clone())]));
             let components = BTreeMap::from([(entry.to_owned(), bytes.to_vec())]);
             seeds.add("bundle", &format::pack(one, &components)?.bytes)?;
         }
     }
+    if let Some(entry) = embedded_manifest["renderer"]["component"].as_str()
+        && let Some(bytes) = embedded.components.get(entry)
+        && bytes.len() <= MAX_SEED_BYTES
+    {
+        seeds.add("component", bytes)?;
+    }
     let mut not_wasm = embedded_manifest.clone();
+    not_wasm.as_object_mut().map(|m| m.remove("renderer"));
     if let Some((fqn, transformer)) = embedded_manifest["transformers"]
         .as_object()
         .and_then(|all| all.iter().next())

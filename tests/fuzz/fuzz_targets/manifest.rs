@@ -3,8 +3,8 @@
 //!
 //! A manifest that validates must also survive `opm provider pack`: packed into a bundle (with
 //! stand-in bytes for each component, which packing does not look at) it must read back, and
-//! the bundle's manifest must be the same manifest with each `component` and `digest` rewritten
-//! to the bundle's entries. Otherwise a provider that loads from its source directory would not
+//! the bundle's manifest must be the same manifest with each `component` and `digest` (the
+//! transformers' and the renderer's) rewritten to the bundle's entries. Otherwise a provider that loads from its source directory would not
 //! load once packed.
 
 #![no_main]
@@ -41,7 +41,9 @@ fn check_packs(data: &[u8], manifest: &ProviderManifest) {
     let components: BTreeMap<String, Vec<u8>> = manifest
         .transformers
         .values()
-        .map(|t| (t.component.clone(), t.component.clone().into_bytes()))
+        .map(|t| &t.component)
+        .chain(manifest.renderer.as_ref().map(|r| &r.component))
+        .map(|component| (component.clone(), component.clone().into_bytes()))
         .collect();
     let packed = format::pack(raw, &components).expect("a valid manifest packs");
     let bundle = bundle::read("packed.opmb", &packed.bytes).expect("a packed bundle reads back");
@@ -52,6 +54,11 @@ fn check_packs(data: &[u8], manifest: &ProviderManifest) {
         let hex = format::hex_digest(&components[&transformer.component]);
         transformer.component = format::component_entry(&hex);
         transformer.digest = Some(format!("blake3:{hex}"));
+    }
+    if let Some(renderer) = &mut expected.renderer {
+        let hex = format::hex_digest(&components[&renderer.component]);
+        renderer.component = format::component_entry(&hex);
+        renderer.digest = Some(format!("blake3:{hex}"));
     }
     assert_eq!(
         unpacked, expected,
