@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use opm_tests::docker::{BUSYBOX_IMAGE, Engine, Project, compose_config};
 use opm_tests::{opm, repo_root};
 
+use crate::examples::examples;
+
 /// The fixture's web component publishes its port here (its Expose trait's `nodePort`).
 const NODE_PORT: u16 = 31847;
 /// What the fixture's ConfigMap serves as `/index.html`.
@@ -155,26 +157,6 @@ fn compose_run_end_to_end() {
         containers.trim().is_empty() && volumes.trim().is_empty(),
         "down -v left containers {containers:?} and volumes {volumes:?}"
     );
-}
-
-/// Every `examples/<name>/module.yaml`, in name order.
-fn examples() -> Vec<(String, PathBuf)> {
-    let dir = repo_root().join("examples");
-    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-        .filter_map(|entry| {
-            let path = entry.ok()?.path();
-            let module = path.join("module.yaml");
-            let name = path.file_name()?.to_str()?.to_owned();
-            module.is_file().then_some((name, module))
-        })
-        .collect();
-    found.sort();
-    assert!(
-        found.len() >= 5,
-        "expected hello and at least four more examples, found {found:?}"
-    );
-    found
 }
 
 #[test]

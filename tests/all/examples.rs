@@ -18,8 +18,8 @@ use serde_json::Value;
 /// The Kubernetes version the examples must stay valid for, besides the validator's newest.
 const OLDEST_KUBERNETES: &str = "1.33.0";
 
-/// Every `examples/<name>/module.yaml`, in name order.
-fn examples() -> Vec<(String, PathBuf)> {
+/// Every `examples/<name>/module.yaml`, in name order (the compose tests render them too).
+pub(crate) fn examples() -> Vec<(String, PathBuf)> {
     let dir = repo_root().join("examples");
     let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))

@@ -33,6 +33,15 @@ pub struct Case {
 
 /// Reads every case folder of `dir`, in name order.
 pub fn load_all(dir: &Path) -> anyhow::Result<Vec<Case>> {
+    case_dirs(dir, "component.json")?
+        .iter()
+        .map(|dir| load(dir))
+        .collect()
+}
+
+/// The case folders of `dir`, in name order; none is an error, which says that each folder
+/// holds `input` and [`EXPECTED`]. Transformer and renderer cases are laid out alike.
+pub(crate) fn case_dirs(dir: &Path, input: &str) -> anyhow::Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read the case directory {}", dir.display()))?;
     let mut dirs = Vec::new();
@@ -45,11 +54,11 @@ pub fn load_all(dir: &Path) -> anyhow::Result<Vec<Case>> {
     dirs.sort();
     if dirs.is_empty() {
         bail!(
-            "{} holds no case folders (each a folder with component.json and {EXPECTED})",
+            "{} holds no case folders (each a folder with {input} and {EXPECTED})",
             dir.display()
         );
     }
-    dirs.iter().map(|dir| load(dir)).collect()
+    Ok(dirs)
 }
 
 /// Reads the case folder `dir`.
@@ -81,7 +90,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Case> {
 }
 
 /// The JSON in `path`, or `None` when there is no such file.
-fn read_json(path: &Path) -> anyhow::Result<Option<Value>> {
+pub(crate) fn read_json(path: &Path) -> anyhow::Result<Option<Value>> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)

@@ -23,7 +23,7 @@ use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::cases::{self, EXPECTED, Ran};
+use super::cases::{self, EXPECTED, Ran, read_json};
 use crate::render::{FailureKind, OutputOptions, RenderContext, Rendered, Renderer, Resource};
 use crate::sandbox::{CallError, Sandbox};
 
@@ -53,23 +53,10 @@ pub struct Case {
 
 /// Reads every case folder of `dir`, in name order.
 pub fn load_all(dir: &Path) -> anyhow::Result<Vec<Case>> {
-    let entries = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read the case directory {}", dir.display()))?;
-    let mut dirs = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            dirs.push(entry.path());
-        }
-    }
-    dirs.sort();
-    if dirs.is_empty() {
-        bail!(
-            "{} holds no case folders (each a folder with {RESOURCES} and {EXPECTED})",
-            dir.display()
-        );
-    }
-    dirs.iter().map(|dir| load(dir)).collect()
+    cases::case_dirs(dir, RESOURCES)?
+        .iter()
+        .map(|dir| load(dir))
+        .collect()
 }
 
 /// Reads the renderer case folder `dir`.
@@ -175,17 +162,6 @@ fn options_from(value: &Value) -> anyhow::Result<OutputOptions> {
         }
     }
     Ok(options)
-}
-
-/// The JSON in `path`, or `None` when there is no such file.
-fn read_json(path: &Path) -> anyhow::Result<Option<Value>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .with_context(|| format!("{} is not JSON", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
 }
 
 /// Runs `case` against `renderer` in a fresh instance of `sandbox`, as the last step of a
