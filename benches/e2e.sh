@@ -15,6 +15,12 @@
 #   (c) native:     $OPM_NATIVE nN/module.yaml -j J: `opm mod build` with the same transformer
 #                   crates compiled natively and called in-process (benches/native.rs);
 #   (d) helm:       GOMAXPROCS=J helm template bench nN/chart --namespace bench;
+#   (e) opm, installed, after init (sizes up to 100 only): the embedded provider's components,
+#                   each with a custom section more so that its code is not the one built into
+#                   opm, packed as an installed provider of a project (project/nN/module.yaml);
+#                   with a new, empty cache for every run, `opm provider init` (not measured)
+#                   compiles them into it, then the render is measured: the first render of a CI
+#                   job that ran `init`;
 # at every J in JOBS, output to /dev/null, and prints medians as Markdown tables (also written
 # to $WORK/results.md; every measurement is kept in $WORK/raw.tsv).
 #
@@ -90,6 +96,41 @@ helm_version=$(helm version --template '{{.Version}}' 2>/dev/null || echo unknow
 mkdir -p "$work"
 work=$(realpath "$work")
 log "work directory: $work"
+
+# Writes WORK/project: a project whose .opm/providers.yaml installs, from the directory registry
+# WORK/registry, the embedded Kubernetes provider with a custom section added to each component
+# (its code is then not the binary's own, as an installed provider's is not).
+installed_project() {
+  local src=$work/installed-src version
+  rm -rf "$src" "$work/registry" "$work/project"
+  mkdir -p "$src" "$work/project/.opm"
+  "$opm" provider export kubernetes -o "$work/embedded.opmb" >/dev/null
+  version=$(python3 - "$work/embedded.opmb" "$src" <<'PY'
+import json, os, sys, tarfile
+bundle, out = sys.argv[1], sys.argv[2]
+with tarfile.open(bundle) as tar:
+    members = {m.name: m for m in tar.getmembers()}
+    manifest = json.load(tar.extractfile(next(m for n, m in members.items() if n.startswith("manifest/"))))
+    holders = list(manifest["transformers"].values()) + ([manifest["renderer"]] if "renderer" in manifest else [])
+    for holder in holders:
+        name = os.path.basename(holder["component"])
+        data = tar.extractfile(members[holder["component"]]).read()
+        # A custom section "opm-bench": id 0, size 10, then the name with its length.
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data + bytes([0, 10, 9]) + b"opm-bench")
+        holder["component"] = name
+        holder.pop("digest", None)
+with open(os.path.join(out, "provider.yaml"), "w") as f:
+    json.dump(manifest, f)
+print(manifest["metadata"]["version"])
+PY
+)
+  mkdir -p "$work/registry/kubernetes/$version"
+  "$opm" provider pack "$src" -o "$work/registry/kubernetes/$version/kubernetes-$version.opmb" >/dev/null
+  printf 'providers:\n  - name: kubernetes\n    version: "%s"\n    source: ../registry\n' \
+    "$version" >"$work/project/.opm/providers.yaml"
+  (cd "$work/project" && OPM_CACHE_DIR=off "$opm" provider init >/dev/null)
+}
 
 # Writes WORK/nN/module.yaml and WORK/nN/chart for every N given.
 generate() {
@@ -271,6 +312,9 @@ run_variant() {
        cmd=("$opm" mod build "$dir/module.yaml" -j "$j") ;;
     c) cmd=("$native" "$dir/module.yaml" -j "$j") ;;
     d) cmd=(helm template bench "$dir/chart" --namespace bench) ;;
+    e) cold=$(mktemp -d "$work/cold.XXXXXX") cache=$cold
+       (cd "$work/project" && OPM_CACHE_DIR=$cache "$opm" provider init >/dev/null)
+       cmd=("$opm" mod build "$work/project/n$n/module.yaml" -j "$j") ;;
   esac
   # Both variables go to every command (each ignores the other's): no `env` process is timed.
   t0=$EPOCHREALTIME
@@ -294,6 +338,7 @@ run_variant() {
 variants=(a b)
 [[ -n $native ]] && variants+=(c) || log "OPM_NATIVE is not set: skipping (c), the native renderer"
 variants+=(d)
+installed_project
 
 log "generating modules and charts: ${sizes[*]} components"
 generate "${sizes[@]}"
@@ -307,8 +352,16 @@ for n in "${sizes[@]}"; do
   dir=$work/n$n
   # Unmeasured: warms the compile cache (and the page cache) and gives the outputs to compare.
   run_variant a "$n" "${jobs[0]}" - "$dir/opm.yaml"
-  [[ -n $(find "$cache_warm" -name '*.cwasm' -print -quit 2>/dev/null) ]] ||
-    die "the warm run left no entry in $cache_warm: (a) would not be measured warm"
+  # (a) and (b) compile nothing: the embedded provider's code is built into opm.
+  OPM_CACHE_DIR=$cache_warm "$opm" mod build "$dir/module.yaml" --verbose=json 2>&1 >/dev/null |
+    grep '"event":"code"' | grep -q '"source":"compiled"' &&
+    die "a render with the embedded provider compiled a component: (a) would not be measured warm"
+  size_variants=("${variants[@]}")
+  if ((n <= 100)); then
+    mkdir -p "$work/project/n$n"
+    cp "$dir/module.yaml" "$work/project/n$n/module.yaml"
+    size_variants+=(e)
+  fi
   run_variant d "$n" "${jobs[0]}" - "$dir/helm.yaml"
   count=$(compare opm "$dir/opm.yaml" helm "$dir/helm.yaml") ||
     die "opm and helm do not emit the same resources for $n components (outputs in $dir)"
@@ -322,7 +375,7 @@ for n in "${sizes[@]}"; do
 
   for ((run = 1; run <= runs; run++)); do
     # Rotate the order of variants (and of J) from run to run, so no variant always runs first.
-    order=("${variants[@]:run % ${#variants[@]}}" "${variants[@]:0:run % ${#variants[@]}}")
+    order=("${size_variants[@]:run % ${#size_variants[@]}}" "${size_variants[@]:0:run % ${#size_variants[@]}}")
     js=("${jobs[@]}")
     ((run % 2)) || { js=(); for ((k = ${#jobs[@]} - 1; k >= 0; k--)); do js+=("${jobs[k]}"); done; }
     for j in "${js[@]}"; do
@@ -367,15 +420,17 @@ mib = lambda x: "—" if x is None else f"{x / 1024:.0f} MiB"
 ratio = lambda x, y: "—" if x is None or y is None or y == 0 else f"{x / y:.2f}"
 
 print(f"Medians of {runs} runs. (a) opm warm cache, (b) opm empty cache, "
-      f"(c) native{'' if native else ' (not run: OPM_NATIVE unset)'}, (d) helm template. "
-      "Wall: whole process; CPU: user + sys; RSS: peak resident set.\n")
+      f"(c) native{'' if native else ' (not run: OPM_NATIVE unset)'}, (d) helm template, "
+      "(e) opm with an installed provider, empty cache, after `opm provider init` (up to 100 "
+      "components). Wall: whole process; CPU: user + sys; RSS: peak resident set.\n")
 for j in jobs:
     print(f"## -j {j}\n")
-    print("| components | a wall | b wall | c wall | d wall | a/d | a/c | a CPU | a RSS | d RSS | b RSS |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| components | a wall | b wall | e wall | c wall | d wall | a/d | b/d | e/d | a/c | a CPU | a RSS | d RSS | b RSS |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
-        a, b, c, d = (wall(n, j, v) for v in "abcd")
-        print(f"| {n:,} | {s(a)} | {s(b)} | {s(c)} | {s(d)} | {ratio(a, d)} | {ratio(a, c)} "
+        a, b, c, d, e = (wall(n, j, v) for v in "abcde")
+        print(f"| {n:,} | {s(a)} | {s(b)} | {s(e)} | {s(c)} | {s(d)} | {ratio(a, d)} | {ratio(b, d)} "
+              f"| {ratio(e, d)} | {ratio(a, c)} "
               f"| {s(cpu(n, j, 'a'))} | {mib(rss(n, j, 'a'))} | {mib(rss(n, j, 'd'))} | {mib(rss(n, j, 'b'))} |")
     print()
 

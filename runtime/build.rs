@@ -5,6 +5,11 @@
 //! `embedded_provider.rs`, which embeds those bundles for `provider::load_embedded` to load
 //! like any bundle file.
 //!
+//! With the `sandbox` feature it also precompiles every embedded component for the target, with
+//! the engine settings the sandbox uses (`src/sandbox/codegen.rs`, included here as it is), and
+//! generates `embedded_code.rs`, which embeds that code by component digest: a render of an
+//! embedded provider loads it instead of compiling, on the first run as on every other.
+//!
 //! It also generates the C bindings of `wit/` (`c_bindings.rs`) that `opm transformer new --lang c`
 //! writes into a new project.
 //!
@@ -18,6 +23,10 @@ mod build_support;
 
 #[path = "src/json.rs"]
 mod json;
+
+#[cfg(feature = "sandbox")]
+#[path = "src/codegen.rs"]
+mod codegen;
 
 #[path = "src/bundle/format.rs"]
 #[expect(
@@ -85,7 +94,65 @@ fn main() -> anyhow::Result<()> {
     }
     generated.push_str("];\n");
     std::fs::write(out_dir.join("embedded_provider.rs"), generated)?;
+    precompile(&components, &out_dir)?;
     c_bindings(&build_support::workspace().join("../wit"), &out_dir)
+}
+
+/// Precompiles `components` for the target and generates `embedded_code.rs`: `CODE`, each
+/// component's BLAKE3 (hex) and its code, sorted by digest. Without the `sandbox` feature (the
+/// fuzz targets' build, which has no engine), `CODE` is empty.
+fn precompile(
+    components: &std::collections::BTreeMap<String, Vec<u8>>,
+    out_dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    let mut generated = String::from(
+        "/// The code of the embedded providers' components, precompiled by build.rs for this\n/// target: each component's BLAKE3 (hex) and its code, sorted by digest.\npub static CODE: &[(&str, &[u8])] = &[\n",
+    );
+    #[cfg(feature = "sandbox")]
+    {
+        use anyhow::Context as _;
+        let target = std::env::var("TARGET").context("cargo sets TARGET")?;
+        let dir = out_dir.join("precompiled");
+        std::fs::create_dir_all(&dir)?;
+        let engine = match codegen::portable_config(&target).and_then(|c| wasmtime::Engine::new(&c))
+        {
+            Ok(engine) => Some(engine),
+            Err(error) => {
+                // A target Cranelift does not compile for: the components are compiled at run
+                // time, as an installed provider's are.
+                println!(
+                    "cargo:warning=not precompiling the embedded providers for {target}: {error:#}"
+                );
+                None
+            }
+        };
+        let mut code: Vec<(String, PathBuf)> = Vec::new();
+        for (file, bytes) in components.iter().filter(|_| engine.is_some()) {
+            let engine = engine.as_ref().expect("filtered");
+            let digest = blake3::hash(bytes).to_hex().to_string();
+            if code.iter().any(|(known, _)| *known == digest) {
+                continue;
+            }
+            let compiled = engine
+                .precompile_component(bytes)
+                .map_err(|e| anyhow::anyhow!("precompiling {file}: {e:#}"))?;
+            let path = dir.join(format!("{digest}.cwasm"));
+            std::fs::write(&path, compiled)?;
+            code.push((digest, path));
+        }
+        code.sort();
+        for (digest, path) in code {
+            generated.push_str(&format!(
+                "    ({digest:?}, include_bytes!({:?})),\n",
+                path.display().to_string()
+            ));
+        }
+    }
+    #[cfg(not(feature = "sandbox"))]
+    let _ = (components, out_dir);
+    generated.push_str("];\n");
+    std::fs::write(out_dir.join("embedded_code.rs"), generated)?;
+    Ok(())
 }
 
 /// Writes the C bindings of `wit` into `out_dir/c-bindings` and generates `c_bindings.rs`:

@@ -146,7 +146,7 @@ pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
             write_creating_dirs(&path, &provider.components[fqn]);
         }
     }
-    if let Some((spec, (bytes, _))) = provider
+    if let Some((spec, bytes)) = provider
         .manifest
         .renderer
         .as_ref()
@@ -157,6 +157,49 @@ pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
     let manifest = serde_saphyr::to_string(&provider.manifest).expect("manifest serializes");
     std::fs::write(dir.path().join("provider.yaml"), manifest).expect("write manifest");
     dir
+}
+
+/// A provider source directory of the embedded Kubernetes provider whose every component carries
+/// one more custom section: the same transformers, but components whose code is not built into
+/// opm, so that a render with it compiles them (or loads them from the compile cache), as it
+/// would an installed provider's.
+pub fn provider_not_embedded() -> tempfile::TempDir {
+    let dir = provider_with(&[]);
+    let mut found = 0;
+    for entry in walk(dir.path()) {
+        if entry.extension().is_some_and(|ext| ext == "wasm") {
+            let bytes = std::fs::read(&entry).expect("read component");
+            std::fs::write(&entry, with_custom_section(&bytes)).expect("write component");
+            found += 1;
+        }
+    }
+    assert!(found > 2, "the provider has components");
+    dir
+}
+
+/// `component` with a custom section `opm-test` appended: the same component to every engine,
+/// with another digest.
+pub fn with_custom_section(component: &[u8]) -> Vec<u8> {
+    let name = b"opm-test";
+    let mut bytes = component.to_vec();
+    // Section id 0 (custom), its size, then the name with its length: all under 128 bytes.
+    bytes.extend([0, name.len() as u8 + 1, name.len() as u8]);
+    bytes.extend(name);
+    bytes
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// Writes `text` to `name` in `dir` and returns its path as a string.

@@ -118,26 +118,12 @@ pub enum Compiler {
     Baseline,
 }
 
-/// [`engine_config`] for `compiler`. The engine's compatibility hash covers the compiler, so
-/// the compile cache never hands code of one to the other.
+/// [`engine_config`] for `compiler` ([`codegen::config`](crate::codegen::config)).
+/// The engine's compatibility hash covers the compiler, so the compile cache never hands code
+/// of one to the other.
 #[cfg(feature = "sandbox")]
 pub fn engine_config_for(compiler: Compiler) -> wasmtime::Config {
-    let mut config = wasmtime::Config::new();
-    config
-        .consume_fuel(true)
-        .epoch_interruption(true)
-        .wasm_component_model(true);
-    match compiler {
-        Compiler::Optimizing => {
-            config
-                .strategy(wasmtime::Strategy::Cranelift)
-                .cranelift_opt_level(wasmtime::OptLevel::Speed);
-        }
-        Compiler::Baseline => {
-            config.strategy(wasmtime::Strategy::Winch);
-        }
-    }
-    config
+    crate::codegen::config(compiler == Compiler::Baseline)
 }
 
 /// The WebAssembly features the sandbox's engine enables, so a bundle's components are

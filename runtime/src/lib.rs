@@ -38,6 +38,8 @@ pub mod authoring;
 pub mod bundle;
 #[cfg(all(feature = "sandbox", feature = "registry"))]
 pub mod cli;
+#[cfg(feature = "sandbox")]
+pub mod codegen;
 pub mod contract;
 pub mod definitions;
 pub mod files;
@@ -46,6 +48,7 @@ pub mod matching;
 pub mod module;
 pub mod names;
 pub mod origin;
+pub mod precompiled;
 pub mod printable;
 pub mod progress;
 pub mod provider;

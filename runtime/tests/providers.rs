@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{exited, hello_in, keypair, minisign, opm, repacked};
+use common::{exited, hello_in, keypair, minisign, opm, repacked, repacked_with};
 
 /// The embedded provider packed again as `version`, with `label` set so each version's bytes
 /// differ.
@@ -78,6 +78,74 @@ impl Fixture {
 
 const CONFIG: &str =
     "providers:\n  - name: kubernetes\n    version: ^0.2\n    source: ../../registry\n";
+
+/// `opm provider init` compiles every component of what it installs into the compile cache, so
+/// that the first render of the project compiles nothing: `--verbose=json` says where each
+/// component's code came from. The provider's components are the embedded ones with a custom
+/// section more, so that their code is not the one built into opm.
+#[test]
+fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
+    let fixture = Fixture::new(CONFIG, &[]);
+    let bundle = repacked_with(
+        provider::embedded_bundle(),
+        |manifest| manifest["metadata"]["version"] = Value::from("0.2.0"),
+        |component| {
+            let mut bytes = component.to_vec();
+            bytes.extend([0, 9, 8]);
+            bytes.extend(b"opm-test");
+            bytes
+        },
+    );
+    fixture.publish("0.2.0", &bundle);
+    let components = bundle::read("test", &bundle).unwrap().components.len();
+    let cache = fixture.dir.path().join("cache");
+    let with_cache = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_opm"))
+            .args(args)
+            .current_dir(fixture.app())
+            .env_remove("OPM_REGISTRY")
+            .env("OPM_CACHE_DIR", cache.join("dir"))
+            .env("OPM_CACHE_KEY", cache.join("key/key"))
+            .output()
+            .expect("opm runs")
+    };
+
+    let (stdout, _) = exited(&with_cache(&["provider", "init"]), 0);
+    assert!(
+        stdout.contains(&format!(
+            "kubernetes 0.2.0: {components} components compiled into the compile cache in "
+        )) && stdout.contains(" s, 0 there already"),
+        "{stdout}"
+    );
+    let (yaml, stderr) = exited(
+        &with_cache(&["mod", "build", &fixture.hello(), "--verbose=json"]),
+        0,
+    );
+    assert!(yaml.contains("kind: Deployment"), "{yaml}");
+    let sources: Vec<String> = stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["event"] == "code")
+        .map(|event| format!("{} {}", event["name"], event["source"]))
+        .collect();
+    assert_eq!(
+        sources.len(),
+        3,
+        "two transformers and the renderer: {stderr}"
+    );
+    assert!(
+        sources.iter().all(|source| source.ends_with(" \"cache\"")),
+        "{sources:?}"
+    );
+
+    // Installed again, nothing is compiled.
+    let (stdout, _) = exited(&with_cache(&["provider", "init", "--force"]), 0);
+    assert!(
+        stdout.contains("kubernetes 0.2.0: 0 components compiled into the compile cache in ")
+            && stdout.contains(&format!(" s, {components} there already")),
+        "{stdout}"
+    );
+}
 
 #[test]
 fn init_installs_and_locks_and_mod_build_uses_exactly_the_locked_bytes() {

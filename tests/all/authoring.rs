@@ -455,8 +455,7 @@ fn build_names_a_renderer_where_a_transformer_was_expected_and_the_reverse() {
     let renderer = opm_runtime::provider::load_embedded()
         .expect("embedded provider")
         .renderer
-        .expect("the Kubernetes provider ships a renderer")
-        .0;
+        .expect("the Kubernetes provider ships a renderer");
     let dir = project("true", &renderer);
     build_refuses(
         dir.path(),
@@ -490,8 +489,7 @@ fn test_runs_a_renderer_s_cases_as_the_render_runs_it() {
     let renderer = opm_runtime::provider::load_embedded()
         .expect("embedded provider")
         .renderer
-        .expect("the Kubernetes provider ships a renderer")
-        .0;
+        .expect("the Kubernetes provider ships a renderer");
     let component = dir.path().join("x.wasm");
     std::fs::write(&component, &renderer).expect("write");
     let cases = dir.path().join("cases");

@@ -110,7 +110,7 @@ fn entries_of(bytes: &[u8]) -> Vec<Raw<'static>> {
 fn refusal(bytes: &[u8]) -> String {
     let error = bundle::read("bad.opmb", bytes)
         .map_err(ProviderError::from)
-        .and_then(|bundle| provider::from_bundle("bad.opmb".into(), bundle))
+        .and_then(|bundle| provider::from_bundle_checked("bad.opmb".into(), bundle))
         .expect_err("the bundle must be refused");
     error.to_string()
 }

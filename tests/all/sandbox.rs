@@ -329,8 +329,7 @@ fn a_core_module_is_not_a_transformer() {
 
 #[test]
 fn a_tampered_compile_cache_entry_is_never_loaded() {
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let bytes = &provider.components[DEPLOYMENT];
+    let bytes = &not_embedded(DEPLOYMENT);
     let dir = tempfile::tempdir().unwrap();
     let cache_dir = dir.path().join("compiled");
     let key_file = dir.path().join("config/compile-cache.key");
@@ -693,6 +692,13 @@ fn the_load_checks_validate_function_bodies() {
 
 const SERVICE: &str = "transformer.opm.dev/network@v1#ServiceTransformer";
 
+/// The component of the embedded provider's transformer `fqn`, with a custom section more: its
+/// code is not built into opm, so a sandbox compiles it or loads it from its cache.
+fn not_embedded(fqn: &str) -> Vec<u8> {
+    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    opm_tests::with_custom_section(&provider.components[fqn])
+}
+
 /// A sandbox that keeps compiled components in `cache_dir`, with the key in `config/` beside it.
 fn cached_sandbox(cache_dir: &std::path::Path) -> Sandbox {
     cached_sandbox_keyed(cache_dir, "compile-cache.key")
@@ -713,10 +719,7 @@ fn cached_sandbox_keyed(cache_dir: &std::path::Path, key_file: &str) -> Sandbox 
 /// by `sandbox`, of a container with an exposed port (which both the Deployment and the Service
 /// transformers accept).
 fn kinds_made_by(sandbox: &Sandbox, fqn: &str) -> Vec<String> {
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
-    let compiled = sandbox
-        .compile(fqn, &provider.components[fqn])
-        .expect("compiles");
+    let compiled = sandbox.compile(fqn, &not_embedded(fqn)).expect("compiles");
     let input = json!({
         "metadata": {"name": "api", "labels": {}},
         "resources": ["opm.dev/resources/workload@v1#Container"],
@@ -862,4 +865,49 @@ fn a_call_under_the_largest_timeout_runs() {
         json!({"metadata": {"name": "api"}, "spec": {"container": {"image": "nginx"}}}).to_string();
     let outcome = sandbox.call(&compiled, &input, &context().for_component("api"), &limits);
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+}
+
+/// Every component of every embedded provider loads the code build.rs precompiled for it into
+/// the sandbox's engine, and compiles nothing: a change of the engine's settings, or of
+/// wasmtime, that the build did not follow fails here rather than making every render compile.
+/// The baseline compiler's engine never takes that code.
+#[test]
+fn every_embedded_component_loads_its_precompiled_code() {
+    use opm_runtime::contract::Compiler;
+    use opm_runtime::sandbox::CodeSource;
+    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+    let baseline = Sandbox::with_compiler(&Limits::default(), Compiler::Baseline).expect("engine");
+    let mut loaded = 0;
+    for name in opm_runtime::provider::embedded_names() {
+        let provider = opm_runtime::provider::load_embedded_named(name).expect("embedded");
+        for (fqn, bytes) in &provider.components {
+            let compiled = sandbox.compile(fqn, bytes).expect("compiles");
+            assert_eq!(compiled.code.source, CodeSource::Embedded, "{name}: {fqn}");
+            loaded += 1;
+        }
+        let renderer = provider.renderer.as_ref().expect("a renderer");
+        let compiled = sandbox
+            .compile_renderer("renderer", renderer)
+            .expect("compiles");
+        assert_eq!(
+            compiled.code.source,
+            CodeSource::Embedded,
+            "{name}: renderer"
+        );
+    }
+    assert!(loaded > 10, "{loaded}");
+    assert!(
+        opm_runtime::precompiled::code(&blake3::hash(
+            opm_runtime::provider::load_embedded()
+                .unwrap()
+                .renderer
+                .as_ref()
+                .unwrap()
+        ))
+        .is_some()
+    );
+    let provider = opm_runtime::provider::load_embedded().expect("embedded");
+    let (fqn, bytes) = provider.components.iter().next().expect("a component");
+    let compiled = baseline.compile(fqn, bytes).expect("compiles");
+    assert_eq!(compiled.code.source, CodeSource::Compiled);
 }

@@ -197,7 +197,24 @@ pub enum ComponentError {
 /// component, importing only what the sandbox offers, exporting `render` with the contract's
 /// signature.
 pub fn check_renderer(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
-    let (info, types) = scan_checked(bytes)?;
+    renderer_with(bytes, Bodies::Validate)
+}
+
+/// [`check_renderer`] but for the function bodies, which compiling validates.
+pub fn check_renderer_structure(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
+    renderer_with(bytes, Bodies::Skip)
+}
+
+/// Whether a check validates the code of every function, or leaves it to the compiler: what
+/// takes most of a check's time, and what compiling a component does anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bodies {
+    Validate,
+    Skip,
+}
+
+fn renderer_with(bytes: &[u8], bodies: Bodies) -> Result<ComponentInfo, ComponentError> {
+    let (info, types) = scan_checked(bytes, bodies)?;
     let Some(item) = types.component_item_for_export(contract::RENDERER_EXPORT) else {
         return Err(ComponentError::NotRenderer(format!(
             "it does not export {} (it exports: {})",
@@ -247,7 +264,10 @@ fn signature(types: &wasmparser::types::Types, ty: ComponentEntityType, name: &s
 
 /// What [`check`] and [`check_renderer`] check alike: native code, not a component, a
 /// component that does not validate or imports what the sandbox does not offer.
-fn scan_checked(bytes: &[u8]) -> Result<(ComponentInfo, wasmparser::types::Types), ComponentError> {
+fn scan_checked(
+    bytes: &[u8],
+    bodies: Bodies,
+) -> Result<(ComponentInfo, wasmparser::types::Types), ComponentError> {
     if let Some(kind) = native_code(bytes) {
         return Err(ComponentError::Precompiled(kind));
     }
@@ -262,7 +282,7 @@ fn scan_checked(bytes: &[u8]) -> Result<(ComponentInfo, wasmparser::types::Types
         imports,
         exports,
         producers,
-    } = scan(bytes)?;
+    } = scan(bytes, bodies)?;
     let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
     if !disallowed.is_empty() {
         return Err(ComponentError::DisallowedImports {
@@ -282,7 +302,17 @@ fn scan_checked(bytes: &[u8]) -> Result<(ComponentInfo, wasmparser::types::Types
 
 /// Checks `bytes` and returns what the component imports and exports.
 pub fn check(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
-    let (info, types) = scan_checked(bytes)?;
+    check_with(bytes, Bodies::Validate)
+}
+
+/// [`check`] but for the function bodies, which compiling validates: what a render checks of
+/// each component it is about to compile or load.
+pub fn check_structure(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
+    check_with(bytes, Bodies::Skip)
+}
+
+fn check_with(bytes: &[u8], bodies: Bodies) -> Result<ComponentInfo, ComponentError> {
+    let (info, types) = scan_checked(bytes, bodies)?;
     let Some(item) = types.component_item_for_export(TRANSFORMER_EXPORT) else {
         let interface = TRANSFORMER_EXPORT.split('@').next().unwrap_or_default();
         if let Some(found) = info
@@ -350,12 +380,12 @@ struct Scan {
     producers: Producers,
 }
 
-/// Validates the whole component — structure, types and every function body — with exactly the
-/// WebAssembly features the sandbox's engine enables, and collects the names of the outermost
-/// component's imports and exports. What passes here compiles: a component that needs a
-/// feature the engine lacks (shared memory, say) is refused at load, not halfway through a
-/// render.
-fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
+/// Validates the whole component — structure, types and, with [`Bodies::Validate`], every
+/// function body — with exactly the WebAssembly features the sandbox's engine enables, and
+/// collects the names of the outermost component's imports and exports. What passes here
+/// compiles: a component that needs a feature the engine lacks (shared memory, say) is refused
+/// before it is compiled, not halfway through a render.
+fn scan(bytes: &[u8], bodies: Bodies) -> Result<Scan, ComponentError> {
     let invalid = |e: wasmparser::BinaryReaderError| ComponentError::Invalid(e.to_string());
     let mut validator = Validator::new_with_features(contract::wasm_features());
     let mut allocations = FuncValidatorAllocations::default();
@@ -394,7 +424,7 @@ fn scan(bytes: &[u8]) -> Result<Scan, ComponentError> {
         }
         match validator.payload(&payload).map_err(invalid)? {
             ValidPayload::End(end) => types = Some(end),
-            ValidPayload::Func(func, body) => {
+            ValidPayload::Func(func, body) if bodies == Bodies::Validate => {
                 let mut func = func.into_validator(std::mem::take(&mut allocations));
                 func.validate(&body).map_err(invalid)?;
                 allocations = func.into_allocations();

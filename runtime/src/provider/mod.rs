@@ -9,8 +9,12 @@
 //! Loading trusts nothing, and compiles nothing: a bundle's structure and digests are checked by
 //! [`bundle::read`](crate::bundle::read); then, whatever the source, the manifest is validated
 //! ([`validate`]: FQNs, semver `version`, `minVersion` against this opm, limits) and every
-//! component is checked by [`component::check`] (a component, the right export, allowed
-//! imports). Only then may the sandbox compile anything.
+//! component it names must be there. Components are checked when they are about to be used, and
+//! only those: a render checks each component its plan calls ([`Provider::check_component`]: a
+//! component, the right export, allowed imports) before the sandbox compiles it, and compiling
+//! validates its code — once per component, as the compile cache keeps the result, and at build
+//! time for the embedded providers. What installs, packs, signs, verifies or shows a provider
+//! checks every component in full first ([`Provider::check_components`]).
 
 pub mod installed;
 pub mod manifest;
@@ -52,10 +56,75 @@ pub struct Provider {
     pub origin: String,
     /// The bundle digest (`blake3:<hex>` of the canonical manifest), when loaded from a bundle.
     pub digest: Option<String>,
-    /// Per transformer FQN, its component's size, imports and exports, as checked at load.
-    pub component_info: BTreeMap<String, ComponentInfo>,
-    /// The renderer's component and what it imports and exports, when the provider has one.
-    pub renderer: Option<(Arc<[u8]>, ComponentInfo)>,
+    /// The renderer's component, when the provider has one.
+    pub renderer: Option<Arc<[u8]>>,
+}
+
+/// What [`Provider::check_components`] found: every component's size, imports, exports and
+/// producers.
+#[derive(Debug, Clone, Default)]
+pub struct ComponentInfos {
+    /// Per transformer FQN.
+    pub transformers: BTreeMap<String, ComponentInfo>,
+    /// The renderer's, when the provider has one.
+    pub renderer: Option<ComponentInfo>,
+}
+
+impl Provider {
+    /// Checks every component in full, function bodies validated: what installing, packing,
+    /// signing, verifying or inspecting a provider does before anything else.
+    pub fn check_components(&self) -> Result<ComponentInfos, ProviderError> {
+        let mut infos = ComponentInfos::default();
+        for (fqn, bytes) in &self.components {
+            let info =
+                component::check(bytes).map_err(|reason| self.component_error(fqn, reason))?;
+            infos.transformers.insert(fqn.clone(), info);
+        }
+        if let Some(bytes) = &self.renderer {
+            let info = component::check_renderer(bytes)
+                .map_err(|reason| self.component_error(RENDERER, reason))?;
+            infos.renderer = Some(info);
+        }
+        Ok(infos)
+    }
+
+    /// Checks the component of the transformer `fqn` — or of the renderer, for [`RENDERER`] —
+    /// as a render does before compiling it: native code, a core module, the export and its
+    /// signature, the imports. Not its function bodies: compiling validates those (once per
+    /// component: the compile cache keeps what it compiled, and the embedded providers' code was
+    /// compiled when opm was built).
+    pub fn check_component(&self, fqn: &str) -> Result<(), ProviderError> {
+        let checked = if fqn == RENDERER {
+            self.renderer
+                .as_deref()
+                .map(component::check_renderer_structure)
+        } else {
+            self.components
+                .get(fqn)
+                .map(|bytes| component::check_structure(bytes))
+        };
+        match checked {
+            Some(Err(reason)) => Err(self.component_error(fqn, reason)),
+            _ => Ok(()),
+        }
+    }
+
+    fn component_error(&self, fqn: &str, reason: ComponentError) -> ProviderError {
+        let component = if fqn == RENDERER {
+            self.manifest.renderer.as_ref().map(|spec| &spec.component)
+        } else {
+            self.manifest
+                .transformers
+                .get(fqn)
+                .map(|spec| &spec.component)
+        };
+        ProviderError::Component {
+            origin: self.origin.clone(),
+            transformer: fqn.to_owned(),
+            component: component.cloned().unwrap_or_default(),
+            reason,
+        }
+    }
 }
 
 /// The name messages give a provider's renderer where they would name a transformer.
@@ -284,6 +353,17 @@ pub fn from_bundle(origin: String, bundle: bundle::Bundle) -> Result<Provider, P
     Ok(provider)
 }
 
+/// [`from_bundle`], then every component checked in full ([`Provider::check_components`]): what
+/// installing, pulling, pushing, signing, verifying and exporting a bundle load.
+pub fn from_bundle_checked(
+    origin: String,
+    bundle: bundle::Bundle,
+) -> Result<Provider, ProviderError> {
+    let provider = from_bundle(origin, bundle)?;
+    provider.check_components()?;
+    Ok(provider)
+}
+
 /// Loads a provider source directory: `DIR/provider.yaml` plus the components it names.
 pub fn load_dir(dir: &Path) -> Result<Provider, ProviderError> {
     let (origin, manifest) = read_manifest(dir)?;
@@ -350,8 +430,9 @@ fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {
     })
 }
 
-/// Validates a manifest and fetches and checks each transformer's component with `fetch`, which
-/// returns `None` for a component the provider does not hold.
+/// Validates a manifest and fetches each transformer's component with `fetch`, which returns
+/// `None` for a component the provider does not hold. The components are checked where they are
+/// used ([`Provider::check_component`], [`Provider::check_components`]).
 fn assemble(
     origin: String,
     manifest: ProviderManifest,
@@ -359,7 +440,6 @@ fn assemble(
 ) -> Result<Provider, ProviderError> {
     validate(&origin, &manifest)?;
     let mut components = BTreeMap::new();
-    let mut component_info = BTreeMap::new();
     for (fqn, transformer) in &manifest.transformers {
         let bytes =
             fetch(&transformer.component).ok_or_else(|| ProviderError::MissingComponent {
@@ -367,31 +447,17 @@ fn assemble(
                 transformer: fqn.clone(),
                 component: transformer.component.clone(),
             })??;
-        let info = component::check(&bytes).map_err(|reason| ProviderError::Component {
-            origin: origin.clone(),
-            transformer: fqn.clone(),
-            component: transformer.component.clone(),
-            reason,
-        })?;
         components.insert(fqn.clone(), bytes);
-        component_info.insert(fqn.clone(), info);
     }
     let renderer = match &manifest.renderer {
         Some(spec) => {
-            let fail = |reason| ProviderError::Component {
-                origin: origin.clone(),
-                transformer: RENDERER.into(),
-                component: spec.component.clone(),
-                reason,
-            };
-            let bytes =
+            Some(
                 fetch(&spec.component).ok_or_else(|| ProviderError::MissingComponent {
                     origin: origin.clone(),
                     transformer: RENDERER.into(),
                     component: spec.component.clone(),
-                })??;
-            let info = component::check_renderer(&bytes).map_err(fail)?;
-            Some((bytes, info))
+                })??,
+            )
         }
         None => None,
     };
@@ -400,7 +466,6 @@ fn assemble(
         components,
         origin,
         digest: None,
-        component_info,
         renderer,
     })
 }

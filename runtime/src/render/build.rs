@@ -254,7 +254,19 @@ fn render(
                     sandbox: &sandbox,
                     transformers: &transformers,
                 };
-                super::execute_patched(&sandboxed, &calls, &context, &limits, &patches)
+                let mut rendered =
+                    super::execute_patched(&sandboxed, &calls, &context, &limits, &patches);
+                rendered.code = transformers
+                    .values()
+                    .filter_map(|compiled| compiled.as_ref().ok())
+                    .map(|compiled| super::CodeLoad {
+                        name: compiled.name.to_string(),
+                        digest: compiled.digest.to_string(),
+                        source: compiled.code.source.name(),
+                        elapsed: compiled.code.elapsed,
+                    })
+                    .collect();
+                rendered
             }
         };
         // The renderer runs even when a call failed, so that what it refuses (two resources
@@ -307,6 +319,7 @@ fn renderer_of(providers: &ProviderSet) -> anyhow::Result<(super::Renderer, Vec<
     };
     let renderer = super::Renderer::of(provider)
         .with_context(|| format!("provider {} has no renderer", provider.origin))?;
+    provider.check_component(provider::RENDERER)?;
     let secret_kinds = provider
         .manifest
         .renderer
@@ -316,8 +329,9 @@ fn renderer_of(providers: &ProviderSet) -> anyhow::Result<(super::Renderer, Vec<
     Ok((renderer, secret_kinds))
 }
 
-/// Compiles, on the current rayon pool, the transformers `plan` calls. A transformer that does
-/// not compile fails its own calls, reported with the others.
+/// Checks and compiles, on the current rayon pool, the transformers `plan` calls, and only
+/// those. A component that is not a transformer's is refused before anything is compiled; a
+/// transformer that does not compile fails its own calls, reported with the others.
 fn compile(
     sandbox: &Sandbox,
     plan: &Plan,
@@ -336,6 +350,11 @@ fn compile(
             Ok((fqn, &bytes[..]))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    components.par_iter().try_for_each(|(fqn, _)| {
+        providers
+            .provider_of(fqn)
+            .map_or(Ok(()), |provider| provider.check_component(fqn))
+    })?;
     Ok(compile_all(sandbox, &components, progress))
 }
 
@@ -365,6 +384,65 @@ pub fn compile_all(
         .collect();
     drop(progress);
     compiled
+}
+
+/// What [`compile_into_cache`] did with a provider's components.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Precompiled {
+    /// Components compiled now and stored in the cache.
+    pub compiled: usize,
+    /// Components whose code was there already: in the cache, or built into opm.
+    pub had: usize,
+}
+
+/// Compiles every component of `provider` — each transformer's and the renderer's — into
+/// `cache`, on the current rayon pool, with a progress line on a terminal: what `opm provider
+/// init` and `pull` do, so that no render of what they installed compiles. A component that does
+/// not compile is an error that names it.
+pub fn compile_into_cache(
+    provider: &provider::Provider,
+    cache: CompileCache,
+) -> anyhow::Result<Precompiled> {
+    let sandbox = Sandbox::new(&crate::sandbox::Limits::default())?.with_cache(Some(cache));
+    let mut components: Vec<(&str, &[u8])> = provider
+        .components
+        .iter()
+        .map(|(fqn, bytes)| (fqn.as_str(), &bytes[..]))
+        .collect();
+    let transformers = components.len();
+    if let Some(renderer) = &provider.renderer {
+        components.push((provider::RENDERER, &renderer[..]));
+    }
+    let progress = crate::progress::compiling(|| {
+        components
+            .iter()
+            .filter(|(_, bytes)| !sandbox.is_cached(bytes))
+            .map(|(_, bytes)| bytes.len())
+            .collect()
+    });
+    let sources = components
+        .par_iter()
+        .enumerate()
+        .map(|(index, (name, bytes))| {
+            let code = if index < transformers {
+                sandbox.compile(name, bytes).map(|compiled| compiled.code)
+            } else {
+                sandbox
+                    .compile_renderer(name, bytes)
+                    .map(|compiled| compiled.code)
+            };
+            code.with_context(|| format!("provider {}", provider.origin))
+        })
+        .collect::<anyhow::Result<Vec<_>>>();
+    drop(progress);
+    let compiled = sources?
+        .iter()
+        .filter(|code| code.source == crate::sandbox::CodeSource::Compiled)
+        .count();
+    Ok(Precompiled {
+        compiled,
+        had: components.len() - compiled,
+    })
 }
 
 /// Frees `value` on a thread of its own, so that the command can finish without waiting:

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 #[cfg(feature = "sandbox")]
-pub use build::{Built, Render, Request, build, build_with};
+pub use build::{Built, Precompiled, Render, Request, build, build_with, compile_into_cache};
 pub use context::RenderContext;
 #[cfg(feature = "sandbox")]
 pub(crate) use execute::Sandboxed;
@@ -221,6 +221,24 @@ pub struct Rendered {
     /// The module's patches for another platform's objects, which this render left out, each
     /// as its warning.
     pub left_out_patches: Vec<String>,
+    /// Where the code of each component the render ran came from, transformers by name, then
+    /// the renderer.
+    pub code: Vec<CodeLoad>,
+}
+
+/// Where one component's code came from, for `--verbose`: precompiled into the binary
+/// (`embedded`), loaded from the compile cache (`cache`), or compiled by this render
+/// (`compiled`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeLoad {
+    /// The transformer's FQN, or `renderer NAME`.
+    pub name: String,
+    /// `blake3:<hex>` of the component.
+    pub digest: String,
+    /// `embedded`, `cache` or `compiled`.
+    pub source: &'static str,
+    /// The time from the component's bytes to code ready to run.
+    pub elapsed: Duration,
 }
 
 impl Rendered {

@@ -60,7 +60,7 @@ pub struct Renderer {
 impl Renderer {
     /// The renderer `provider` ships, if it ships one.
     pub fn of(provider: &crate::provider::Provider) -> Option<Self> {
-        let (spec, (component, _)) = provider
+        let (spec, component) = provider
             .manifest
             .renderer
             .as_ref()
@@ -123,7 +123,15 @@ pub fn run(
         error,
     };
     let compiled = match sandbox.compile_renderer(&renderer.name, &renderer.component) {
-        Ok(compiled) => compiled,
+        Ok(compiled) => {
+            rendered.code.push(super::CodeLoad {
+                name: format!("renderer {}", renderer.name),
+                digest: component_digest.clone(),
+                source: compiled.code.source.name(),
+                elapsed: compiled.code.elapsed,
+            });
+            compiled
+        }
         Err(error) => {
             rendered.renderer_failure = Some(fail(format!("cannot be loaded: {error}")));
             return;

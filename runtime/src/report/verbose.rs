@@ -16,7 +16,7 @@ use serde_json::json;
 use super::Verbose;
 use crate::matching::{ComponentPlan, Plan};
 use crate::redact::Redactor;
-use crate::render::{CallReport, PatchReport, RenderContext, Rendered};
+use crate::render::{CallReport, CodeLoad, PatchReport, RenderContext, Rendered};
 
 /// Reports the plan, the calls, what each of the module's patches changed and the renderer's call.
 pub fn report(
@@ -34,12 +34,26 @@ pub fn report(
     );
     match format {
         Verbose::Text => {
+            code_text(&rendered.code, out)?;
             text(plan, context, calls, out)?;
             patches_text(patches, out)?;
             renderer.map_or(Ok(()), |renderer| renderer_text(renderer, out))
         }
         Verbose::Json => {
             json_lines(plan, context, calls, redactor, out)?;
+            for code in &rendered.code {
+                event(
+                    json!({
+                        "event": "code",
+                        "name": code.name,
+                        "digest": code.digest,
+                        "source": code.source,
+                        "micros": code.elapsed.as_micros() as u64,
+                    }),
+                    redactor,
+                    out,
+                )?;
+            }
             for patch in patches {
                 event(patch_event(patch), redactor, out)?;
             }
@@ -68,6 +82,24 @@ pub fn report(
             Ok(())
         }
     }
+}
+
+/// Where each component's code came from: the binary, the compile cache, or a compile now.
+fn code_text(code: &[CodeLoad], out: &mut dyn Write) -> io::Result<()> {
+    for code in code {
+        let how = match code.source {
+            "embedded" => "precompiled, built into opm",
+            "cache" => "loaded from the compile cache",
+            _ => "compiled",
+        };
+        writeln!(
+            out,
+            "code of {}: {how} ({:.2} ms)",
+            code.name,
+            code.elapsed.as_secs_f64() * 1000.0
+        )?;
+    }
+    Ok(())
 }
 
 /// The renderer's call: the files it laid out, its fuel and time, and what it logged.

@@ -35,12 +35,45 @@ pub struct Sandbox {
     memory_ceiling: u64,
     cache: Option<CompileCache>,
     redactor: Arc<Redactor>,
+    /// Whether this engine's code is Cranelift's, as the embedded providers' precompiled code is.
+    optimizing: bool,
 }
 
 impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sandbox").finish_non_exhaustive()
     }
+}
+
+/// Where the code of a compiled component came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeSource {
+    /// Precompiled into the binary with its embedded provider.
+    Embedded,
+    /// Loaded from the compile cache.
+    Cache,
+    /// Compiled now.
+    Compiled,
+}
+
+impl CodeSource {
+    /// How `--verbose` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Cache => "cache",
+            Self::Compiled => "compiled",
+        }
+    }
+}
+
+/// How a component's code was had: where from, and how long it took to have it linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeReport {
+    /// Where the code came from.
+    pub source: CodeSource,
+    /// The time from the component's bytes to its pre-instantiated form.
+    pub elapsed: Duration,
 }
 
 /// A transformer compiled and linked, ready for any number of calls.
@@ -50,6 +83,8 @@ pub struct CompiledTransformer {
     pub name: Arc<str>,
     /// `blake3:<hex>` of the component bytes.
     pub digest: Arc<str>,
+    /// Where its code came from.
+    pub code: CodeReport,
     /// The component's imports (interface names with versions).
     pub imports: Vec<String>,
     /// The component's exports.
@@ -60,6 +95,7 @@ pub struct CompiledTransformer {
 /// A component compiled, checked and linked, before it is bound to its world.
 struct Linked {
     digest: String,
+    code: CodeReport,
     imports: Vec<String>,
     exports: Vec<String>,
     pre: wasmtime::component::InstancePre<CallState>,
@@ -79,6 +115,8 @@ fn invalid(name: &str, digest: &str, reason: impl std::fmt::Display) -> CompileE
 pub struct CompiledRenderer {
     /// `blake3:<hex>` of the component bytes.
     pub digest: Arc<str>,
+    /// Where its code came from.
+    pub code: CodeReport,
     pub(super) pre: RendererWorldPre<CallState>,
 }
 
@@ -117,11 +155,6 @@ impl Sandbox {
         config
             .max_wasm_stack(limits.wasm_stack)
             .allocation_strategy(pool::config(limits, slots));
-        // Winch needs wasmtime's signal handlers for its traps: the baseline sandbox keeps
-        // wasmtime's default bounds checking through guard pages.
-        if compiler == contract::Compiler::Optimizing {
-            pool::tune(&mut config);
-        }
         let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
@@ -139,6 +172,7 @@ impl Sandbox {
             memory_ceiling: pool::memory_ceiling(limits),
             cache: None,
             redactor: Arc::default(),
+            optimizing: compiler == contract::Compiler::Optimizing,
         })
     }
 
@@ -160,6 +194,7 @@ impl Sandbox {
     pub fn compile(&self, name: &str, bytes: &[u8]) -> Result<CompiledTransformer, CompileError> {
         let Linked {
             digest,
+            code,
             imports,
             exports,
             pre,
@@ -168,6 +203,7 @@ impl Sandbox {
         Ok(CompiledTransformer {
             name: name.into(),
             digest: digest.into(),
+            code,
             imports,
             exports,
             pre,
@@ -182,10 +218,13 @@ impl Sandbox {
         name: &str,
         bytes: &[u8],
     ) -> Result<CompiledRenderer, CompileError> {
-        let Linked { digest, pre, .. } = self.link(name, bytes, contract::RENDERER_EXPORT)?;
+        let Linked {
+            digest, code, pre, ..
+        } = self.link(name, bytes, contract::RENDERER_EXPORT)?;
         let pre = RendererWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
         Ok(CompiledRenderer {
             digest: digest.into(),
+            code,
             pre,
         })
     }
@@ -193,9 +232,13 @@ impl Sandbox {
     /// Compiles `bytes` (from the cache when it can), checks that it imports nothing the sandbox
     /// does not offer and exports `export`, and links it.
     fn link(&self, name: &str, bytes: &[u8], export: &str) -> Result<Linked, CompileError> {
-        let digest = format!("blake3:{}", blake3::hash(bytes).to_hex());
+        let started = std::time::Instant::now();
+        let hash = blake3::hash(bytes);
+        let digest = format!("blake3:{}", hash.to_hex());
         let invalid = |reason: &dyn std::fmt::Display| invalid(name, &digest, reason);
-        let component = self.compile_component(bytes).map_err(|e| invalid(&e))?;
+        let (component, source) = self
+            .compile_component(&hash, bytes)
+            .map_err(|e| invalid(&e))?;
         let component_type = component.component_type();
         let imports: Vec<String> = component_type
             .imports(&self.engine)
@@ -229,6 +272,10 @@ impl Sandbox {
             .map_err(|e| invalid(&e))?;
         Ok(Linked {
             digest,
+            code: CodeReport {
+                source,
+                elapsed: started.elapsed(),
+            },
             imports,
             exports,
             pre,
@@ -263,29 +310,53 @@ impl Sandbox {
         )
     }
 
-    /// Whether compiling `bytes` will be quick: the cache has an entry for them. Without a
-    /// cache, never.
+    /// Whether compiling `bytes` will be quick: their code is built into the binary or the
+    /// cache has an entry for them. Without a cache, only the former.
     pub fn is_cached(&self, bytes: &[u8]) -> bool {
-        self.cache
-            .as_ref()
-            .is_some_and(|cache| cache.has_entry(&self.engine, bytes))
+        (self.optimizing && crate::precompiled::code(&blake3::hash(bytes)).is_some())
+            || self
+                .cache
+                .as_ref()
+                .is_some_and(|cache| cache.has_entry(&self.engine, bytes))
     }
 
-    /// The compiled component: from the cache when it holds a sound entry, else compiled now
-    /// (and then cached).
-    fn compile_component(&self, bytes: &[u8]) -> wasmtime::Result<Component> {
+    /// The code of the embedded component with BLAKE3 `hash`, precompiled into the binary, if
+    /// it is one and this engine can load it.
+    fn embedded(&self, hash: &blake3::Hash) -> Option<Component> {
+        let code = crate::precompiled::code(hash).filter(|_| self.optimizing)?;
+        // SAFETY: `Component::deserialize` requires bytes that wasmtime's serialization made
+        // for an engine compatible with this one. `code` is such bytes: `runtime/build.rs`
+        // made it with `Engine::precompile_component`, from the component whose BLAKE3 is
+        // `hash` (the key it is found by), for this binary's target, with the configuration
+        // `codegen::config` gives this engine; and it is part of the binary, which no one can
+        // change without changing the program itself. wasmtime checks the compatibility again
+        // from the code's own header (its version, settings and the host's CPU features) and
+        // refuses a mismatch, in which case the component is compiled like any other.
+        unsafe { Component::deserialize(&self.engine, code) }.ok()
+    }
+
+    /// The compiled component and where its code came from: precompiled into the binary, from
+    /// the cache when it holds a sound entry, else compiled now (and then cached).
+    fn compile_component(
+        &self,
+        hash: &blake3::Hash,
+        bytes: &[u8],
+    ) -> wasmtime::Result<(Component, CodeSource)> {
+        if let Some(component) = self.embedded(hash) {
+            return Ok((component, CodeSource::Embedded));
+        }
         // Held until the entry is stored, when the cache takes turns.
         let mut turn = None;
         if let Some(cache) = &self.cache {
             if let Some(component) = cache.load(&self.engine, bytes) {
-                return Ok(component);
+                return Ok((component, CodeSource::Cache));
             }
             // Another opm compiling this component: its entry, once it is done.
             turn = cache.turn_to_compile(&self.engine, bytes);
             if turn.is_some()
                 && let Some(component) = cache.load(&self.engine, bytes)
             {
-                return Ok(component);
+                return Ok((component, CodeSource::Cache));
             }
         }
         let component = Component::new(&self.engine, bytes)?;
@@ -293,7 +364,7 @@ impl Sandbox {
             cache.store(&self.engine, bytes, &component);
         }
         drop(turn);
-        Ok(component)
+        Ok((component, CodeSource::Compiled))
     }
 
     /// Runs one transform of `input` (the flattened component JSON) in a fresh instance. Its

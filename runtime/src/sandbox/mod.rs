@@ -45,7 +45,7 @@ mod wasi;
 #[cfg(feature = "sandbox")]
 pub use cache::{CompileCache, CompileTurn};
 #[cfg(feature = "sandbox")]
-pub use engine::{CompiledRenderer, CompiledTransformer, Sandbox};
+pub use engine::{CodeReport, CodeSource, CompiledRenderer, CompiledTransformer, Sandbox};
 pub use error::{CallError, CompileError};
 pub use limits::{Bytes, Caps, Limits};
 pub use outcome::{

@@ -16,7 +16,7 @@
 
 use std::sync::{Condvar, Mutex, PoisonError};
 
-use wasmtime::{Config, Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::limits::{Limits, MIB};
 
@@ -62,16 +62,6 @@ pub(super) fn config(limits: &Limits, slots: usize) -> InstanceAllocationStrateg
         .pagemap_scan(Enabled::Auto)
         .total_stacks(0);
     InstanceAllocationStrategy::Pooling(pool)
-}
-
-/// Makes memory accesses check their bounds in code rather than through guard pages, so that a
-/// slot's pages stay readable and writable from one call to the next: otherwise every call whose
-/// memory grows changes page protections twice (at the growth, and back at the next
-/// instantiation), and each change takes the process's memory-map lock and flushes the TLB of
-/// the other render threads. Measured at 10,000 components on two threads: a third of the
-/// kernel time gone, for a few per cent more guest time (benches/RESULTS.md).
-pub(super) fn tune(config: &mut Config) {
-    config.signals_based_traps(false).memory_guard_size(0);
 }
 
 /// A counting semaphore over the pool's slots.

@@ -43,13 +43,34 @@ pub fn hello_in(project: &Path) -> String {
 
 /// The bundle `bytes` packed again with its manifest changed by `edit`.
 pub fn repacked(bytes: &[u8], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
+    repacked_with(bytes, edit, <[u8]>::to_vec)
+}
+
+/// The bundle `bytes` packed again with its manifest changed by `edit` and each component's
+/// bytes made by `component` from its own.
+pub fn repacked_with(
+    bytes: &[u8],
+    edit: impl FnOnce(&mut Value),
+    component: impl Fn(&[u8]) -> Vec<u8>,
+) -> Vec<u8> {
     let bundle = bundle::read("test", bytes).expect("bundle");
     let mut manifest: Value = serde_json::from_slice(&bundle.manifest).expect("JSON");
     edit(&mut manifest);
+    // Packing writes each component's digest again, from the bytes it is given.
+    let holders = manifest["transformers"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|transformers| transformers.values_mut());
+    for holder in holders {
+        holder.as_object_mut().map(|holder| holder.remove("digest"));
+    }
+    if let Some(renderer) = manifest.get_mut("renderer").and_then(Value::as_object_mut) {
+        renderer.remove("digest");
+    }
     let components = bundle
         .components
         .iter()
-        .map(|(path, bytes)| (path.clone(), bytes.to_vec()))
+        .map(|(path, bytes)| (path.clone(), component(bytes)))
         .collect();
     format::pack(manifest, &components).expect("packs").bytes
 }

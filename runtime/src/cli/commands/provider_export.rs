@@ -36,7 +36,7 @@ pub struct ExportArgs {
 pub fn run(args: ExportArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let (bytes, signature, origin, locked) = bundle_of(&args.provider, &std::env::current_dir()?)?;
     // Everything is checked as a render would load it before a byte is written.
-    let provider = provider::from_bundle(origin.clone(), bundle::read(&origin, &bytes)?)?;
+    let provider = provider::from_bundle_checked(origin.clone(), bundle::read(&origin, &bytes)?)?;
     if let Some(locked) = locked
         && provider.digest.as_deref() != Some(locked.as_str())
     {

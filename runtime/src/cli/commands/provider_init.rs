@@ -8,15 +8,22 @@
 //! Without `--upgrade`, a locked provider keeps its locked version and bytes; with it, each
 //! moves to the newest version its requirement allows, and a move to an older version is said.
 //! `--dry-run` writes nothing and says what it would do; `--force` installs again what is
-//! already installed. Two `init`s of one project never interleave: each holds an exclusive lock
+//! already installed. Then every component of every locked provider is compiled into the compile
+//! cache (`opm cache dir`), in parallel, so that no render of the project compiles: what a CI
+//! job that keeps the cache between runs pays once. Two `init`s of one project never interleave: each holds an exclusive lock
 //! on `.opm/.init.lock`, and every file is written to a temporary name and renamed.
 
 use std::process::ExitCode;
 
 use clap::Args;
 
+use anyhow::Context as _;
+
 use crate::cli::Output;
+use crate::provider::Provider;
 use crate::provider::installed::resolve::{self, Options};
+use crate::provider::installed::{self};
+use crate::sandbox::CompileCache;
 
 /// Arguments of `opm provider init`.
 #[derive(Debug, Args)]
@@ -68,6 +75,42 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             if count == 1 { "" } else { "s" },
             done.lock_path.display()
         )?;
+        let root = installed::find(&std::env::current_dir()?)
+            .context("the project's .opm directory went away")?;
+        let project = installed::Project::load(&root)?;
+        for locked in &done.lock.providers {
+            let provider = installed::load_locked(&project, &done.lock, &locked.name)?;
+            compile_into_cache(&provider, out)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Compiles every component of `provider` into the compile cache the environment names and
+/// says so; without a cache, says that renders will compile instead. Shared with `opm provider
+/// pull`.
+pub fn compile_into_cache(provider: &Provider, out: &mut Output<'_>) -> anyhow::Result<()> {
+    let metadata = &provider.manifest.metadata;
+    let Some(cache) = CompileCache::from_env(out.env) else {
+        writeln!(
+            out.stdout,
+            "{} {}: no compile cache (see `opm cache dir`): renders compile its components on \
+             first use",
+            metadata.name, metadata.version
+        )?;
+        return Ok(());
+    };
+    let started = std::time::Instant::now();
+    let done = crate::render::compile_into_cache(provider, cache)?;
+    writeln!(
+        out.stdout,
+        "{} {}: {} component{} compiled into the compile cache in {:.1} s, {} there already",
+        metadata.name,
+        metadata.version,
+        done.compiled,
+        if done.compiled == 1 { "" } else { "s" },
+        started.elapsed().as_secs_f64(),
+        done.had
+    )?;
+    Ok(())
 }

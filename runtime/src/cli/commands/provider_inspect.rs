@@ -18,7 +18,7 @@ use crate::bundle::signature;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::definitions::DefinitionSpec;
 use crate::matching;
-use crate::provider::{self, LimitsSpec, Provider};
+use crate::provider::{self, ComponentInfos, LimitsSpec, Provider};
 
 /// Arguments of `opm provider inspect`.
 #[derive(Debug, Args)]
@@ -122,13 +122,14 @@ struct TransformerReport<'a> {
 /// Runs `opm provider inspect`.
 pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let provider = provider::load_in(&args.provider, &std::env::current_dir()?)?;
+    let infos = provider.check_components()?;
     let path = Path::new(&args.provider);
     let signature = if provider.digest.is_some() && path.is_file() {
         signature_status(path, &args.keys, &provider.manifest.metadata.binding())?
     } else {
         SignatureStatus::NotABundleFile
     };
-    let report = report(&provider, signature);
+    let report = report(&provider, &infos, signature);
     // A bundle's text (descriptions, labels, producers) may come from a registry: nothing in
     // it reaches the terminal unescaped.
     match args.output {
@@ -185,13 +186,17 @@ fn signature_status(
     )
 }
 
-fn report(provider: &Provider, signature: SignatureStatus) -> Report<'_> {
+fn report<'a>(
+    provider: &'a Provider,
+    infos: &'a ComponentInfos,
+    signature: SignatureStatus,
+) -> Report<'a> {
     let manifest = &provider.manifest;
     let transformers = manifest
         .transformers
         .iter()
         .map(|(fqn, spec)| {
-            let info = provider.component_info.get(fqn);
+            let info = infos.transformers.get(fqn);
             TransformerReport {
                 fqn,
                 description: &spec.description,
@@ -223,7 +228,7 @@ fn report(provider: &Provider, signature: SignatureStatus) -> Report<'_> {
         renderer: manifest
             .renderer
             .as_ref()
-            .zip(provider.renderer.as_ref())
+            .zip(provider.renderer.as_ref().zip(infos.renderer.as_ref()))
             .map(|(spec, (bytes, info))| RendererReport {
                 name: &spec.name,
                 version: &spec.version,

@@ -1,8 +1,8 @@
 //! `opm provider pull oci://host[:port]/repository[:tag|@digest] [-o FILE]`: fetches a provider
 //! artifact (see `oci`) — the tag resolved to a digest once, every byte checked against its
 //! digest —, checks the bundle as loading does, and writes it (default `NAME-VERSION.opmb`) with
-//! its signature beside it. What it writes is what `init` takes from a file: the air-gapped
-//! workflow.
+//! its signature beside it, then compiles its components into the compile cache, as `init`
+//! does. What it writes is what `init` takes from a file: the air-gapped workflow.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,8 +44,10 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     drop(progress);
     let pulled = pulled?;
     let origin = source.to_string();
-    let provider =
-        crate::provider::from_bundle(origin.clone(), bundle::read(&origin, &pulled.bundle)?)?;
+    let provider = crate::provider::from_bundle_checked(
+        origin.clone(),
+        bundle::read(&origin, &pulled.bundle)?,
+    )?;
     let metadata = &provider.manifest.metadata;
     let digest = provider.digest.clone().unwrap_or_default();
     if let Some(annotated) = pulled.annotations.get(oci::DIGEST_ANNOTATION)
@@ -78,5 +80,6 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             ""
         }
     )?;
+    super::provider_init::compile_into_cache(&provider, out)?;
     Ok(ExitCode::SUCCESS)
 }

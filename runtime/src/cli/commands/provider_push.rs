@@ -34,7 +34,8 @@ pub struct PushArgs {
 pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let name = args.bundle.display().to_string();
     let bytes = bundle::read_bytes(&args.bundle)?;
-    let provider = crate::provider::from_bundle(name.clone(), bundle::read(&name, &bytes)?)?;
+    let provider =
+        crate::provider::from_bundle_checked(name.clone(), bundle::read(&name, &bytes)?)?;
     let metadata = &provider.manifest.metadata;
     let digest = provider.digest.clone().unwrap_or_default();
     let signature_path = signature::signature_path(&args.bundle);

@@ -33,7 +33,7 @@ pub struct SignArgs {
 pub fn run(args: SignArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let name = args.bundle.display().to_string();
     let bytes = bundle::read_bytes(&args.bundle)?;
-    let loaded = provider::from_bundle(name.clone(), bundle::read(&name, &bytes)?)?;
+    let loaded = provider::from_bundle_checked(name.clone(), bundle::read(&name, &bytes)?)?;
     let digest = loaded.digest.unwrap_or_default();
     let file_name = args
         .bundle

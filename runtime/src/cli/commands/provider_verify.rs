@@ -61,7 +61,7 @@ pub fn run(args: VerifyArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    let loaded = provider::from_bundle(name.clone(), bundle::read(&name, &bytes)?)?;
+    let loaded = provider::from_bundle_checked(name.clone(), bundle::read(&name, &bytes)?)?;
     let binding = loaded.manifest.metadata.binding();
     if let Err(e) = signature::check_binding(&name, &verified, &binding) {
         writeln!(out.stderr, "error: {e}")?;

@@ -220,8 +220,10 @@ fn resolve(
         &options.oci,
     )?;
     let origin = fetched.origin.clone();
-    let provider =
-        crate::provider::from_bundle(origin.clone(), bundle::read(&origin, &fetched.bytes)?)?;
+    let provider = crate::provider::from_bundle_checked(
+        origin.clone(),
+        bundle::read(&origin, &fetched.bytes)?,
+    )?;
     let metadata = &provider.manifest.metadata;
     if metadata.name != *name || metadata.version != version_text {
         bail!(
