@@ -127,7 +127,7 @@ PY
 )
   mkdir -p "$work/registry/kubernetes/$version"
   "$opm" provider pack "$src" -o "$work/registry/kubernetes/$version/kubernetes-$version.opmb" >/dev/null
-  printf 'providers:\n  - name: kubernetes\n    version: "%s"\n    source: ../registry\n' \
+  printf 'providers:\n  - name: kubernetes\n    version: "%s"\n    source: ../../registry\n' \
     "$version" >"$work/project/.opm/providers.yaml"
   (cd "$work/project" && OPM_CACHE_DIR=off "$opm" provider init >/dev/null)
 }

@@ -98,18 +98,24 @@ fn main() -> anyhow::Result<()> {
     c_bindings(&build_support::workspace().join("../wit"), &out_dir)
 }
 
+/// The zstd level of the precompiled code: the highest, as it is compressed once per build and
+/// decompressed at every render (at the same speed whatever the level).
+#[cfg(feature = "sandbox")]
+const LEVEL: i32 = 19;
+
 /// Precompiles `components` for the target and generates `embedded_code.rs`: `CODE`, each
-/// component's BLAKE3 (hex) and its code, sorted by digest. Without the `sandbox` feature (the
-/// fuzz targets' build, which has no engine), `CODE` is empty.
+/// component's BLAKE3 (hex), its code compressed, and the code's length, sorted by digest, and
+/// `BASE`, the entry compressed alone that is the others' dictionary. Without the `sandbox`
+/// feature (the fuzz targets' build, which has no engine), `CODE` is empty.
 fn precompile(
     components: &std::collections::BTreeMap<String, Vec<u8>>,
     out_dir: &std::path::Path,
 ) -> anyhow::Result<()> {
     let mut generated = String::from(
-        "/// The code of the embedded providers' components, precompiled by build.rs for this\n/// target: each component's BLAKE3 (hex) and its code, sorted by digest.\npub static CODE: &[(&str, &[u8])] = &[\n",
+        "/// The code of the embedded providers' components, precompiled by build.rs for this\n/// target: each component's BLAKE3 (hex), its code compressed with zstd, and the code's\n/// length, sorted by digest.\npub static CODE: &[(&str, &[u8], usize)] = &[\n",
     );
     #[cfg(feature = "sandbox")]
-    {
+    let base = {
         use anyhow::Context as _;
         let target = std::env::var("TARGET").context("cargo sets TARGET")?;
         let dir = out_dir.join("precompiled");
@@ -126,7 +132,7 @@ fn precompile(
                 None
             }
         };
-        let mut code: Vec<(String, PathBuf)> = Vec::new();
+        let mut code: Vec<(String, Vec<u8>)> = Vec::new();
         for (file, bytes) in components.iter().filter(|_| engine.is_some()) {
             let engine = engine.as_ref().expect("filtered");
             let digest = blake3::hash(bytes).to_hex().to_string();
@@ -136,21 +142,47 @@ fn precompile(
             let compiled = engine
                 .precompile_component(bytes)
                 .map_err(|e| anyhow::anyhow!("precompiling {file}: {e:#}"))?;
-            let path = dir.join(format!("{digest}.cwasm"));
-            std::fs::write(&path, compiled)?;
-            code.push((digest, path));
+            code.push((digest, compiled));
         }
         code.sort();
-        for (digest, path) in code {
+        // Compressed, the largest alone and every other with it as a dictionary: the
+        // components share most of their code (serde_json, the SDK, the common crates), which
+        // the dictionary holds once. 40 MB of code become about 6 (benches/RESULTS.md).
+        let base = code
+            .iter()
+            .enumerate()
+            .max_by_key(|(index, (_, compiled))| (compiled.len(), std::cmp::Reverse(*index)))
+            .map_or(0, |(index, _)| index);
+        let mut with_base = match code.get(base) {
+            Some((_, base)) => Some(
+                zstd::bulk::Compressor::with_dictionary(LEVEL, base)
+                    .context("a zstd compressor")?,
+            ),
+            None => None,
+        };
+        for (index, (digest, compiled)) in code.iter().enumerate() {
+            let compressed = match &mut with_base {
+                Some(compressor) if index != base => compressor.compress(compiled)?,
+                _ => zstd::bulk::compress(compiled, LEVEL)?,
+            };
+            let path = dir.join(format!("{digest}.cwasm.zst"));
+            std::fs::write(&path, compressed)?;
             generated.push_str(&format!(
-                "    ({digest:?}, include_bytes!({:?})),\n",
-                path.display().to_string()
+                "    ({digest:?}, include_bytes!({:?}), {}),\n",
+                path.display().to_string(),
+                compiled.len()
             ));
         }
-    }
+        base
+    };
     #[cfg(not(feature = "sandbox"))]
-    let _ = (components, out_dir);
-    generated.push_str("];\n");
+    let base = {
+        let _ = (components, out_dir);
+        0
+    };
+    generated.push_str(&format!(
+        "];\n/// The entry of `CODE` that every other was compressed with as a dictionary.\npub static BASE: usize = {base};\n"
+    ));
     std::fs::write(out_dir.join("embedded_code.rs"), generated)?;
     Ok(())
 }

@@ -242,25 +242,39 @@ impl Engine {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(root.join("tmp"), std::fs::Permissions::from_mode(0o1777))
             .expect("chmod /tmp");
+        self.import(&root, BUSYBOX_IMAGE, &["CMD [\"sh\"]"]);
+        BUSYBOX_IMAGE
+    }
 
+    /// Makes the image `image` of the directory `root` with `docker import` (a `FROM scratch`
+    /// image of exactly those files, owned by root), with each of `changes` (`CMD …`,
+    /// `ENTRYPOINT …`) applied.
+    pub fn import(&self, root: &Path, image: &str, changes: &[&str]) {
         let mut tar = Command::new("tar")
             .args(["--numeric-owner", "--owner=0", "--group=0", "-C"])
-            .arg(&root)
+            .arg(root)
             .args(["-c", "."])
             .stdout(Stdio::piped())
             .spawn()
             .expect("tar runs");
         let archive = tar.stdout.take().expect("tar's stdout");
-        let import = self
-            .client(Command::new("docker"))
-            .args(["import", "--change", "CMD [\"sh\"]", "-", BUSYBOX_IMAGE])
+        let mut import = self.client(Command::new("docker"));
+        import.arg("import");
+        for change in changes {
+            import.args(["--change", change]);
+        }
+        let import = import
+            .args(["-", image])
             .stdin(archive)
             .output()
             .expect("docker import runs");
         let tarred = tar.wait().expect("tar ends");
-        assert!(tarred.success(), "tar of the busybox root failed: {tarred}");
+        assert!(
+            tarred.success(),
+            "tar of {} failed: {tarred}",
+            root.display()
+        );
         self.succeeded("docker import", &import);
-        BUSYBOX_IMAGE
     }
 
     fn stop(&mut self) {
@@ -488,7 +502,7 @@ fn sbin_path() -> std::ffi::OsString {
 
 /// Whether `path` is a 64-bit little-endian ELF executable without a program interpreter (a
 /// static binary, which runs in an image that has no libc).
-fn is_static_elf(path: &Path) -> bool {
+pub fn is_static_elf(path: &Path) -> bool {
     const PT_INTERP: u32 = 3;
     let Ok(bytes) = std::fs::read(path) else {
         return false;

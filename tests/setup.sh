@@ -5,13 +5,15 @@
 #   eval "$(tests/setup.sh)" && cargo nextest run --workspace && cargo nextest run --manifest-path transformers/Cargo.toml --workspace && cargo test --workspace --doc
 #
 # What, and from where (the registries this project builds from, every version pinned):
-#   rustup     the wasm32 targets the guests are built for; rustfmt and clippy
+#   rustup     the wasm32 targets the guests are built for; the host's musl target (the static
+#              opm that tests/all/container.rs puts in a FROM scratch image); rustfmt and clippy
 #   crates.io  cargo-nextest
 #   Debian     clang, lld, wasi-libc and the wasm32 compiler runtime (the C guests); node and npm
 #              (componentize-js); minisign (signature interop); docker-registry (the OCI tests'
 #              registry); docker.io (the Docker Engine the compose tests start, each its own
 #              private dockerd) and busybox-static (the image those tests build with
-#              `docker import`); python3-venv where python3 lacks venv
+#              `docker import`); musl-tools (musl-gcc, for the C in the static build's
+#              dependencies); python3-venv where python3 lacks venv
 #   npm        componentize-js, from the JavaScript examples' package-lock.json files, and
 #              @kubernetes-models/cert-manager (cert-manager's schemas, for the Certificate example)
 #   PyPI       componentize-py (the Python guests), oras (OCI interop), check-jsonschema and
@@ -37,7 +39,7 @@ command -v node >/dev/null && command -v npm >/dev/null || wanted+=(nodejs npm)
 command -v minisign >/dev/null || wanted+=(minisign)
 [[ -x /usr/bin/docker-registry ]] || wanted+=(docker-registry)
 [[ -x /usr/sbin/dockerd ]] || wanted+=(docker.io)
-wanted+=(busybox-static)
+wanted+=(busybox-static musl-tools)
 python3 -m venv --help >/dev/null 2>&1 || wanted+=(python3-venv)
 command -v make >/dev/null || wanted+=(make)
 missing=()
@@ -52,7 +54,7 @@ if ((${#missing[@]})); then
 fi
 
 # --- Rust ----------------------------------------------------------------------------------------
-rustup target add wasm32-unknown-unknown wasm32-wasip2 >&2
+rustup target add wasm32-unknown-unknown wasm32-wasip2 "$(uname -m)-unknown-linux-musl" >&2
 rustup component add rustfmt clippy >&2
 command -v cargo-nextest >/dev/null || {
   say "installing cargo-nextest"

@@ -48,6 +48,7 @@ pub mod matching;
 pub mod module;
 pub mod names;
 pub mod origin;
+#[cfg(feature = "sandbox")]
 pub mod precompiled;
 pub mod printable;
 pub mod progress;

@@ -1004,3 +1004,33 @@ fn the_exported_embedded_provider_round_trips() {
     assert!(run.exited(2), "{}", run.stderr);
     assert!(run.stderr.contains("opm provider pack"), "{}", run.stderr);
 }
+
+/// An embedded provider's bundle is part of the binary, so loading it checks nothing again and
+/// copies nothing: what that reads is exactly what the checked read reads, its components are
+/// borrowed from the binary, and each embedded manifest validates.
+#[test]
+fn an_embedded_bundle_reads_as_the_checked_read_reads_it() {
+    for name in provider::embedded_names() {
+        let bytes = provider::embedded_bundle_of(name).unwrap();
+        let fast = bundle::read_embedded(name, bytes).unwrap();
+        let checked = bundle::read(name, bytes).unwrap();
+        assert_eq!(fast.digest, checked.digest, "{name}");
+        assert_eq!(fast.manifest, checked.manifest, "{name}");
+        let entries = |b: &bundle::Bundle| -> Vec<(String, Vec<u8>)> {
+            b.components
+                .iter()
+                .map(|(path, bytes)| (path.clone(), bytes.to_vec()))
+                .collect()
+        };
+        assert_eq!(entries(&fast), entries(&checked), "{name}");
+        assert!(
+            fast.components
+                .values()
+                .all(|blob| matches!(blob, bundle::Blob::Static(_))),
+            "{name}: the components are borrowed"
+        );
+        let loaded = provider::load_embedded_named(name).unwrap();
+        provider::validate(name, &loaded.manifest).unwrap();
+        assert_eq!(loaded.digest, Some(checked.digest));
+    }
+}

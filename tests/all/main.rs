@@ -4,6 +4,7 @@ mod authoring;
 mod bundles;
 mod cli;
 mod compose;
+mod container;
 mod diff;
 mod examples;
 mod fixtures;

@@ -40,7 +40,94 @@ pub struct Bundle {
     /// The canonical manifest's bytes.
     pub manifest: Vec<u8>,
     /// Component bytes keyed by entry path (`components/<hex>.wasm`); each matches its name.
-    pub components: BTreeMap<String, Arc<[u8]>>,
+    pub components: BTreeMap<String, Blob>,
+}
+
+/// The bytes of a component: borrowed from the binary for an embedded provider, which needs no
+/// copy, or shared.
+#[derive(Clone)]
+pub enum Blob {
+    /// Part of the binary.
+    Static(&'static [u8]),
+    /// Read from a file or a registry.
+    Shared(Arc<[u8]>),
+}
+
+impl std::ops::Deref for Blob {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Static(bytes) => bytes,
+            Self::Shared(bytes) => bytes,
+        }
+    }
+}
+
+impl AsRef<[u8]> for Blob {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl std::fmt::Debug for Blob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Blob({} bytes)", self.len())
+    }
+}
+
+impl From<Vec<u8>> for Blob {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self::Shared(Arc::from(bytes))
+    }
+}
+
+/// Reads a bundle that this binary embeds: made by `runtime/build.rs` with the packer of
+/// [`format`] from the repository's own sources, and part of the program, so neither its
+/// digests nor its structure are checked again, and its components are borrowed rather than
+/// copied. Anything but the packer's plain entries (a header this does not read) is read by
+/// [`read`] instead.
+pub fn read_embedded(bundle: &str, bytes: &'static [u8]) -> Result<Bundle, BundleError> {
+    let block = BLOCK as usize;
+    let mut offset = 0;
+    let mut manifest = None;
+    let mut components = BTreeMap::new();
+    while let Some(header) = bytes.get(offset..offset + block) {
+        if header.iter().all(|b| *b == 0) {
+            break;
+        }
+        let name_end = header[..100].iter().position(|b| *b == 0).unwrap_or(100);
+        let name = std::str::from_utf8(&header[..name_end]).ok();
+        let size = std::str::from_utf8(&header[124..136])
+            .ok()
+            .map(|text| text.trim_matches(|c: char| c == '\0' || c == ' '))
+            .and_then(|text| usize::from_str_radix(text, 8).ok());
+        let start = offset + block;
+        let (Some(name), Some(size), b'0' | 0, Some(data)) = (
+            name,
+            size,
+            header[156],
+            size.and_then(|size| bytes.get(start..start + size)),
+        ) else {
+            return read(bundle, bytes);
+        };
+        match classify(name) {
+            Some(Kind::Manifest(hex)) => manifest = Some((hex, data.to_vec())),
+            Some(Kind::Component(_)) => {
+                components.insert(name.to_owned(), Blob::Static(data));
+            }
+            None => return read(bundle, bytes),
+        }
+        offset = start + size.next_multiple_of(block);
+    }
+    match manifest {
+        Some((hex, manifest)) => Ok(Bundle {
+            digest: format!("blake3:{hex}"),
+            manifest,
+            components,
+        }),
+        None => read(bundle, bytes),
+    }
 }
 
 /// Why a bundle was refused. Each names the bundle and, where there is one, the entry.
@@ -278,7 +365,7 @@ pub fn read(bundle: &str, bytes: &[u8]) -> Result<Bundle, BundleError> {
     };
     let mut archive = tar::Archive::new(bytes);
     let mut manifests: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut components: BTreeMap<String, Arc<[u8]>> = BTreeMap::new();
+    let mut components: BTreeMap<String, Blob> = BTreeMap::new();
     let mut seen = std::collections::BTreeSet::new();
     // Where the last entry's data ends, padded to a whole block: where the marker must start.
     let mut entries_end = 0;
@@ -357,7 +444,7 @@ pub fn read(bundle: &str, bytes: &[u8]) -> Result<Bundle, BundleError> {
         if is_manifest {
             manifests.push((actual, data));
         } else {
-            components.insert(path, Arc::from(data));
+            components.insert(path, Blob::from(data));
         }
     }
     check_ends_at_marker(bundle, bytes.len() as u64, entries_end)?;
@@ -414,7 +501,7 @@ fn check_ends_at_marker(bundle: &str, len: u64, entries_end: u64) -> Result<(), 
 fn check_references(
     bundle: &str,
     manifest: &serde_json::Value,
-    components: &BTreeMap<String, Arc<[u8]>>,
+    components: &BTreeMap<String, Blob>,
 ) -> Result<(), BundleError> {
     let mut used = std::collections::BTreeSet::new();
     let transformers = manifest

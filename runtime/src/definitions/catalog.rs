@@ -1,10 +1,15 @@
 //! The catalog: every definition a plan can use, from the provider and from the module.
 //!
-//! [`Catalog::build`] checks each definition (its FQN parses, its field is an identifier, its
-//! schema compiles), rejects two different definitions under one FQN, and indexes short names so
-//! that [`Catalog::resolve`] turns what a module writes (`Container` or the FQN) into a
-//! [`Definition`]. [`Definition::apply`] merges a component's value over the definition's defaults
-//! and validates the result against its JSON Schema.
+//! [`Catalog::build`] checks each definition (its FQN parses, its field is an identifier, and,
+//! for a module's own definitions, its schema compiles), rejects two different definitions under
+//! one FQN, and indexes short names so that [`Catalog::resolve`] turns what a module writes
+//! (`Container` or the FQN) into a [`Definition`]. [`Definition::apply`] merges a component's
+//! value over the definition's defaults and validates the result against its JSON Schema.
+//!
+//! A provider's definitions are many and a module uses a few: their schemas are compiled when
+//! they first validate a value, not when the catalog is built (compiling them all was most of
+//! the time of planning a small module). One that does not compile validates nothing and is
+//! reported by [`Catalog::schema_errors`] once planning is done.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,7 +55,30 @@ pub struct Definition {
     pub defaults: Option<Value>,
     /// Where it was declared.
     pub source: DefinitionSource,
-    validator: Option<std::sync::Arc<jsonschema::Validator>>,
+    schema: Option<std::sync::Arc<Schema>>,
+}
+
+/// A definition's JSON Schema, compiled the first time it is needed.
+struct Schema {
+    schema: Value,
+    compiled: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl Schema {
+    fn new(schema: Value) -> Self {
+        Self {
+            schema,
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The compiled schema, or what the compiler said of it.
+    fn compiled(&self) -> &Result<jsonschema::Validator, String> {
+        self.compiled.get_or_init(|| {
+            jsonschema::Validator::new(&self.schema)
+                .map_err(|error| lowercase_first(&error.masked().to_string()))
+        })
+    }
 }
 
 impl fmt::Debug for Definition {
@@ -87,8 +115,9 @@ impl Definition {
     }
 
     /// Every way `value` breaks this definition's schema, sorted by path.
+    /// A schema that does not compile validates nothing ([`Catalog::schema_errors`] reports it).
     pub fn validate(&self, value: &Value) -> Vec<SchemaViolation> {
-        let Some(validator) = &self.validator else {
+        let Some(Ok(validator)) = self.schema.as_ref().map(|schema| schema.compiled()) else {
             return Vec::new();
         };
         let mut violations = Vec::new();
@@ -290,6 +319,25 @@ impl Catalog {
         (catalog, errors)
     }
 
+    /// Every definition whose schema was compiled and does not compile, by FQN: a provider's,
+    /// once a component used it ([`Definition::validate`]).
+    pub fn schema_errors(&self) -> Vec<DefinitionError> {
+        self.definitions
+            .values()
+            .filter_map(|definition| {
+                let schema = definition.schema.as_ref()?;
+                let Some(Err(message)) = schema.compiled.get() else {
+                    return None;
+                };
+                Some(DefinitionError::InvalidSchema {
+                    fqn: definition.fqn.clone(),
+                    declared: definition.source.clone(),
+                    message: message.clone(),
+                })
+            })
+            .collect()
+    }
+
     fn insert(&mut self, definition: Definition) {
         let same_name = self
             .by_short_name
@@ -377,17 +425,21 @@ fn check(
         Some(field) => field.clone(),
         None => fqn::default_field(parsed.name()),
     };
-    let validator = spec
+    let schema = spec
         .schema
         .as_ref()
-        .map(|schema| {
-            jsonschema::Validator::new(schema).map_err(|error| DefinitionError::InvalidSchema {
-                fqn: name.to_owned(),
-                declared: source.clone(),
-                message: lowercase_first(&error.masked().to_string()),
-            })
-        })
-        .transpose()?;
+        .map(|schema| std::sync::Arc::new(Schema::new(schema.clone())));
+    // A module's own definitions are checked now: they are few, and the module's author is who
+    // reads the error. A provider's wait until a component uses them.
+    if let (Some(schema), DefinitionSource::Module(_)) = (&schema, source)
+        && let Err(message) = schema.compiled()
+    {
+        return Err(DefinitionError::InvalidSchema {
+            fqn: name.to_owned(),
+            declared: source.clone(),
+            message: message.clone(),
+        });
+    }
     Ok(Definition {
         fqn: name.to_owned(),
         kind: spec.kind,
@@ -395,7 +447,7 @@ fn check(
         labels: spec.labels.clone(),
         defaults: spec.defaults.clone(),
         source: source.clone(),
-        validator: validator.map(std::sync::Arc::new),
+        schema,
     })
 }
 
@@ -541,8 +593,9 @@ mod tests {
         let mut bad_field = spec(DefinitionKind::Trait, None, None);
         bad_field.field = Some("Not-A-Field".into());
         let ok = spec(DefinitionKind::Trait, None, None);
+        let module = DefinitionSource::Module(Origin::new("module.yaml", 3, 5));
         let (catalog, errors) = Catalog::build([
-            ("opm.dev/traits/x@v1#Bad", &bad_schema, provider()),
+            ("opm.dev/traits/x@v1#Bad", &bad_schema, module),
             ("opm.dev/traits/x@v1#Field", &bad_field, provider()),
             ("not an fqn", &ok, provider()),
         ]);
@@ -554,5 +607,45 @@ mod tests {
             "{messages:?}"
         );
         assert!(messages[2].contains("is not an FQN"), "{messages:?}");
+    }
+
+    /// A provider's schema is compiled when it first validates a value: one that does not
+    /// compile validates nothing and is reported by `schema_errors` from then on.
+    #[test]
+    fn a_provider_definition_s_schema_is_compiled_when_used() {
+        let bad = spec(
+            DefinitionKind::Trait,
+            Some(json!({"type": "no-such-type"})),
+            None,
+        );
+        let good = spec(
+            DefinitionKind::Trait,
+            Some(json!({"type": "integer"})),
+            None,
+        );
+        let (catalog, errors) = Catalog::build([
+            ("opm.dev/traits/x@v1#Bad", &bad, provider()),
+            ("opm.dev/traits/x@v1#Good", &good, provider()),
+        ]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(
+            catalog.schema_errors().is_empty(),
+            "nothing is compiled yet"
+        );
+        let bad = catalog.resolve("Bad").unwrap();
+        assert!(bad.apply(&json!(1)).1.is_empty());
+        let good = catalog.resolve("Good").unwrap();
+        assert_eq!(good.apply(&json!("x")).1.len(), 1);
+        let messages: Vec<String> = catalog
+            .schema_errors()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(
+            messages[0].starts_with("definition opm.dev/traits/x@v1#Bad in provider ")
+                && messages[0].contains("invalid JSON Schema"),
+            "{messages:?}"
+        );
     }
 }

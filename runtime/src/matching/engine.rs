@@ -152,6 +152,13 @@ pub fn plan_providers(
         calls.extend(outcome.calls);
         components.push(outcome.plan);
     }
+    // The provider definitions the components used whose schemas do not compile.
+    errors.extend(
+        catalog
+            .schema_errors()
+            .into_iter()
+            .map(|error| Problem::Definition { error }),
+    );
 
     let patches = plan_patches(module, &mut errors);
     Plan {

@@ -351,8 +351,22 @@ pub fn load(
     env: &dyn Fn(&str) -> Option<String>,
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
+    load_on(None, path, values, sets, instance, env, sensitive)
+}
+
+/// [`load`], a large module's components parsed in parallel on `pool` (a render's threads);
+/// without one, on the current rayon pool.
+pub fn load_on(
+    pool: Option<&rayon::ThreadPool>,
+    path: &Path,
+    values: &[PathBuf],
+    sets: &[String],
+    instance: &Instance,
+    env: &dyn Fn(&str) -> Option<String>,
+    sensitive: &mut BTreeSet<String>,
+) -> Result<Module, ModuleError> {
     let path = module_file(path);
-    let root = read_tree(&path).map_err(|error| match error {
+    let root = read_tree(&path, pool).map_err(|error| match error {
         ModuleError::Read { path, error } if error.kind() == std::io::ErrorKind::NotFound => {
             ModuleError::NoModule { path }
         }
@@ -360,7 +374,9 @@ pub fn load(
     })?;
     assemble(
         root,
-        values.iter().map(|values_path| read_tree(values_path)),
+        values
+            .iter()
+            .map(|values_path| read_tree(values_path, pool)),
         sets,
         instance,
         env,
@@ -411,10 +427,10 @@ pub fn from_inputs(
     sets: &[String],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Module, ModuleError> {
-    let root = parse_input(module)?;
+    let root = parse_input(module, None)?;
     assemble(
         root,
-        values.iter().map(|input| parse_input(*input)),
+        values.iter().map(|input| parse_input(*input, None)),
         sets,
         &Instance::default(),
         env,
@@ -538,7 +554,7 @@ fn assemble(
 /// the schema a values file for it must follow. `None` when the module declares no parameters.
 pub fn config_schema(path: &Path) -> Result<Option<serde_json::Value>, ModuleError> {
     let path = module_file(path);
-    let mut root = read_tree(&path)?;
+    let mut root = read_tree(&path, None)?;
     Ok(take_config(&mut root)?.map(|config| config.schema))
 }
 
@@ -659,24 +675,27 @@ fn module_file(path: &Path) -> PathBuf {
     }
 }
 
-fn read_tree(path: &Path) -> Result<Node, ModuleError> {
+fn read_tree(path: &Path, pool: Option<&rayon::ThreadPool>) -> Result<Node, ModuleError> {
     let bytes = std::fs::read(path).map_err(|error| ModuleError::Read {
         path: path.to_owned(),
         error,
     })?;
-    parse_input(Input {
-        name: &path.display().to_string(),
-        bytes: &bytes,
-    })
+    parse_input(
+        Input {
+            name: &path.display().to_string(),
+            bytes: &bytes,
+        },
+        pool,
+    )
 }
 
-fn parse_input(input: Input<'_>) -> Result<Node, ModuleError> {
+fn parse_input(input: Input<'_>, pool: Option<&rayon::ThreadPool>) -> Result<Node, ModuleError> {
     let source: Arc<str> = Arc::from(input.name);
     let text = std::str::from_utf8(input.bytes).map_err(|e| ModuleError::Syntax {
         origin: Origin::whole(source.clone()),
         message: format!("not UTF-8 (byte {})", e.valid_up_to()),
     })?;
-    tree::parse(text, &source)
+    tree::parse_on(pool, text, &source)
 }
 
 #[cfg(test)]

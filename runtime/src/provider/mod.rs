@@ -24,10 +24,9 @@ pub mod set;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::bundle::component::{self, ComponentError, ComponentInfo};
-use crate::bundle::{self, BundleError};
+use crate::bundle::{self, Blob, BundleError};
 pub use manifest::{
     LimitsSpec, ProviderManifest, ProviderMetadata, RendererSpec, Requirements, TransformerSpec,
     Unhandled, Validation,
@@ -51,13 +50,13 @@ pub struct Provider {
     /// The parsed manifest.
     pub manifest: ProviderManifest,
     /// Component bytes keyed by transformer FQN.
-    pub components: BTreeMap<String, Arc<[u8]>>,
+    pub components: BTreeMap<String, Blob>,
     /// Where it came from, for messages (`embedded:kubernetes`, a path).
     pub origin: String,
     /// The bundle digest (`blake3:<hex>` of the canonical manifest), when loaded from a bundle.
     pub digest: Option<String>,
     /// The renderer's component, when the provider has one.
-    pub renderer: Option<Arc<[u8]>>,
+    pub renderer: Option<Blob>,
 }
 
 /// What [`Provider::check_components`] found: every component's size, imports, exports and
@@ -283,11 +282,27 @@ pub fn load_embedded() -> Result<Provider, ProviderError> {
 }
 
 /// Loads the provider `name` built into this binary (`kubernetes`, `docker-compose`).
+///
+/// The bundle is part of the binary, made by `runtime/build.rs` from the repository's own
+/// sources: its digests are not computed again, its components are not copied, and its
+/// manifest is not validated again (a test validates every embedded manifest).
 pub fn load_embedded_named(name: &str) -> Result<Provider, ProviderError> {
     let origin = format!("embedded:{name}");
     let bytes = embedded_bundle_of(name).ok_or_else(|| ProviderError::Unknown(name.to_owned()))?;
-    let bundle = bundle::read(&origin, bytes)?;
-    from_bundle(origin, bundle)
+    let bundle = bundle::read_embedded(&origin, bytes)?;
+    let manifest: ProviderManifest =
+        serde_json::from_slice(&bundle.manifest).map_err(|e| ProviderError::Manifest {
+            origin: origin.clone(),
+            message: e.to_string(),
+        })?;
+    let mut provider = assemble_checked(origin, manifest, |component| {
+        bundle
+            .components
+            .get(component)
+            .map(|bytes| Ok(bytes.clone()))
+    })?;
+    provider.digest = Some(bundle.digest);
+    Ok(provider)
 }
 
 /// The embedded provider for the platform `format` (its `core.opm.dev/format` label): the
@@ -347,7 +362,7 @@ pub fn from_bundle(origin: String, bundle: bundle::Bundle) -> Result<Provider, P
         bundle
             .components
             .get(component)
-            .map(|bytes| Ok(Arc::clone(bytes)))
+            .map(|bytes| Ok(bytes.clone()))
     })?;
     provider.digest = Some(bundle.digest);
     Ok(provider)
@@ -369,7 +384,7 @@ pub fn load_dir(dir: &Path) -> Result<Provider, ProviderError> {
     let (origin, manifest) = read_manifest(dir)?;
     assemble(origin, manifest, |component| {
         let path = dir.join(component);
-        path.is_file().then(|| read(&path).map(Arc::from))
+        path.is_file().then(|| read(&path).map(Blob::from))
     })
 }
 
@@ -436,9 +451,18 @@ fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {
 fn assemble(
     origin: String,
     manifest: ProviderManifest,
-    mut fetch: impl FnMut(&str) -> Option<Result<Arc<[u8]>, ProviderError>>,
+    fetch: impl FnMut(&str) -> Option<Result<Blob, ProviderError>>,
 ) -> Result<Provider, ProviderError> {
     validate(&origin, &manifest)?;
+    assemble_checked(origin, manifest, fetch)
+}
+
+/// [`assemble`] of a manifest already validated.
+fn assemble_checked(
+    origin: String,
+    manifest: ProviderManifest,
+    mut fetch: impl FnMut(&str) -> Option<Result<Blob, ProviderError>>,
+) -> Result<Provider, ProviderError> {
     let mut components = BTreeMap::new();
     for (fqn, transformer) in &manifest.transformers {
         let bytes =

@@ -12,7 +12,6 @@
 //! transformers' calls ([`ProviderSet::limits`]).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use super::{Provider, ProviderManifest};
 use crate::sandbox::{Caps, Limits};
@@ -201,7 +200,7 @@ impl ProviderSet {
     }
 
     /// The component of the transformer `fqn`.
-    pub fn component(&self, fqn: &str) -> Option<&Arc<[u8]>> {
+    pub fn component(&self, fqn: &str) -> Option<&crate::bundle::Blob> {
         self.provider_of(fqn)?.components.get(fqn)
     }
 

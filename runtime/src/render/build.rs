@@ -144,8 +144,19 @@ pub fn build_with(
             render: Err(anyhow::anyhow!(error)),
         };
     }
+    // Parsing, planning, rendering and serialising all run on these threads.
+    let pool = match render_threads(request.jobs) {
+        Ok(pool) => pool,
+        Err(error) => {
+            return Built {
+                redactor: Redactor::new(BTreeSet::new()),
+                render: Err(error),
+            };
+        }
+    };
     let mut sensitive = BTreeSet::new();
-    let module = crate::module::load(
+    let module = crate::module::load_on(
+        Some(&pool),
         &request.module,
         &request.values,
         &request.set,
@@ -159,25 +170,29 @@ pub fn build_with(
     let redactor = Redactor::new(sensitive);
     let render = module
         .map_err(anyhow::Error::from)
-        .and_then(|module| render(request, module, env, &redactor, runner));
+        .and_then(|module| render(request, module, pool, env, &redactor, runner));
     Built { redactor, render }
+}
+
+/// The render's threads: `jobs` of them, or one per core.
+fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
+    if let Some(jobs) = jobs {
+        anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
+        pool = pool.num_threads(jobs);
+    }
+    pool.build().context("starting the render threads")
 }
 
 fn render(
     request: &Request,
     module: crate::module::Module,
+    pool: rayon::ThreadPool,
     env: &dyn Fn(&str) -> Option<String>,
     redactor: &Redactor,
     runner: Option<&dyn Runner>,
 ) -> anyhow::Result<Render> {
     let providers = provider::load_set(&request.providers, &request.module)?;
-    // Planning, rendering and serialising all run on these threads.
-    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
-    if let Some(jobs) = request.jobs {
-        anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
-        pool = pool.num_threads(jobs);
-    }
-    let pool = pool.build().context("starting the render threads")?;
     let plan = pool.install(|| {
         matching::plan_providers(
             &module,

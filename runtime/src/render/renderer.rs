@@ -10,7 +10,6 @@
 //! any other failure is the renderer's.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use rayon::prelude::*;
@@ -52,7 +51,7 @@ pub struct Renderer {
     /// The provider that ships it.
     pub provider: String,
     /// Its component.
-    pub component: Arc<[u8]>,
+    pub component: crate::bundle::Blob,
     /// The limits its provider asks for.
     pub limits: LimitsSpec,
 }

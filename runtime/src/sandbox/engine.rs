@@ -313,7 +313,7 @@ impl Sandbox {
     /// Whether compiling `bytes` will be quick: their code is built into the binary or the
     /// cache has an entry for them. Without a cache, only the former.
     pub fn is_cached(&self, bytes: &[u8]) -> bool {
-        (self.optimizing && crate::precompiled::code(&blake3::hash(bytes)).is_some())
+        (self.optimizing && crate::precompiled::has_code(&blake3::hash(bytes)))
             || self
                 .cache
                 .as_ref()
@@ -323,16 +323,20 @@ impl Sandbox {
     /// The code of the embedded component with BLAKE3 `hash`, precompiled into the binary, if
     /// it is one and this engine can load it.
     fn embedded(&self, hash: &blake3::Hash) -> Option<Component> {
-        let code = crate::precompiled::code(hash).filter(|_| self.optimizing)?;
+        if !self.optimizing {
+            return None;
+        }
+        let code = crate::precompiled::code(hash)?;
         // SAFETY: `Component::deserialize` requires bytes that wasmtime's serialization made
         // for an engine compatible with this one. `code` is such bytes: `runtime/build.rs`
         // made it with `Engine::precompile_component`, from the component whose BLAKE3 is
         // `hash` (the key it is found by), for this binary's target, with the configuration
-        // `codegen::config` gives this engine; and it is part of the binary, which no one can
-        // change without changing the program itself. wasmtime checks the compatibility again
+        // `codegen::config` gives this engine; and it is part of the binary (compressed, and
+        // decompressed here as build.rs compressed it), which no one can change without
+        // changing the program itself. wasmtime checks the compatibility again
         // from the code's own header (its version, settings and the host's CPU features) and
         // refuses a mismatch, in which case the component is compiled like any other.
-        unsafe { Component::deserialize(&self.engine, code) }.ok()
+        unsafe { Component::deserialize(&self.engine, &code) }.ok()
     }
 
     /// The compiled component and where its code came from: precompiled into the binary, from

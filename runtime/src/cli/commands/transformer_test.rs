@@ -15,7 +15,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -362,7 +361,7 @@ fn test_renderer(
             |spec| format!("{} {}", spec.name, spec.version),
         ),
         provider: manifest.map_or_else(|| "example".into(), |m| m.metadata.name.clone()),
-        component: Arc::from(under_test.bytes.as_slice()),
+        component: crate::bundle::Blob::from(under_test.bytes.clone()),
         limits: spec.map(|spec| spec.limits.clone()).unwrap_or_default(),
     };
     // Room for the largest memory a renderer may be given: the render step applies its limits.
