@@ -290,19 +290,7 @@ pub fn load_embedded_named(name: &str) -> Result<Provider, ProviderError> {
     let origin = format!("embedded:{name}");
     let bytes = embedded_bundle_of(name).ok_or_else(|| ProviderError::Unknown(name.to_owned()))?;
     let bundle = bundle::read_embedded(&origin, bytes)?;
-    let manifest: ProviderManifest =
-        serde_json::from_slice(&bundle.manifest).map_err(|e| ProviderError::Manifest {
-            origin: origin.clone(),
-            message: e.to_string(),
-        })?;
-    let mut provider = assemble_checked(origin, manifest, |component| {
-        bundle
-            .components
-            .get(component)
-            .map(|bytes| Ok(bytes.clone()))
-    })?;
-    provider.digest = Some(bundle.digest);
-    Ok(provider)
+    provider_of(origin, bundle, false)
 }
 
 /// The embedded provider for the platform `format` (its `core.opm.dev/format` label): the
@@ -351,19 +339,33 @@ pub fn load_bundle_file(path: &Path) -> Result<Provider, ProviderError> {
 }
 
 /// Turns a bundle whose structure and digests were checked into a provider: parses and validates
-/// its manifest and checks each component.
+/// its manifest and finds each component it names (checked where used, see the module's doc).
 pub fn from_bundle(origin: String, bundle: bundle::Bundle) -> Result<Provider, ProviderError> {
+    provider_of(origin, bundle, true)
+}
+
+/// The provider `bundle` holds, its manifest validated if `validate`.
+fn provider_of(
+    origin: String,
+    bundle: bundle::Bundle,
+    validate: bool,
+) -> Result<Provider, ProviderError> {
     let manifest: ProviderManifest =
         serde_json::from_slice(&bundle.manifest).map_err(|e| ProviderError::Manifest {
             origin: origin.clone(),
             message: e.to_string(),
         })?;
-    let mut provider = assemble(origin, manifest, |component| {
+    let fetch = |component: &str| {
         bundle
             .components
             .get(component)
             .map(|bytes| Ok(bytes.clone()))
-    })?;
+    };
+    let mut provider = if validate {
+        assemble(origin, manifest, fetch)?
+    } else {
+        assemble_checked(origin, manifest, fetch)?
+    };
     provider.digest = Some(bundle.digest);
     Ok(provider)
 }
