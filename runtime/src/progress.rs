@@ -80,9 +80,9 @@ impl Drop for Progress {
 }
 
 /// The progress of compiling the components `uncached` lists (the size of each not yet in the
-/// cache), if there are any. `uncached` runs only on a terminal: finding out hashes every
-/// component, work a render into a pipe has no use for.
-pub fn compiling(uncached: impl FnOnce() -> Vec<usize>) -> Option<Progress> {
+/// cache), if there are any; `why` ends the line. `uncached` runs only on a terminal: finding
+/// out hashes every component, work a render into a pipe has no use for.
+pub fn compiling(why: &str, uncached: impl FnOnce() -> Vec<usize>) -> Option<Progress> {
     if !on_terminal() {
         return None;
     }
@@ -92,7 +92,7 @@ pub fn compiling(uncached: impl FnOnce() -> Vec<usize>) -> Option<Progress> {
     }
     let total: usize = sizes.iter().sum();
     Progress::start(format!(
-        "compiling {} transformer{} ({}) on first use; later runs use the cache",
+        "compiling {} transformer{} ({}) {why}",
         sizes.len(),
         if sizes.len() == 1 { "" } else { "s" },
         crate::sandbox::Bytes(total as u64)

@@ -384,7 +384,7 @@ pub fn compile_all(
 ) -> Transformers {
     let progress = progress
         .then(|| {
-            crate::progress::compiling(|| {
+            crate::progress::compiling("on first use; later runs use the cache", || {
                 components
                     .iter()
                     .filter(|(_, bytes)| !sandbox.is_cached(bytes))
@@ -428,7 +428,7 @@ pub fn compile_into_cache(
     if let Some(renderer) = &provider.renderer {
         components.push((provider::RENDERER, &renderer[..]));
     }
-    let progress = crate::progress::compiling(|| {
+    let progress = crate::progress::compiling("into the compile cache", || {
         components
             .iter()
             .filter(|(_, bytes)| !sandbox.is_cached(bytes))
