@@ -1,7 +1,9 @@
 //! Fuzz target `bundle`: reading a provider bundle ([`opm_runtime::bundle::read`]) and, for one
-//! that passes, checking each component ([`opm_runtime::bundle::component::check`]) and turning
-//! it into a provider ([`opm_runtime::provider::from_bundle`]): what loading a `.opmb` file does
-//! before anything is compiled.
+//! that passes, checking each component as a render does before compiling it
+//! ([`opm_runtime::bundle::component::check_structure`]) and in full
+//! ([`opm_runtime::bundle::component::check`]), and turning it into a provider checked in full
+//! ([`opm_runtime::provider::from_bundle_checked`]): what loading and installing a `.opmb` file
+//! do before anything is compiled.
 //!
 //! Every entry is named by its BLAKE3, so mutations rarely get past the digest checks; the
 //! `component` target fuzzes what comes after them.
@@ -21,11 +23,14 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     for bytes in bundle.components.values() {
+        if let Err(error) = component::check_structure(bytes) {
+            let _ = error.to_string();
+        }
         if let Err(error) = component::check(bytes) {
             let _ = error.to_string();
         }
     }
-    if let Err(error) = provider::from_bundle("fuzz.opmb".into(), bundle) {
+    if let Err(error) = provider::from_bundle_checked("fuzz.opmb".into(), bundle) {
         let _ = error.to_string();
     }
 });
