@@ -12,17 +12,19 @@ include!(concat!(env!("OUT_DIR"), "/embedded_code.rs"));
 
 /// Whether there is code precompiled from the embedded component whose BLAKE3 is `digest`.
 pub fn has_code(digest: &blake3::Hash) -> bool {
+    index(digest).is_some()
+}
+
+/// The entry of `CODE` of the embedded component whose BLAKE3 is `digest`.
+fn index(digest: &blake3::Hash) -> Option<usize> {
     let hex = digest.to_hex();
     CODE.binary_search_by(|(known, _, _)| (*known).cmp(hex.as_str()))
-        .is_ok()
+        .ok()
 }
 
 /// The code precompiled from the embedded component whose BLAKE3 is `digest`, if it is one.
 pub fn code(digest: &blake3::Hash) -> Option<Vec<u8>> {
-    let hex = digest.to_hex();
-    let index = CODE
-        .binary_search_by(|(known, _, _)| (*known).cmp(hex.as_str()))
-        .ok()?;
+    let index = index(digest)?;
     let (_, compressed, len) = CODE[index];
     if index == BASE {
         return base().as_ref().map(|(code, _)| code.clone());

@@ -274,11 +274,12 @@ fn render(
                 rendered.code = transformers
                     .values()
                     .filter_map(|compiled| compiled.as_ref().ok())
-                    .map(|compiled| super::CodeLoad {
-                        name: compiled.name.to_string(),
-                        digest: compiled.digest.to_string(),
-                        source: compiled.code.source.name(),
-                        elapsed: compiled.code.elapsed,
+                    .map(|compiled| {
+                        super::CodeLoad::new(
+                            compiled.name.to_string(),
+                            compiled.digest.to_string(),
+                            &compiled.code,
+                        )
                     })
                     .collect();
                 rendered

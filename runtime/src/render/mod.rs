@@ -241,6 +241,19 @@ pub struct CodeLoad {
     pub elapsed: Duration,
 }
 
+#[cfg(feature = "sandbox")]
+impl CodeLoad {
+    /// What `report` says of the component `name` with `digest`.
+    pub fn new(name: String, digest: String, report: &crate::sandbox::CodeReport) -> Self {
+        Self {
+            name,
+            digest,
+            source: report.source.name(),
+            elapsed: report.elapsed,
+        }
+    }
+}
+
 impl Rendered {
     /// Whether anything failed: a call, its output, or a patch.
     pub fn failed(&self) -> bool {

@@ -123,12 +123,11 @@ pub fn run(
     };
     let compiled = match sandbox.compile_renderer(&renderer.name, &renderer.component) {
         Ok(compiled) => {
-            rendered.code.push(super::CodeLoad {
-                name: format!("renderer {}", renderer.name),
-                digest: component_digest.clone(),
-                source: compiled.code.source.name(),
-                elapsed: compiled.code.elapsed,
-            });
+            rendered.code.push(super::CodeLoad::new(
+                format!("renderer {}", renderer.name),
+                component_digest.clone(),
+                &compiled.code,
+            ));
             compiled
         }
         Err(error) => {
