@@ -104,7 +104,7 @@ pub struct Render {
     pub plan: Plan,
     /// What every call was told about the render.
     pub context: RenderContext,
-    /// Resources in install order, and every failure.
+    /// Resources in the order of the calls, the renderer's files, and every failure.
     pub rendered: Rendered,
     /// The render threads, as many as the request asked for.
     pub pool: rayon::ThreadPool,

@@ -1,9 +1,10 @@
 //! Rendering: runs every planned (transformer, component) call in the sandbox, in parallel,
-//! then checks, labels and orders what came back (`docs/rendering.md`), resolving the checksum
-//! references of [`checksum`] once every call has run.
+//! then checks and labels what came back (`docs/rendering.md`), resolving the checksum
+//! references of [`checksum`] once every call has run, and hands the resources to the
+//! provider's renderer (`renderer.rs`), which orders them and makes the output's files.
 //!
 //! [`execute`] takes the calls and compiled transformers and returns a [`Rendered`]: the
-//! resources in install order and every [`Failure`], grouped by component. A failure of one call
+//! resources in the order of the calls and every [`Failure`], grouped by component. A failure of one call
 //! never stops the others (fail on end), and neither does a transformer that could not be
 //! compiled: its calls fail, the others run. The writers live in [`write`].
 
