@@ -305,6 +305,49 @@ impl CacheHome {
     }
 }
 
+/// The embedded provider's code is built into opm, compressed: the first render decompresses the
+/// code of what it runs and stores it in the compile cache, and a later render reads it from
+/// there, which is quicker than decompressing it again (benches/RESULTS.md); the output is the
+/// same, and `--no-cache` takes the built-in code without writing anything.
+#[test]
+fn a_render_reads_the_embedded_provider_s_code_from_the_cache_after_the_first() {
+    let home = CacheHome::new();
+    let vars = home.vars();
+    let render = |extra: &[&str]| {
+        let mut args = vec!["mod", "build", "--verbose=json"];
+        args.extend_from_slice(extra);
+        let hello = hello();
+        args.push(&hello);
+        let run = opm_env(args, &vars);
+        assert!(run.exited(0), "{}", run.stderr);
+        let mut sources: Vec<String> = run
+            .stderr
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|event| event["event"] == "code")
+            .map(|event| event["source"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        sources.dedup();
+        (sources, run.stdout)
+    };
+    let entries = || std::fs::read_dir(&home.cache).map_or(0, |entries| entries.count());
+
+    let (first, output) = render(&["--no-cache"]);
+    assert_eq!(first, ["embedded"]);
+    assert_eq!(entries(), 0, "--no-cache wrote to the cache");
+    let (first, first_output) = render(&[]);
+    assert_eq!(first, ["embedded"]);
+    assert_eq!(
+        entries(),
+        3,
+        "a Deployment and a Service transformer, and the renderer"
+    );
+    let (second, second_output) = render(&[]);
+    assert_eq!(second, ["cache"]);
+    assert_eq!(first_output, output);
+    assert_eq!(second_output, output);
+}
+
 /// `opm cache dir` shows the compile cache and what it holds, `--no-cache` neither reads nor writes
 /// it, and `opm cache clear` empties it without touching anything else there.
 #[test]

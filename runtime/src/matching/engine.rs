@@ -23,7 +23,7 @@ use super::plan::{
 };
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
-use crate::provider::{ProviderManifest, Unhandled};
+use crate::provider::{ProviderManifest, Unhandled, Validation};
 
 /// Computes the plan for `module` against `manifest`'s definitions and transformers (plus the
 /// module's own definitions). Under `strict`, unhandled resources, traits and policies are
@@ -96,23 +96,10 @@ pub fn plan_providers(
             specs.entry(fqn).or_insert((&manifest.metadata.name, spec));
         }
     }
-    let transformers: Vec<Transformer> = specs
+    let transformers: Vec<Transformer<'_>> = specs
         .into_iter()
         .map(|(fqn, (provider, spec))| {
-            let mut transformer = Transformer::new(fqn, provider, spec.requirements());
-            for (index, validation) in spec.validations.iter().enumerate() {
-                match validation.compile() {
-                    Ok(validator) => transformer
-                        .validations
-                        .push((validation.message.clone(), validator.into())),
-                    Err(error) => errors.push(Problem::InvalidValidation {
-                        transformer: fqn.to_owned(),
-                        index,
-                        error,
-                    }),
-                }
-            }
-            transformer
+            Transformer::new(fqn, provider, spec.requirements(), &spec.validations)
         })
         .collect();
     for transformer in &transformers {
@@ -159,6 +146,16 @@ pub fn plan_providers(
             .into_iter()
             .map(|error| Problem::Definition { error }),
     );
+    // The validations of the matched transformers whose schemas do not compile.
+    for transformer in &transformers {
+        for (index, error) in transformer.validation_errors() {
+            errors.push(Problem::InvalidValidation {
+                transformer: transformer.fqn.clone(),
+                index,
+                error: error.clone(),
+            });
+        }
+    }
 
     let patches = plan_patches(module, &mut errors);
     Plan {
@@ -265,7 +262,7 @@ fn declared_by<'a>(
 }
 
 /// A transformer's requirements, normalized: sets instead of lists.
-struct Transformer {
+struct Transformer<'a> {
     fqn: String,
     /// The name of the provider that holds it.
     provider: String,
@@ -276,8 +273,13 @@ struct Transformer {
     named: BTreeSet<String>,
     /// Optional FQNs, whose defaults the transformer receives when not attached.
     optional: BTreeSet<String>,
-    /// The manifest's `validations`: a message and the compiled schema its input must satisfy.
-    validations: Vec<(String, std::sync::Arc<jsonschema::Validator>)>,
+    /// The manifest's `validations`: a message and the schema its input must satisfy.
+    validations: &'a [Validation],
+    /// Those schemas compiled, the first time a component matches the transformer: most of a
+    /// provider's transformers match nothing in a given module, and compiling every schema was
+    /// a fixed cost of every plan. A schema that does not compile validates nothing and is
+    /// reported by [`Transformer::validation_errors`].
+    compiled: std::sync::OnceLock<Vec<Result<jsonschema::Validator, String>>>,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -288,8 +290,13 @@ struct RequirementKey {
     policies: BTreeSet<String>,
 }
 
-impl Transformer {
-    fn new(fqn: &str, provider: &str, mut requirements: Requirements) -> Self {
+impl<'a> Transformer<'a> {
+    fn new(
+        fqn: &str,
+        provider: &str,
+        mut requirements: Requirements,
+        validations: &'a [Validation],
+    ) -> Self {
         for list in [
             &mut requirements.required_resources,
             &mut requirements.optional_resources,
@@ -330,8 +337,30 @@ impl Transformer {
             key,
             named,
             optional,
-            validations: Vec::new(),
+            validations,
+            compiled: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The validations, each message with its compiled schema (or why it did not compile).
+    fn validations(&self) -> impl Iterator<Item = (&str, &Result<jsonschema::Validator, String>)> {
+        let compiled = self
+            .compiled
+            .get_or_init(|| self.validations.iter().map(Validation::compile).collect());
+        self.validations
+            .iter()
+            .map(|validation| validation.message.as_str())
+            .zip(compiled)
+    }
+
+    /// The validations compiled so far that did not compile, by index.
+    fn validation_errors(&self) -> impl Iterator<Item = (usize, &String)> {
+        self.compiled
+            .get()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(index, compiled)| compiled.as_ref().err().map(|error| (index, error)))
     }
 }
 
@@ -355,7 +384,7 @@ pub(super) struct Attached<'a> {
 fn plan_component(
     component: &Component,
     catalog: &Catalog,
-    transformers: &[Transformer],
+    transformers: &[Transformer<'_>],
     cannot: &[(&str, &Unhandled)],
     strict: bool,
     explain: Explain,
@@ -455,9 +484,9 @@ impl Subject<'_> {
 /// are explained) those that do not, with what each lacks.
 fn match_transformers<'t>(
     subject: &Subject<'_>,
-    transformers: &'t [Transformer],
+    transformers: &'t [Transformer<'t>],
     explain: Explain,
-) -> (Vec<(&'t Transformer, Matched)>, Vec<Unmatched>) {
+) -> (Vec<(&'t Transformer<'t>, Matched)>, Vec<Unmatched>) {
     let has = |kind: DefinitionKind, fqn: &str| subject.has(kind, fqn);
     let mut matched = Vec::new();
     let mut unmatched = Vec::new();
@@ -490,7 +519,7 @@ fn match_transformers<'t>(
 
 /// The error of a component no transformer matches: what it has, and what each transformer
 /// lacks.
-fn no_match(subject: &Subject<'_>, transformers: &[Transformer]) -> Problem {
+fn no_match(subject: &Subject<'_>, transformers: &[Transformer<'_>]) -> Problem {
     let has = |kind: DefinitionKind, fqn: &str| subject.has(kind, fqn);
     Problem::NoMatch {
         component: subject.component.name.clone(),
@@ -556,7 +585,7 @@ fn left_out(subject: &Subject<'_>, cannot: &[(&str, &Unhandled)]) -> Option<Prob
 /// not handling it); returns the unhandled FQNs.
 fn check_matches(
     subject: &Subject<'_>,
-    matched: &[(&Transformer, Matched)],
+    matched: &[(&Transformer<'_>, Matched)],
     cannot: &[(&str, &Unhandled)],
     strict: bool,
     problems: &mut Problems,
@@ -616,7 +645,7 @@ fn check_matches(
 fn validated_calls(
     subject: &Subject<'_>,
     spec: BTreeMap<String, Value>,
-    matched: &[(&Transformer, Matched)],
+    matched: &[(&Transformer<'_>, Matched)],
     catalog: &Catalog,
     errors: &mut Vec<Problem>,
 ) -> Vec<Call> {
@@ -625,12 +654,15 @@ fn validated_calls(
     let mut calls = Vec::new();
     for (transformer, _) in matched {
         let input = with_defaults(&base, &transformer.optional, subject.attached, catalog);
-        for (message, validator) in &transformer.validations {
-            if !validator.is_valid(&input) {
+        for (message, validator) in transformer.validations() {
+            if validator
+                .as_ref()
+                .is_ok_and(|validator| !validator.is_valid(&input))
+            {
                 errors.push(Problem::Refused {
                     component: component.name.clone(),
                     transformer: transformer.fqn.clone(),
-                    message: message.clone(),
+                    message: message.to_owned(),
                     at: component.origin.clone(),
                 });
             }
@@ -772,7 +804,7 @@ fn effective_labels(
 /// Whether `transformer`'s requirements are all met, as [`check`] would find, without building
 /// the explanation.
 fn matches(
-    transformer: &Transformer,
+    transformer: &Transformer<'_>,
     labels: &BTreeMap<String, EffectiveLabel>,
     has: &dyn Fn(DefinitionKind, &str) -> bool,
 ) -> bool {
@@ -792,7 +824,7 @@ fn matches(
 }
 
 fn check(
-    transformer: &Transformer,
+    transformer: &Transformer<'_>,
     labels: &BTreeMap<String, EffectiveLabel>,
     has: &dyn Fn(DefinitionKind, &str) -> bool,
 ) -> (Vec<Reason>, Vec<Missing>) {

@@ -196,15 +196,14 @@ impl CompileCache {
 
     /// The cached compilation of `bytes`, if there is an entry this cache's key vouches for. A
     /// hit marks the entry used now, so that eviction takes the least recently used first.
-    pub fn load(&self, engine: &Engine, bytes: &[u8]) -> Option<Component> {
+    pub fn load(&self, engine: &Engine, digest: &blake3::Hash) -> Option<Component> {
         if !is_private_dir(&self.dir) {
             return None;
         }
-        let digest = blake3::hash(bytes);
         let compatibility = compatibility(engine);
-        let path = self.path(&digest, &compatibility);
+        let path = self.path(digest, &compatibility);
         let entry = read_own_file(&path, 0o022).ok()?;
-        let code = self.verified_code(&entry, &digest, &compatibility)?;
+        let code = self.verified_code(&entry, digest, &compatibility)?;
         // SAFETY: `Component::deserialize` requires bytes that `Component::serialize` produced
         // for an engine compatible with `engine`. `code` is such bytes:
         // - it is a slice of `entry`, the bytes that `read_own_file` read into memory once,
@@ -213,9 +212,11 @@ impl CompileCache {
         // - `verified_code` returned it only because the MAC stored before it equals
         //   `self.mac(digest, compatibility, code)`, keyed with `self.key`, which `open` read from a
         //   file that only the current user may read, outside the cache directory. The only code
-        //   here that makes a MAC with that key is `store`, over `component.serialize()`; so the
-        //   bytes are what `store` wrote, unless someone who can read the user's key file (the
-        //   user, or root) forged them — who can run native code as the user anyway;
+        //   here that makes a MAC with that key is `store_code`, over `component.serialize()`
+        //   (through `store`) or over the code built into opm that `engine` has just loaded
+        //   (`Sandbox::compile_component`); so the bytes are what `store_code` wrote, unless
+        //   someone who can read the user's key file (the user, or root) forged them — who can
+        //   run native code as the user anyway;
         // - that MAC covers `digest`, the BLAKE3 of `bytes`, and `compatibility`, this engine's
         //   `precompile_compatibility_hash`: the code was serialized from a compilation of these
         //   very component bytes by an engine that `engine` can load (wasmtime checks the
@@ -225,25 +226,25 @@ impl CompileCache {
         Some(component)
     }
 
-    /// Whether there is an entry for `bytes` compiled by `engine` — not whether it is sound,
-    /// which only [`load`](Self::load) checks; enough to tell a person a compile is coming.
-    pub fn has_entry(&self, engine: &Engine, bytes: &[u8]) -> bool {
-        self.path(&blake3::hash(bytes), &compatibility(engine))
-            .is_file()
+    /// Whether there is an entry for the component with BLAKE3 `digest` compiled by `engine` —
+    /// not whether it is sound, which only [`load`](Self::load) checks; enough to tell a person a
+    /// compile is coming.
+    pub fn has_entry(&self, engine: &Engine, digest: &blake3::Hash) -> bool {
+        self.path(digest, &compatibility(engine)).is_file()
     }
 
-    /// Waits until no other process is compiling `bytes` for this cache, and holds that turn
+    /// Waits until no other process is compiling the component with BLAKE3 `digest` for this cache, and holds that turn
     /// until the returned lock is dropped: two renders that start together (parallel CI jobs
     /// sharing a cache, a test suite) compile a component once, and the second loads what the
     /// first stored. The wait is bounded by [`TURN_WAIT`]; past it, or when the lock file cannot
     /// be made, `None`, and the caller compiles anyway.
-    pub fn turn_to_compile(&self, engine: &Engine, bytes: &[u8]) -> Option<CompileTurn> {
+    pub fn turn_to_compile(&self, engine: &Engine, digest: &blake3::Hash) -> Option<CompileTurn> {
         use std::os::unix::fs::OpenOptionsExt as _;
         if !is_private_dir(&self.dir) {
             return None;
         }
         let path = self
-            .path(&blake3::hash(bytes), &compatibility(engine))
+            .path(digest, &compatibility(engine))
             .with_extension("lock");
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -265,16 +266,22 @@ impl CompileCache {
         }
     }
 
-    /// Stores the compilation of `bytes`; failures are ignored (the next run compiles again).
-    pub fn store(&self, engine: &Engine, bytes: &[u8], component: &Component) {
-        let Ok(code) = component.serialize() else {
-            return;
-        };
-        let digest = blake3::hash(bytes);
+    /// Stores `component`, the compilation of the component with BLAKE3 `digest`; failures are
+    /// ignored (the next run compiles again).
+    pub fn store(&self, engine: &Engine, digest: &blake3::Hash, component: &Component) {
+        if let Ok(code) = component.serialize() {
+            self.store_code(engine, digest, &code);
+        }
+    }
+
+    /// Stores `code`, what [`Component::serialize`] (or [`Engine::precompile_component`]) made
+    /// of the component with BLAKE3 `digest` for an engine compatible with `engine`; failures
+    /// are ignored.
+    pub fn store_code(&self, engine: &Engine, digest: &blake3::Hash, code: &[u8]) {
         let compatibility = compatibility(engine);
-        let mac = self.mac(&digest, &compatibility, &code);
-        let path = self.path(&digest, &compatibility);
-        if write_entry(&self.dir, &path, &mac, &code).is_ok() {
+        let mac = self.mac(digest, &compatibility, code);
+        let path = self.path(digest, &compatibility);
+        if write_entry(&self.dir, &path, &mac, code).is_ok() {
             let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
         }
     }
@@ -607,11 +614,11 @@ mod tests {
         let cache = CompileCache::open(cache_dir.clone(), &key_file).expect("cache opens");
         let engine = Engine::default();
         let first = cache
-            .turn_to_compile(&engine, b"component")
+            .turn_to_compile(&engine, &blake3::hash(b"component"))
             .expect("a turn");
         assert!(
             cache
-                .turn_to_compile(&engine, b"another component")
+                .turn_to_compile(&engine, &blake3::hash(b"another component"))
                 .is_some(),
             "another component's compile does not wait"
         );
@@ -619,7 +626,7 @@ mod tests {
         let second = {
             let (cache, engine) = (cache.clone(), engine.clone());
             std::thread::spawn(move || {
-                let turn = cache.turn_to_compile(&engine, b"component");
+                let turn = cache.turn_to_compile(&engine, &blake3::hash(b"component"));
                 started.send(()).expect("send");
                 turn.is_some()
             })
