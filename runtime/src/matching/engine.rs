@@ -55,6 +55,9 @@ pub fn plan_with(
     plan_providers(module, &[manifest], strict, explain)
 }
 
+/// The number of components from which a plan plans them in parallel.
+const PARALLEL_FROM: usize = 32;
+
 /// [`plan_with`] against several providers at once (`-p kubernetes -p acme`): their
 /// definitions merged by FQN (the same FQN defined differently by two of them is an error
 /// naming both), the transformers of every one of them matched. Two providers holding one
@@ -125,14 +128,18 @@ pub fn plan_providers(
         .collect();
     let mut components = Vec::with_capacity(module.components().len());
     let mut calls = Vec::new();
-    // Components are planned independently, on the current rayon pool, and merged in order.
+    // Components are planned independently, on the current rayon pool (on this thread when
+    // they are few: handing them to the pool, and starting it for `mod vet`, costs more than
+    // planning them), and merged in order.
     let components_in_order: Vec<&Component> = module.components().collect();
-    let outcomes: Vec<Outcome> = components_in_order
-        .par_iter()
-        .map(|component| {
-            plan_component(component, &catalog, &transformers, &cannot, strict, explain)
-        })
-        .collect();
+    let plan_one = |component: &&Component| {
+        plan_component(component, &catalog, &transformers, &cannot, strict, explain)
+    };
+    let outcomes: Vec<Outcome> = if components_in_order.len() < PARALLEL_FROM {
+        components_in_order.iter().map(plan_one).collect()
+    } else {
+        components_in_order.par_iter().map(plan_one).collect()
+    };
     for outcome in outcomes {
         errors.extend(outcome.errors);
         warnings.extend(outcome.warnings);
