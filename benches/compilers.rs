@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use opm_runtime::contract::{Compiler, engine_config_for};
-use opm_runtime::render::RenderContext;
 use opm_runtime::sandbox::{Limits, Sandbox};
 
 /// Compiles timed per component, compiler and setting.
@@ -33,18 +32,7 @@ fn main() -> anyhow::Result<()> {
         .next()
         .context("usage: opm-compilers COMPONENT.json COMPONENT.wasm...")?;
     let input = std::fs::read_to_string(&input_path).with_context(|| input_path.clone())?;
-    let context = RenderContext {
-        name: "bench".into(),
-        instance: "bench".into(),
-        namespace: "bench".into(),
-        version: "1.0.0".into(),
-        provider: "bench".into(),
-        timestamp: "2026-01-01T00:00:00Z".into(),
-        strict: false,
-        module_labels: Default::default(),
-        secret_kinds: Vec::new(),
-    }
-    .for_component("api");
+    let context = opm_benches::context().for_component("api");
     let limits = Limits::default();
     println!(
         "| component | size | Cranelift | Cranelift, serial | Winch | Winch, serial | call, Cranelift | call, Winch |"

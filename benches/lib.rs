@@ -1,15 +1,30 @@
 //! What the benchmarks share: [`Native`], the embedded Kubernetes provider's transformer crates
 //! compiled into the process and called directly, the baseline the sandbox is measured against
-//! (`native.rs`, `benches/sandbox.rs`).
+//! (`native.rs`, `benches/sandbox.rs`), and the render [`context`] their calls are made in.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use opm_guest::{Component, Context, TransformError, Transformer};
 use opm_runtime::matching::Call;
-use opm_runtime::render::Runner;
+use opm_runtime::render::{RenderContext, Runner};
 use opm_runtime::sandbox::{CallError, CallOutcome, Limits, LogLevel, LogLine};
 use opm_runtime::wit;
+
+/// The render context the benchmarks' calls are made in.
+pub fn context() -> RenderContext {
+    RenderContext {
+        name: "bench".into(),
+        instance: "bench".into(),
+        namespace: "bench".into(),
+        version: "1.0.0".into(),
+        provider: "kubernetes".into(),
+        timestamp: "2026-01-01T00:00:00Z".into(),
+        strict: false,
+        module_labels: BTreeMap::new(),
+        secret_kinds: vec!["Secret".into()],
+    }
+}
 
 /// A transform function of one of the provider's crates.
 pub type Transform = fn(&Component, &Context) -> Result<Vec<opm_guest::Value>, TransformError>;

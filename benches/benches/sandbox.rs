@@ -7,28 +7,14 @@
 use std::collections::BTreeMap;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use opm_benches::Native;
+use opm_benches::{Native, context};
 use opm_runtime::matching::Call;
-use opm_runtime::render::{self, RenderContext, Runner};
+use opm_runtime::render::{self, Runner};
 use opm_runtime::sandbox::{Limits, Sandbox};
 use opm_runtime::{matching, module, provider};
 use serde_json::json;
 
 const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
-
-fn context() -> RenderContext {
-    RenderContext {
-        name: "bench".into(),
-        instance: "bench".into(),
-        namespace: "bench".into(),
-        version: "1.0.0".into(),
-        provider: "kubernetes".into(),
-        timestamp: "2026-01-01T00:00:00Z".into(),
-        strict: false,
-        module_labels: BTreeMap::new(),
-        secret_kinds: vec!["Secret".into()],
-    }
-}
 
 fn input(name: &str) -> String {
     json!({

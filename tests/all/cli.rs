@@ -296,6 +296,11 @@ impl CacheHome {
         }
     }
 
+    /// How many files the cache directory holds.
+    fn entries(&self) -> usize {
+        std::fs::read_dir(&self.cache).map_or(0, |entries| entries.count())
+    }
+
     /// The variables that name them.
     fn vars(&self) -> [(&str, &str); 2] {
         [
@@ -330,15 +335,14 @@ fn a_render_reads_the_embedded_provider_s_code_from_the_cache_after_the_first() 
         sources.dedup();
         (sources, run.stdout)
     };
-    let entries = || std::fs::read_dir(&home.cache).map_or(0, |entries| entries.count());
 
     let (first, output) = render(&["--no-cache"]);
     assert_eq!(first, ["embedded"]);
-    assert_eq!(entries(), 0, "--no-cache wrote to the cache");
+    assert_eq!(home.entries(), 0, "--no-cache wrote to the cache");
     let (first, first_output) = render(&[]);
     assert_eq!(first, ["embedded"]);
     assert_eq!(
-        entries(),
+        home.entries(),
         3,
         "a Deployment and a Service transformer, and the renderer"
     );
@@ -357,19 +361,18 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     let provider = provider_not_embedded();
     let provider = provider.path().to_str().unwrap();
     let (cache, key, vars) = (&home.cache, &home.key, home.vars());
-    let compiled = || std::fs::read_dir(cache).map_or(0, |entries| entries.count());
 
     let run = opm_env(
         ["mod", "build", &hello(), "-p", provider, "--no-cache"],
         &vars,
     );
     assert!(run.exited(0), "{}", run.stderr);
-    assert_eq!(compiled(), 0, "--no-cache wrote to the cache");
+    assert_eq!(home.entries(), 0, "--no-cache wrote to the cache");
 
     let run = opm_env(["mod", "build", &hello(), "-p", provider], &vars);
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(
-        compiled(),
+        home.entries(),
         3,
         "a Deployment and a Service transformer, and the renderer"
     );
@@ -391,7 +394,7 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
         "{}",
         run.stderr
     );
-    assert_eq!(compiled(), 1, "only opm's entries are removed");
+    assert_eq!(home.entries(), 1, "only opm's entries are removed");
     assert!(cache.join("notes.txt").exists());
     assert!(key.exists(), "the key is not the cache's to remove");
 

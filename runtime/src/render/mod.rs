@@ -4,9 +4,9 @@
 //! provider's renderer (`renderer.rs`), which orders them and makes the output's files.
 //!
 //! [`execute`] takes the calls and compiled transformers and returns a [`Rendered`]: the
-//! resources in the order of the calls and every [`Failure`], grouped by component. A failure of one call
-//! never stops the others (fail on end), and neither does a transformer that could not be
-//! compiled: its calls fail, the others run. The writers live in [`write`].
+//! resources in the order of the calls and every [`Failure`], grouped by component. A failure of
+//! one call never stops the others (fail on end), and neither does a transformer that could not
+//! be compiled: its calls fail, the others run. The writers live in [`write`].
 
 #[cfg(feature = "sandbox")]
 pub mod build;

@@ -227,11 +227,9 @@ fn service_validation_that_does_not_compile_is_a_plan_error(mut provider: Provid
         false,
     );
     assert!(
-        messages(plan.errors())
-            .iter()
-            .any(|message| message.starts_with(&format!(
-                "transformer {SERVICE}: validations[0].schema does not compile"
-            ))),
+        messages(plan.errors())[0].starts_with(&format!(
+            "transformer {SERVICE}: validations[0].schema does not compile"
+        )),
         "{:?}",
         messages(plan.errors())
     );
