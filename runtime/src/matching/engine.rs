@@ -140,6 +140,8 @@ pub fn plan_providers(
     } else {
         components_in_order.par_iter().map(plan_one).collect()
     };
+    // Sized first: growing a vector of 20,000 calls copies them again at every doubling.
+    calls.reserve_exact(outcomes.iter().map(|outcome| outcome.calls.len()).sum());
     for outcome in outcomes {
         errors.extend(outcome.errors);
         warnings.extend(outcome.warnings);

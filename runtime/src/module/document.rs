@@ -18,6 +18,10 @@ use crate::definitions::fqn::{self, Fqn};
 
 const API_VERSION: &str = "core.opm.dev/v1";
 
+/// From how many components a module's are read in parallel: below it, handing them to the
+/// render's threads costs more than reading them.
+const PARALLEL_FROM: usize = 32;
+
 /// Adds every string under a Secret resource of the merged document `root` to `sensitive`
 /// (attached by its FQN or as `Secret`), but for its `type`, `labels` and `annotations`, what
 /// each value of its base64 `data` decodes to, and every string a patch that
@@ -78,6 +82,7 @@ pub(crate) fn interpret(
     origin: Origin,
     mut sensitive: BTreeSet<String>,
     patch_places: &[usize],
+    pool: Option<&rayon::ThreadPool>,
 ) -> Result<Module, ModuleError> {
     let mut reader = Reader::default();
     if matches!(root.value, Value::Null) {
@@ -131,7 +136,7 @@ pub(crate) fn interpret(
         .map(|node| reader.definitions(node))
         .unwrap_or_default();
     let components = match reader.required(top, "components", root) {
-        Some(node) => reader.components(node),
+        Some(node) => reader.components(node, pool),
         None => BTreeMap::new(),
     };
 
@@ -386,10 +391,16 @@ impl Reader {
         out
     }
 
-    fn components(&mut self, node: &Node) -> BTreeMap<String, Component> {
-        let mut out = BTreeMap::new();
+    /// The components under `node`, by name. A large module's are read in parallel on `pool`,
+    /// each with problems of its own, which are then kept in the order of the file.
+    fn components(
+        &mut self,
+        node: &Node,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> BTreeMap<String, Component> {
+        use rayon::prelude::*;
         let Some(entries) = self.optional_map(node, "components") else {
-            return out;
+            return BTreeMap::new();
         };
         if entries.is_empty() {
             self.problem(
@@ -397,14 +408,27 @@ impl Reader {
                 "the module has no components; add one under `components`".to_owned(),
             );
         }
-        for entry in entries {
+        let read = |entry: &Entry| {
+            let mut reader = Reader::default();
             if !crate::names::is_dns_label(&entry.key) {
-                self.problem(
+                reader.problem(
                     &entry.key_origin,
                     format!("component name {:?} must be a DNS label: lowercase letters, digits and '-', at most 63", entry.key),
                 );
             }
-            if let Some(component) = self.component(entry) {
+            let component = reader.component(entry);
+            (component, reader.problems)
+        };
+        let read: Vec<(Option<Component>, Vec<Diagnostic>)> = match pool {
+            Some(pool) if entries.len() >= PARALLEL_FROM => {
+                pool.install(|| entries.par_iter().map(read).collect())
+            }
+            _ => entries.iter().map(read).collect(),
+        };
+        let mut out = BTreeMap::new();
+        for (component, problems) in read {
+            self.problems.extend(problems);
+            if let Some(component) = component {
                 out.insert(component.name.clone(), component);
             }
         }

@@ -378,8 +378,11 @@ pub fn load_on(
             .iter()
             .map(|values_path| read_tree(values_path, pool)),
         sets,
-        instance,
-        env,
+        &Surroundings {
+            instance,
+            env,
+            pool,
+        },
         Origin::whole(path.display().to_string()),
         sensitive,
     )
@@ -432,11 +435,23 @@ pub fn from_inputs(
         root,
         values.iter().map(|input| parse_input(*input, None)),
         sets,
-        &Instance::default(),
-        env,
+        &Surroundings {
+            instance: &Instance::default(),
+            env,
+            pool: None,
+        },
         Origin::whole(module.name),
         &mut BTreeSet::new(),
     )
+}
+
+/// What a module is read in: the instance rendered, the environment `${env:…}` reads, and the
+/// threads a large module's components are read on (else the calling thread).
+#[derive(Clone, Copy)]
+struct Surroundings<'a> {
+    instance: &'a Instance,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    pool: Option<&'a rayon::ThreadPool>,
 }
 
 /// Merges each values tree onto `root` in order (each read or parsed only when its turn
@@ -445,11 +460,11 @@ fn assemble(
     mut root: Node,
     values: impl Iterator<Item = Result<Node, ModuleError>>,
     sets: &[String],
-    instance: &Instance,
-    env: &dyn Fn(&str) -> Option<String>,
+    surroundings: &Surroundings<'_>,
     origin: Origin,
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
+    let Surroundings { instance, env, .. } = *surroundings;
     let config = take_config(&mut root)?;
     // Patches are the module file's own: taken out before values merge, so that no values file
     // or --set can add or change one (with a config, they set parameters the patches may use).
@@ -542,7 +557,13 @@ fn assemble(
     }
     document::collect_secrets(&root, sensitive);
     sensitive.remove("");
-    let mut module = document::interpret(&root, origin, sensitive.clone(), &kept_patches)?;
+    let mut module = document::interpret(
+        &root,
+        origin,
+        sensitive.clone(),
+        &kept_patches,
+        surroundings.pool,
+    )?;
     module.config = config.map(|c| c.schema);
     module.parameters = parameters;
     module.excluded = excluded;
@@ -644,8 +665,11 @@ pub fn from_str(text: &str, source: &str) -> Result<Module, ModuleError> {
         root,
         std::iter::empty(),
         &[],
-        &Instance::default(),
-        &|_| None,
+        &Surroundings {
+            instance: &Instance::default(),
+            env: &|_| None,
+            pool: None,
+        },
         Origin::whole(source),
         &mut BTreeSet::new(),
     )

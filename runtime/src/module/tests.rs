@@ -642,3 +642,73 @@ fn a_patch_that_writes_into_a_secret_is_sensitive() {
         "{sensitive:?}"
     );
 }
+
+/// A large module's components are read in parallel on a render's threads: the module, and the
+/// problems of its components in the order of the file, are what reading them one by one gives.
+#[test]
+fn a_large_modules_components_read_in_parallel_read_as_one_by_one() {
+    let component = |i: usize| {
+        let name = if i % 7 == 3 {
+            format!("Bad_{i}")
+        } else {
+            format!("c{i}")
+        };
+        let extra = if i % 11 == 5 {
+            "    colour: blue\n"
+        } else {
+            ""
+        };
+        format!(
+            "  {name}:\n{extra}    resources:\n      Container: {{image: app:{i}}}\n    traits:\n      Replicas: {i}\n"
+        )
+    };
+    let body: String = (0..64).map(component).collect();
+    let module = format!(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: big, version: 1.0.0}}\ncomponents:\n{body}"
+    );
+    let files = Files::new();
+    let path = files.write("module.yaml", &module);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let read = |pool: Option<&rayon::ThreadPool>, module: &Path| {
+        load_on(
+            pool,
+            module,
+            &[],
+            &[],
+            &Instance::default(),
+            &no_env,
+            &mut BTreeSet::new(),
+        )
+    };
+    let serial = read(None, &path).unwrap_err().to_string();
+    let parallel = read(Some(&pool), &path).unwrap_err().to_string();
+    assert_eq!(parallel, serial);
+    let names = serial.match_indices("must be a DNS label").count();
+    assert_eq!(names, 9, "{serial}");
+    assert!(
+        serial.find("\"Bad_3\"") < serial.find("\"Bad_10\"")
+            && serial.find("\"Bad_10\"") < serial.find("\"Bad_59\""),
+        "{serial}"
+    );
+    assert!(serial.contains("colour"), "{serial}");
+
+    let good: String = (0..64)
+        .map(|i| format!("  c{i}:\n    resources:\n      Container: {{image: app:{i}}}\n"))
+        .collect();
+    let path = files.write(
+        "good.yaml",
+        &format!(
+            "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: big, version: 1.0.0}}\ncomponents:\n{good}"
+        ),
+    );
+    let serial = read(None, &path).unwrap();
+    let parallel = read(Some(&pool), &path).unwrap();
+    assert_eq!(parallel.components().count(), 64);
+    assert_eq!(
+        format!("{:?}", parallel.components().collect::<Vec<_>>()),
+        format!("{:?}", serial.components().collect::<Vec<_>>())
+    );
+}

@@ -67,7 +67,8 @@ pub(super) fn config(limits: &Limits, slots: usize) -> InstanceAllocationStrateg
 /// A counting semaphore over the pool's slots.
 #[derive(Debug)]
 pub(super) struct Slots {
-    free: Mutex<usize>,
+    /// The free slots, and how many calls wait for one.
+    free: Mutex<(usize, usize)>,
     freed: Condvar,
 }
 
@@ -77,7 +78,7 @@ pub(super) struct Slot<'a>(&'a Slots);
 impl Slots {
     pub(super) fn new(count: usize) -> Self {
         Self {
-            free: Mutex::new(count),
+            free: Mutex::new((count, 0)),
             freed: Condvar::new(),
         }
     }
@@ -85,21 +86,28 @@ impl Slots {
     /// Waits for a free slot and takes it.
     pub(super) fn acquire(&self) -> Slot<'_> {
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        while *free == 0 {
+        while free.0 == 0 {
+            free.1 += 1;
             free = self
                 .freed
                 .wait(free)
                 .unwrap_or_else(PoisonError::into_inner);
+            free.1 -= 1;
         }
-        *free -= 1;
+        free.0 -= 1;
         Slot(self)
     }
 }
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        self.0.freed.notify_one();
+        let mut free = self.0.free.lock().unwrap_or_else(PoisonError::into_inner);
+        free.0 += 1;
+        // Waking is a system call even when no one waits; a render's calls seldom do (there
+        // are as many slots as render threads), so only a waiter is woken.
+        if free.1 > 0 {
+            self.0.freed.notify_one();
+        }
     }
 }
 
@@ -116,6 +124,21 @@ mod tests {
         let _c = slots.acquire();
         drop(b);
         let _d = slots.acquire();
-        assert_eq!(*slots.free.lock().unwrap(), 0);
+        assert_eq!(*slots.free.lock().unwrap(), (0, 0));
+    }
+
+    #[test]
+    fn a_call_waiting_for_a_slot_gets_the_one_given_back() {
+        let slots = Slots::new(1);
+        let held = slots.acquire();
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| drop(slots.acquire()));
+            while slots.free.lock().unwrap().1 == 0 {
+                std::thread::yield_now();
+            }
+            drop(held);
+            waiter.join().unwrap();
+        });
+        assert_eq!(*slots.free.lock().unwrap(), (1, 0));
     }
 }
