@@ -98,10 +98,16 @@ fn main() -> anyhow::Result<()> {
     c_bindings(&build_support::workspace().join("../wit"), &out_dir)
 }
 
-/// The zstd level of the precompiled code: the highest, as it is compressed once per build and
-/// decompressed at every render (at the same speed whatever the level).
+/// The zstd level of the precompiled code in a release build: the highest, as it is compressed
+/// once per build and decompressed at every render (at the same speed whatever the level).
 #[cfg(feature = "sandbox")]
-const LEVEL: i32 = 19;
+const RELEASE_LEVEL: i32 = 19;
+
+/// The zstd level in any other build (the tests', the README's first render): level 19 takes 27
+/// seconds of one core per build here, on the path of everything that waits for opm-runtime;
+/// level 3 takes a fifth of a second, for about twice the bytes in the binary.
+#[cfg(feature = "sandbox")]
+const DEV_LEVEL: i32 = 3;
 
 /// Precompiles `components` for the target and generates `embedded_code.rs`: `CODE`, each
 /// component's BLAKE3 (hex), its code compressed, and the code's length, sorted by digest, and
@@ -118,6 +124,10 @@ fn precompile(
     let base = {
         use anyhow::Context as _;
         let target = std::env::var("TARGET").context("cargo sets TARGET")?;
+        let level = match std::env::var("PROFILE").as_deref() {
+            Ok("release") => RELEASE_LEVEL,
+            _ => DEV_LEVEL,
+        };
         let dir = out_dir.join("precompiled");
         std::fs::create_dir_all(&dir)?;
         let engine = match codegen::portable_config(&target).and_then(|c| wasmtime::Engine::new(&c))
@@ -155,7 +165,7 @@ fn precompile(
             .map_or(0, |(index, _)| index);
         let mut with_base = match code.get(base) {
             Some((_, base)) => Some(
-                zstd::bulk::Compressor::with_dictionary(LEVEL, base)
+                zstd::bulk::Compressor::with_dictionary(level, base)
                     .context("a zstd compressor")?,
             ),
             None => None,
@@ -163,7 +173,7 @@ fn precompile(
         for (index, (digest, compiled)) in code.iter().enumerate() {
             let compressed = match &mut with_base {
                 Some(compressor) if index != base => compressor.compress(compiled)?,
-                _ => zstd::bulk::compress(compiled, LEVEL)?,
+                _ => zstd::bulk::compress(compiled, level)?,
             };
             let path = dir.join(format!("{digest}.cwasm.zst"));
             std::fs::write(&path, compressed)?;

@@ -109,13 +109,20 @@ pub fn engine_config() -> wasmtime::Config {
 #[cfg(feature = "sandbox")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compiler {
-    /// Cranelift, optimizing: what renders use.
+    /// Cranelift, optimizing: what `opm provider init` and `pull` compile into the cache, and
+    /// what `opm mod build --optimized` compiles with.
     #[default]
     Optimizing,
     /// Winch, wasmtime's single-pass baseline compiler: compiles a JavaScript or Python
     /// component several times faster, into slower code. What `opm transformer test` uses, for
     /// the author's edit loop (`benches/RESULTS.md`). Fuel, time and memory limits hold alike.
     Baseline,
+    /// What renders use: Cranelift's code where there is some already (built into opm, or in the
+    /// compile cache), and Winch for a component that must be compiled now (a `-p` bundle or
+    /// directory, an installed provider whose code is not cached), whose code is cached too. A
+    /// first render then waits seconds rather than tens of seconds, and keeps Cranelift's
+    /// faster code for what `init` compiled (`benches/RESULTS.md`, "Cranelift against Winch").
+    Tiered,
 }
 
 /// [`engine_config`] for `compiler` ([`codegen::config`](crate::codegen::config)).

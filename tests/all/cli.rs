@@ -310,6 +310,26 @@ impl CacheHome {
     }
 }
 
+/// Renders hello with `--verbose=json` and `extra` arguments under `vars`: where the code of
+/// each component came from (`source` of the `code` events, repeats merged), and the output.
+fn render_hello_code(extra: &[&str], vars: &[(&str, &str)]) -> (Vec<String>, String) {
+    let mut args = vec!["mod", "build", "--verbose=json"];
+    args.extend_from_slice(extra);
+    let hello = hello();
+    args.push(&hello);
+    let run = opm_env(args, vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    let mut sources: Vec<String> = run
+        .stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["event"] == "code")
+        .map(|event| event["source"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    sources.dedup();
+    (sources, run.stdout)
+}
+
 /// The embedded provider's code is built into opm, compressed: the first render decompresses the
 /// code of what it runs and stores it in the compile cache, and a later render reads it from
 /// there, which is quicker than decompressing it again (benches/RESULTS.md); the output is the
@@ -318,23 +338,7 @@ impl CacheHome {
 fn a_render_reads_the_embedded_provider_s_code_from_the_cache_after_the_first() {
     let home = CacheHome::new();
     let vars = home.vars();
-    let render = |extra: &[&str]| {
-        let mut args = vec!["mod", "build", "--verbose=json"];
-        args.extend_from_slice(extra);
-        let hello = hello();
-        args.push(&hello);
-        let run = opm_env(args, &vars);
-        assert!(run.exited(0), "{}", run.stderr);
-        let mut sources: Vec<String> = run
-            .stderr
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|event| event["event"] == "code")
-            .map(|event| event["source"].as_str().unwrap_or_default().to_owned())
-            .collect();
-        sources.dedup();
-        (sources, run.stdout)
-    };
+    let render = |extra: &[&str]| render_hello_code(extra, &vars);
 
     let (first, output) = render(&["--no-cache"]);
     assert_eq!(first, ["embedded"]);
@@ -350,6 +354,65 @@ fn a_render_reads_the_embedded_provider_s_code_from_the_cache_after_the_first() 
     assert_eq!(second, ["cache"]);
     assert_eq!(first_output, output);
     assert_eq!(second_output, output);
+}
+
+/// What a render must compile (neither built into opm nor cached: here a `-p` provider) is
+/// compiled by Winch, several times quicker than by Cranelift (benches/RESULTS.md), and its code
+/// cached for the next render; `--optimized` compiles it with Cranelift instead, whose code later
+/// renders then take over Winch's. Whatever compiled it, the output is the same.
+#[test]
+fn what_a_render_must_compile_winch_compiles_unless_optimized() {
+    let home = CacheHome::new();
+    let vars = home.vars();
+    let provider = provider_not_embedded();
+    let provider = provider.path().to_str().unwrap();
+    let render = |extra: &[&str]| {
+        let mut args = vec!["-p", provider];
+        args.extend_from_slice(extra);
+        render_hello_code(&args, &vars)
+    };
+
+    let (sources, output) = render(&["--no-cache"]);
+    assert_eq!(sources, ["compiled-winch"]);
+    assert_eq!(home.entries(), 0, "--no-cache wrote to the cache");
+    let (sources, first) = render(&[]);
+    assert_eq!(sources, ["compiled-winch"]);
+    assert_eq!(home.entries(), 3, "two transformers and the renderer");
+    let (sources, second) = render(&[]);
+    assert_eq!(sources, ["cache-winch"]);
+    let (sources, optimized) = render(&["--optimized"]);
+    assert_eq!(sources, ["compiled"]);
+    assert_eq!(home.entries(), 6, "Cranelift's code beside Winch's");
+    let (sources, after) = render(&[]);
+    assert_eq!(sources, ["cache"]);
+    for (name, other) in [
+        ("first", &first),
+        ("second", &second),
+        ("optimized", &optimized),
+        ("after", &after),
+    ] {
+        assert_eq!(other, &output, "the {name} render's output differs");
+    }
+
+    let run = opm_env(
+        [
+            "mod",
+            "build",
+            &hello(),
+            "-p",
+            provider,
+            "--no-cache",
+            "--verbose",
+        ],
+        &vars,
+    );
+    assert!(run.exited(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("compiled now with Winch, the quick compiler (--optimized: with Cranelift)"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// `opm cache dir` shows the compile cache and what it holds, `--no-cache` neither reads nor writes

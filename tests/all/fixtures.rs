@@ -26,6 +26,7 @@ pub(crate) mod markers {
     pub(crate) fn malformed() {}
     pub(crate) fn core_module() {}
     pub(crate) fn invalid_json() {}
+    pub(crate) fn tail_call() {}
 }
 
 const CONTRACT: &str = "opm:transformer/transformer@1.0.0";
@@ -163,6 +164,7 @@ fn the_output_and_loop_fixtures_are_valid_transformers() {
         ("aliased-output", guests::ALIASED_OUTPUT),
         ("huge-error", guests::HUGE_ERROR),
         ("grow-then-spin", guests::GROW_THEN_SPIN),
+        ("tail-call", guests::TAIL_CALL),
     ] {
         let (imports, _) = imports_and_exports(bytes);
         assert!(imports.is_empty(), "{name} imports {imports:?}");

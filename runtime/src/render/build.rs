@@ -53,8 +53,9 @@ pub struct Request {
     pub explain: Explain,
     /// Whether compiling shows a progress line on a terminal.
     pub progress: bool,
-    /// Which compiler makes native code of the components: Cranelift, unless the caller is the
-    /// author's edit loop (`opm transformer test --with`).
+    /// Which compiler makes native code of the components: tiered (Cranelift's code where it is
+    /// built in or cached, Winch for what must be compiled now), unless the caller asks for
+    /// Cranelift (`--optimized`) or is the author's edit loop (`opm transformer test --with`).
     pub compiler: crate::contract::Compiler,
     /// What the renderer is asked to write (`-o`, `--split`, `--out-dir`).
     pub output: super::OutputOptions,
@@ -63,8 +64,8 @@ pub struct Request {
 impl Request {
     /// A render of the module at `module` as `opm mod build MODULE` does it: no values, the
     /// project's providers (found from the module's directory) or else the embedded one, the default
-    /// limits, every core, no compile cache, the module's namespace, a plan that explains only
-    /// its problems.
+    /// limits, every core, no compile cache, tiered compiles, the module's namespace, a plan that
+    /// explains only its problems.
     pub fn new(module: impl Into<PathBuf>) -> Self {
         Self {
             module: module.into(),
@@ -79,7 +80,7 @@ impl Request {
             cache: None,
             explain: Explain::ProblemsOnly,
             progress: true,
-            compiler: crate::contract::Compiler::Optimizing,
+            compiler: crate::contract::Compiler::Tiered,
             output: super::OutputOptions::default(),
         }
     }

@@ -236,7 +236,7 @@ pub struct CodeLoad {
     pub name: String,
     /// `blake3:<hex>` of the component.
     pub digest: String,
-    /// `embedded`, `cache` or `compiled`.
+    /// `embedded`, `cache` or `compiled` (Cranelift's code), `cache-winch` or `compiled-winch`.
     pub source: &'static str,
     /// The time from the component's bytes to code ready to run.
     pub elapsed: Duration,

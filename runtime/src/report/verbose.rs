@@ -90,7 +90,11 @@ fn code_text(code: &[CodeLoad], out: &mut dyn Write) -> io::Result<()> {
         let how = match code.source {
             "embedded" => "precompiled, built into opm",
             "cache" => "loaded from the compile cache",
-            _ => "compiled",
+            "cache-winch" => "Winch's code, loaded from the compile cache",
+            "compiled-winch" => {
+                "compiled now with Winch, the quick compiler (--optimized: with Cranelift)"
+            }
+            _ => "compiled now with Cranelift",
         };
         writeln!(
             out,

@@ -1,8 +1,8 @@
 //! The engine half of the sandbox: [`Sandbox`] and [`CompiledTransformer`], built only with
 //! the `sandbox` feature (wasmtime).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -37,6 +37,11 @@ pub struct Sandbox {
     redactor: Arc<Redactor>,
     /// Whether this engine's code is Cranelift's, as the embedded providers' precompiled code is.
     optimizing: bool,
+    /// The limits the pool was sized from, which the quick sandbox is made with too.
+    pool_limits: Limits,
+    /// With [`contract::Compiler::Tiered`]: the Winch sandbox that compiles and runs what has no
+    /// code yet, made when the first such component comes (`None` inside when it cannot be).
+    quick: Option<OnceLock<Option<Box<Sandbox>>>>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -54,6 +59,10 @@ pub enum CodeSource {
     Cache,
     /// Compiled now.
     Compiled,
+    /// Winch's code, loaded from the compile cache ([`contract::Compiler::Tiered`]).
+    CacheBaseline,
+    /// Compiled now by Winch ([`contract::Compiler::Tiered`]).
+    CompiledBaseline,
 }
 
 impl CodeSource {
@@ -63,6 +72,8 @@ impl CodeSource {
             Self::Embedded => "embedded",
             Self::Cache => "cache",
             Self::Compiled => "compiled",
+            Self::CacheBaseline => "cache-winch",
+            Self::CompiledBaseline => "compiled-winch",
         }
     }
 }
@@ -90,6 +101,8 @@ pub struct CompiledTransformer {
     /// The component's exports.
     pub exports: Vec<String>,
     pub(super) pre: TransformerWorldPre<CallState>,
+    /// Whether its code is the quick sandbox's, whose engine runs it.
+    quick: bool,
 }
 
 /// A component compiled, checked and linked, before it is bound to its world.
@@ -99,6 +112,7 @@ struct Linked {
     imports: Vec<String>,
     exports: Vec<String>,
     pre: wasmtime::component::InstancePre<CallState>,
+    quick: bool,
 }
 
 /// Why the component `name` with `digest` cannot be loaded.
@@ -118,6 +132,7 @@ pub struct CompiledRenderer {
     /// Where its code came from.
     pub code: CodeReport,
     pub(super) pre: RendererWorldPre<CallState>,
+    quick: bool,
 }
 
 impl std::fmt::Debug for CompiledRenderer {
@@ -172,8 +187,38 @@ impl Sandbox {
             memory_ceiling: pool::memory_ceiling(limits),
             cache: None,
             redactor: Arc::default(),
-            optimizing: compiler == contract::Compiler::Optimizing,
+            optimizing: compiler != contract::Compiler::Baseline,
+            pool_limits: *limits,
+            quick: (compiler == contract::Compiler::Tiered).then(OnceLock::new),
         })
+    }
+
+    /// The Winch sandbox of a tiered one, made on first use with this one's limits, cache and
+    /// redactor; `None` for any other sandbox, or when it cannot be made.
+    fn quick(&self) -> Option<&Sandbox> {
+        self.quick
+            .as_ref()?
+            .get_or_init(|| {
+                let mut quick =
+                    Sandbox::with_compiler(&self.pool_limits, contract::Compiler::Baseline).ok()?;
+                quick.cache.clone_from(&self.cache);
+                quick.redactor = Arc::clone(&self.redactor);
+                Some(Box::new(quick))
+            })
+            .as_deref()
+    }
+
+    /// The sandbox whose engine runs code that `quick` says whose it is.
+    fn running(&self, quick: bool) -> &Sandbox {
+        match quick {
+            true => self
+                .quick
+                .as_ref()
+                .and_then(OnceLock::get)
+                .and_then(Option::as_deref)
+                .expect("the quick sandbox compiled this code"),
+            false => self,
+        }
     }
 
     /// Redacts `redactor`'s sensitive values from everything guests say (log lines, stdout and
@@ -198,6 +243,7 @@ impl Sandbox {
             imports,
             exports,
             pre,
+            quick,
         } = self.link(name, bytes, TRANSFORMER_EXPORT)?;
         let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
         Ok(CompiledTransformer {
@@ -207,6 +253,7 @@ impl Sandbox {
             imports,
             exports,
             pre,
+            quick,
         })
     }
 
@@ -219,13 +266,18 @@ impl Sandbox {
         bytes: &[u8],
     ) -> Result<CompiledRenderer, CompileError> {
         let Linked {
-            digest, code, pre, ..
+            digest,
+            code,
+            pre,
+            quick,
+            ..
         } = self.link(name, bytes, contract::RENDERER_EXPORT)?;
         let pre = RendererWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
         Ok(CompiledRenderer {
             digest: digest.into(),
             code,
             pre,
+            quick,
         })
     }
 
@@ -236,12 +288,12 @@ impl Sandbox {
         let hash = blake3::hash(bytes);
         let digest = format!("blake3:{}", hash.to_hex());
         let invalid = |reason: &dyn std::fmt::Display| invalid(name, &digest, reason);
-        let (component, source) = self
+        let (component, source, sandbox) = self
             .compile_component(&hash, bytes)
             .map_err(|e| invalid(&e))?;
         let component_type = component.component_type();
         let imports: Vec<String> = component_type
-            .imports(&self.engine)
+            .imports(&sandbox.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
         let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
@@ -253,7 +305,7 @@ impl Sandbox {
             )));
         }
         let exports: Vec<String> = component_type
-            .exports(&self.engine)
+            .exports(&sandbox.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
         if !exports.iter().any(|name| name == export) {
@@ -266,7 +318,7 @@ impl Sandbox {
                 }
             )));
         }
-        let pre = self
+        let pre = sandbox
             .linker
             .instantiate_pre(&component)
             .map_err(|e| invalid(&e))?;
@@ -279,6 +331,7 @@ impl Sandbox {
             imports,
             exports,
             pre,
+            quick: !std::ptr::eq(sandbox, self),
         })
     }
 
@@ -291,13 +344,14 @@ impl Sandbox {
         options: &crate::wit::renderer::Options,
         limits: &Limits,
     ) -> super::outcome::Outcome<Vec<crate::wit::renderer::File>> {
+        let sandbox = self.running(renderer.quick);
         let limits = &Limits {
-            memory: limits.memory.min(self.memory_ceiling),
+            memory: limits.memory.min(sandbox.memory_ceiling),
             ..*limits
         };
         let _slot = self.slots.acquire();
         call::render(
-            &self.engine,
+            &sandbox.engine,
             renderer,
             call::RenderInput {
                 resources,
@@ -305,7 +359,7 @@ impl Sandbox {
                 options,
             },
             limits,
-            self.ticker.ticks(limits.timeout),
+            sandbox.ticker.ticks(limits.timeout),
             &self.redactor,
         )
     }
@@ -341,9 +395,10 @@ impl Sandbox {
         Some((component, code))
     }
 
-    /// The compiled component and where its code came from: from the cache when it holds a
-    /// sound entry, else precompiled into the binary (and then cached), else compiled now (and
-    /// then cached).
+    /// The compiled component, where its code came from, and the sandbox whose engine made it:
+    /// from the cache when it holds a sound entry, else precompiled into the binary (and then
+    /// cached), else compiled now (and then cached) — by the quick sandbox's Winch when this
+    /// one is tiered and Winch can compile it, else by this one's compiler.
     ///
     /// The cache comes first because an entry is only read, where the binary's code is
     /// decompressed (with, the first time in a process, the dictionary it was compressed with):
@@ -352,19 +407,30 @@ impl Sandbox {
         &self,
         hash: &blake3::Hash,
         bytes: &[u8],
-    ) -> wasmtime::Result<(Component, CodeSource)> {
+    ) -> wasmtime::Result<(Component, CodeSource, &Sandbox)> {
         if let Some(component) = self
             .cache
             .as_ref()
             .and_then(|cache| cache.load(&self.engine, hash))
         {
-            return Ok((component, CodeSource::Cache));
+            return Ok((component, CodeSource::Cache, self));
         }
         if let Some((component, code)) = self.embedded(hash) {
             if let Some(cache) = &self.cache {
                 cache.store_code(&self.engine, hash, &code);
             }
-            return Ok((component, CodeSource::Embedded));
+            return Ok((component, CodeSource::Embedded, self));
+        }
+        // A tiered sandbox has Winch compile what has no code yet (from its own entries in the
+        // cache when it stored some before); what Winch cannot compile, Cranelift does below.
+        if let Some(quick) = self.quick()
+            && let Ok((component, source, _)) = quick.compile_component(hash, bytes)
+        {
+            let source = match source {
+                CodeSource::Cache => CodeSource::CacheBaseline,
+                _ => CodeSource::CompiledBaseline,
+            };
+            return Ok((component, source, quick));
         }
         // Held until the entry is stored, when the cache takes turns.
         let mut turn = None;
@@ -374,7 +440,7 @@ impl Sandbox {
             if turn.is_some()
                 && let Some(component) = cache.load(&self.engine, hash)
             {
-                return Ok((component, CodeSource::Cache));
+                return Ok((component, CodeSource::Cache, self));
             }
         }
         let component = Component::new(&self.engine, bytes)?;
@@ -382,7 +448,7 @@ impl Sandbox {
             cache.store(&self.engine, hash, &component);
         }
         drop(turn);
-        Ok((component, CodeSource::Compiled))
+        Ok((component, CodeSource::Compiled, self))
     }
 
     /// Runs one transform of `input` (the flattened component JSON) in a fresh instance. Its
@@ -394,18 +460,19 @@ impl Sandbox {
         context: &crate::wit::Context,
         limits: &Limits,
     ) -> CallOutcome {
+        let sandbox = self.running(transformer.quick);
         let limits = &Limits {
-            memory: limits.memory.min(self.memory_ceiling),
+            memory: limits.memory.min(sandbox.memory_ceiling),
             ..*limits
         };
         let _slot = self.slots.acquire();
         call::call(
-            &self.engine,
+            &sandbox.engine,
             transformer,
             input,
             context,
             limits,
-            self.ticker.ticks(limits.timeout),
+            sandbox.ticker.ticks(limits.timeout),
             &self.redactor,
         )
     }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
+use super::module_args::{CacheArgs, CompileArgs, LimitArgs, ModuleArgs};
 use crate::cli::Output;
 use crate::matching::Explain;
 use crate::render::{self, OutputOptions, Render, Request};
@@ -86,6 +86,9 @@ pub struct BuildArgs {
 
     #[command(flatten)]
     pub cache: CacheArgs,
+
+    #[command(flatten)]
+    pub compile: CompileArgs,
 }
 
 /// `-o`: the output formats a renderer is asked for.
@@ -139,6 +142,7 @@ impl BuildArgs {
             jobs: self.jobs,
             caps: self.limits.caps(),
             cache: self.cache.cache(env),
+            compiler: self.compile.compiler(),
             // Only --verbose prints why each transformer matched or not; without it, the plan
             // keeps only what its problems need.
             explain: match verbose {

@@ -27,7 +27,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::{Map, Value};
 
-use super::module_args::{CacheArgs, LimitArgs, ModuleArgs};
+use super::module_args::{CacheArgs, CompileArgs, LimitArgs, ModuleArgs};
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
 use crate::json::sorted;
 use crate::redact::Redactor;
@@ -84,6 +84,9 @@ pub struct DiffArgs {
 
     #[command(flatten)]
     pub cache: CacheArgs,
+
+    #[command(flatten)]
+    pub compile: CompileArgs,
 }
 
 /// Runs `opm mod diff`.
@@ -161,6 +164,7 @@ fn render(
         jobs: args.jobs,
         caps: args.limits.caps(),
         cache: args.cache.cache(out.env),
+        compiler: args.compile.compiler(),
         ..args.module.request()
     };
     let built = render::build(&request, out.env);

@@ -119,6 +119,28 @@ impl LimitArgs {
     }
 }
 
+/// Which compiler compiles what a render must compile.
+#[derive(Debug, Clone, Args)]
+pub struct CompileArgs {
+    /// Compile a component that is neither built into opm nor in the compile cache (a -p bundle
+    /// or directory, an installed provider whose code is not cached) with Cranelift, whose code
+    /// runs faster, rather than with Winch, which compiles it several times faster; the code
+    /// is cached either way. `opm provider init` and `pull` always compile with Cranelift.
+    #[arg(long)]
+    pub optimized: bool,
+}
+
+impl CompileArgs {
+    /// The compiler a render with these arguments uses.
+    pub fn compiler(&self) -> crate::contract::Compiler {
+        if self.optimized {
+            crate::contract::Compiler::Optimizing
+        } else {
+            crate::contract::Compiler::Tiered
+        }
+    }
+}
+
 /// Whether to use the compiled-component cache.
 #[derive(Debug, Clone, Args)]
 pub struct CacheArgs {
