@@ -685,7 +685,9 @@ fn init_dir(module: &Path) -> String {
     }
 }
 
-fn module_file(path: &Path) -> PathBuf {
+/// The module file at `path`: `path` itself, or the `module.yaml` (else `module.json`) of the
+/// directory it names.
+pub fn module_file(path: &Path) -> PathBuf {
     if path.is_dir() {
         let json = path.join("module.json");
         let yaml = path.join("module.yaml");
