@@ -208,15 +208,17 @@ impl Sandbox {
             .as_deref()
     }
 
-    /// The sandbox whose engine runs code that `quick` says whose it is.
+    /// The sandbox whose engine runs code of the quick sandbox's (`quick`) or of this one's. A
+    /// transformer is called through the sandbox that compiled it, as with any two engines.
     fn running(&self, quick: bool) -> &Sandbox {
-        match quick {
-            true => self
-                .quick
+        let made = || {
+            self.quick
                 .as_ref()
                 .and_then(OnceLock::get)
                 .and_then(Option::as_deref)
-                .expect("the quick sandbox compiled this code"),
+        };
+        match quick {
+            true => made().unwrap_or(self),
             false => self,
         }
     }
