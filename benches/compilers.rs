@@ -1,7 +1,8 @@
-//! `opm-compilers`: Cranelift (what renders compile with) against Winch (wasmtime's baseline
-//! compiler, what `opm transformer test` compiles with) on components of any language: the time
-//! to compile each, with wasmtime's parallel compilation and without, and the time of one
-//! sandboxed call of each compiler's code, as a render makes it (a fresh instance per call).
+//! `opm-compilers`: Cranelift (the built-in code's compiler, and `opm provider init`'s) against
+//! Winch (wasmtime's baseline compiler: `opm transformer test`'s, and a render's for what it must
+//! compile) on components of any language: the time to compile each, with wasmtime's parallel
+//! compilation and without, and the time of one sandboxed call of each compiler's code, as a
+//! render makes it (a fresh instance per call).
 //!
 //! Run from the repository root, with a component's input (a case's `component.json`) and the
 //! components to compare, e.g. the service example in the four languages the tests build:

@@ -55,9 +55,6 @@ pub fn plan_with(
     plan_providers(module, &[manifest], strict, explain)
 }
 
-/// The number of components from which a plan plans them in parallel.
-const PARALLEL_FROM: usize = 32;
-
 /// [`plan_with`] against several providers at once (`-p kubernetes -p acme`): their
 /// definitions merged by FQN (the same FQN defined differently by two of them is an error
 /// naming both), the transformers of every one of them matched. Two providers holding one
@@ -135,7 +132,7 @@ pub fn plan_providers(
     let plan_one = |component: &&Component| {
         plan_component(component, &catalog, &transformers, &cannot, strict, explain)
     };
-    let outcomes: Vec<Outcome> = if components_in_order.len() < PARALLEL_FROM {
+    let outcomes: Vec<Outcome> = if components_in_order.len() < crate::module::PARALLEL_FROM {
         components_in_order.iter().map(plan_one).collect()
     } else {
         components_in_order.par_iter().map(plan_one).collect()

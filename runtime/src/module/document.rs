@@ -18,10 +18,6 @@ use crate::definitions::fqn::{self, Fqn};
 
 const API_VERSION: &str = "core.opm.dev/v1";
 
-/// From how many components a module's are read in parallel: below it, handing them to the
-/// render's threads costs more than reading them.
-const PARALLEL_FROM: usize = 32;
-
 /// Adds every string under a Secret resource of the merged document `root` to `sensitive`
 /// (attached by its FQN or as `Secret`), but for its `type`, `labels` and `annotations`, what
 /// each value of its base64 `data` decodes to, and every string a patch that
@@ -420,7 +416,7 @@ impl Reader {
             (component, reader.problems)
         };
         let read: Vec<(Option<Component>, Vec<Diagnostic>)> = match pool {
-            Some(pool) if entries.len() >= PARALLEL_FROM => {
+            Some(pool) if entries.len() >= super::PARALLEL_FROM => {
                 pool.install(|| entries.par_iter().map(read).collect())
             }
             _ => entries.iter().map(read).collect(),

@@ -445,6 +445,11 @@ pub fn from_inputs(
     )
 }
 
+/// From how many components a module's are read, and planned, in parallel on the render's
+/// threads: below it, handing them to the threads (and starting them, for `mod vet`) costs more
+/// than the work.
+pub(crate) const PARALLEL_FROM: usize = 32;
+
 /// What a module is read in: the instance rendered, the environment `${env:…}` reads, and the
 /// threads a large module's components are read on (else the calling thread).
 #[derive(Clone, Copy)]

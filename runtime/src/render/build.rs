@@ -189,15 +189,15 @@ const LARGE_MODULE_BYTES: u64 = 128 << 10;
 /// memory (benches/RESULTS.md). Nothing else changes: the flag only decides the page size of
 /// memory faulted in later.
 fn fewer_huge_pages_for(path: &Path) {
-    let large = std::fs::metadata(crate::module::module_file(path))
-        .is_ok_and(|meta| meta.len() >= LARGE_MODULE_BYTES);
     #[cfg(target_os = "linux")]
-    if large {
+    if std::fs::metadata(crate::module::module_file(path))
+        .is_ok_and(|meta| meta.len() >= LARGE_MODULE_BYTES)
+    {
         // A kernel without the flag (before 3.15) keeps huge pages: a little slower, no worse.
         let _ = rustix::thread::disable_transparent_huge_pages(true);
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = large;
+    let _ = path;
 }
 
 /// The render's threads: `jobs` of them, or one per core.

@@ -236,8 +236,8 @@ impl CompileCache {
     /// Waits until no other process is compiling the component with BLAKE3 `digest` for this
     /// cache, and holds that turn until the returned lock is dropped: two renders that start
     /// together (parallel CI jobs sharing a cache, a test suite) compile a component once, and
-    /// the second loads what the first stored. The wait is bounded by [`TURN_WAIT`]; past it, or when the lock file cannot
-    /// be made, `None`, and the caller compiles anyway.
+    /// the second loads what the first stored. The wait is bounded by [`TURN_WAIT`]; past it, or
+    /// when the lock file cannot be made, `None`, and the caller compiles anyway.
     pub fn turn_to_compile(&self, engine: &Engine, digest: &blake3::Hash) -> Option<CompileTurn> {
         use std::os::unix::fs::OpenOptionsExt as _;
         if !is_private_dir(&self.dir) {

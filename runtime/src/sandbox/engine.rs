@@ -211,15 +211,10 @@ impl Sandbox {
     /// The sandbox whose engine runs code of the quick sandbox's (`quick`) or of this one's. A
     /// transformer is called through the sandbox that compiled it, as with any two engines.
     fn running(&self, quick: bool) -> &Sandbox {
-        let made = || {
-            self.quick
-                .as_ref()
-                .and_then(OnceLock::get)
-                .and_then(Option::as_deref)
-        };
-        match quick {
-            true => made().unwrap_or(self),
-            false => self,
+        let made = self.quick.as_ref().and_then(OnceLock::get);
+        match made.and_then(Option::as_deref) {
+            Some(sandbox) if quick => sandbox,
+            _ => self,
         }
     }
 
