@@ -12,6 +12,7 @@
 pub mod build;
 pub mod checksum;
 pub mod context;
+mod emit;
 #[cfg(feature = "sandbox")]
 mod execute;
 pub mod identity;

@@ -5,9 +5,13 @@ use std::io::Write;
 
 use serde_json::Value;
 
-/// One YAML document, ending in a newline, from a resource's JSON text: converted as it is
-/// read, without building the value in between.
+/// One YAML document, ending in a newline, from a resource's JSON text: written straight from
+/// the text when it has the usual shape ([`super::emit`]), else converted by `serde-saphyr` as
+/// it is read, without building the value in between. Both write the same bytes.
 pub fn yaml_of(json: &str) -> anyhow::Result<String> {
+    if let Some(text) = super::emit::yaml_of_object(json) {
+        return Ok(text);
+    }
     let mut reader = serde_json::Deserializer::from_str(json);
     let text = yaml_document(&serde_transcode::Transcoder::new(&mut reader))?;
     reader.end()?;
