@@ -32,6 +32,7 @@ mod document;
 pub mod expr;
 pub mod patch;
 mod set;
+mod simple;
 pub(crate) mod tree;
 mod values;
 

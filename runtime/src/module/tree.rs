@@ -241,8 +241,22 @@ fn parse_split(text: &str, source: &Arc<str>) -> Option<Node> {
     Some(root)
 }
 
-/// Parses YAML or JSON `text`, whose first line is line `line_offset + 1` of `source`.
+/// Parses YAML or JSON `text`, whose first line is line `line_offset + 1` of `source`: by
+/// [`super::simple`] when the text has its simple shape, else by `serde-saphyr`. Both give the
+/// same tree.
 fn parse_whole(text: &str, source: &Arc<str>, line_offset: u32) -> Result<Node, ModuleError> {
+    if let Some(node) = super::simple::parse(text, source, line_offset) {
+        return Ok(node);
+    }
+    parse_saphyr(text, source, line_offset)
+}
+
+/// [`parse_whole`] by `serde-saphyr`.
+pub(super) fn parse_saphyr(
+    text: &str,
+    source: &Arc<str>,
+    line_offset: u32,
+) -> Result<Node, ModuleError> {
     let mut options = serde_saphyr::Options::default();
     // The snippet would quote the file's text, which may hold secrets; the location is enough.
     options.with_snippet = false;
