@@ -22,6 +22,10 @@ use std::path::PathBuf;
 mod build_support;
 
 #[path = "src/json.rs"]
+#[allow(
+    dead_code,
+    reason = "the build uses the canonical form, not the compact text"
+)]
 mod json;
 
 #[cfg(feature = "sandbox")]

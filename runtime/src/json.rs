@@ -1,8 +1,15 @@
 //! JSON in canonical form, for digests and stable text: the bundle manifest, the content a
-//! checksum covers, the YAML `opm mod diff` compares. Also compiled into `runtime/build.rs`
-//! (with the bundle format that uses it), so it uses nothing else of the crate.
+//! checksum covers, the YAML `opm mod diff` compares; and compact JSON text. Also compiled into
+//! `runtime/build.rs` (with the bundle format that uses it), so it uses nothing else of the crate.
 
 use serde_json::{Map, Value};
+
+/// `value` as compact JSON text. Not `Value::to_string`: `Display` writes through a
+/// `fmt::Formatter`, a call per token, which made writing a render's 20,000 resources and call
+/// inputs a fifth slower.
+pub fn compact(value: &Value) -> String {
+    serde_json::to_string(value).expect("a JSON value always serializes")
+}
 
 /// `value` with the keys of every object sorted.
 pub fn sorted(value: &Value) -> Value {

@@ -677,7 +677,7 @@ fn validated_calls(
             component: component.name.clone(),
             transformer: transformer.fqn.clone(),
             provider: transformer.provider.clone(),
-            input: input.to_string(),
+            input: crate::json::compact(&input),
         });
     }
     calls

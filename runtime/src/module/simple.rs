@@ -364,8 +364,8 @@ impl Flow<'_, '_, '_> {
         }
         let origin = self.parser.origin(self.line, self.at)?;
         let rest = &self.text[self.at..];
-        let length = if rest.starts_with('"') {
-            2 + rest[1..].find('"')?
+        let length = if let Some(quoted) = rest.strip_prefix('"') {
+            2 + quoted.find('"')?
         } else {
             rest.find([',', ']', '}']).unwrap_or(rest.len())
         };
@@ -472,7 +472,7 @@ fn plain_string(token: &str, in_flow: bool) -> bool {
 fn plain_body(token: &str, in_flow: bool) -> bool {
     token
         .chars()
-        .all(|c| !is_special(c) && !(in_flow && matches!(c, ',' | '[' | ']' | '{' | '}')))
+        .all(|c| !(is_special(c) || (in_flow && matches!(c, ',' | '[' | ']' | '{' | '}'))))
         && !token.ends_with(' ')
         && !token.ends_with(':')
         && !token.contains(": ")

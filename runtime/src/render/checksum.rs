@@ -138,7 +138,7 @@ pub fn resolve(resources: &mut [Resource], secret_kinds: &[String]) -> Vec<Probl
             Ok(_) if within(*index) => {
                 let namespace = &resources[*index].identity.namespace;
                 patch(value, namespace, &digests);
-                patched.push((*index, value.to_string()));
+                patched.push((*index, crate::json::compact(value)));
             }
             Ok(_) => {}
         }

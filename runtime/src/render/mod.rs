@@ -67,8 +67,7 @@ impl Resource {
             transformer: transformer.to_owned(),
             api_version: value["apiVersion"].as_str().unwrap_or_default().to_owned(),
             identity: identity::Identity::of(value, target_namespace),
-            // Not `Value::to_string`, which writes through a `fmt::Formatter`.
-            json: serde_json::to_string(value).expect("a JSON value serializes"),
+            json: crate::json::compact(value),
         }
     }
 

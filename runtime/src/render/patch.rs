@@ -257,7 +257,7 @@ pub fn apply(
             && !broken[index]
             && let Some(value) = &values[index]
         {
-            resource.json = value.to_string();
+            resource.json = crate::json::compact(value);
         }
     }
     applied
