@@ -10,6 +10,8 @@
 //! any other failure is the renderer's.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rayon::prelude::*;
@@ -163,13 +165,40 @@ pub fn run(
         split: options.split,
         directory: options.directory,
     };
-    let outcome = sandbox.render(
-        &compiled,
-        &resources,
-        &context.for_renderer(),
-        &wit_options,
-        &limits,
-    );
+    // While the renderer runs (on this thread), the pool's other threads write the resources'
+    // YAML, which a renderer of YAML asks for: a renderer is one call, and it would leave them
+    // idle. What they have not written when it returns is written in `fill`.
+    let written: Vec<OnceLock<Result<String, String>>> =
+        resources.iter().map(|_| OnceLock::new()).collect();
+    let returned = AtomicBool::new(false);
+    let call = || {
+        let outcome = sandbox.render(
+            &compiled,
+            &resources,
+            &context.for_renderer(),
+            &wit_options,
+            &limits,
+        );
+        returned.store(true, Ordering::Relaxed);
+        outcome
+    };
+    let outcome = if options.format == "yaml" && rayon::current_num_threads() > 1 {
+        rayon::join(call, || {
+            resources
+                .par_iter()
+                .zip(&written)
+                .for_each(|(resource, slot)| {
+                    if !returned.load(Ordering::Relaxed) {
+                        slot.get_or_init(|| yaml_document(&resource.value));
+                    }
+                });
+        })
+        .0
+    } else {
+        call()
+    };
+    let written: Vec<Option<Result<String, String>>> =
+        written.into_iter().map(OnceLock::into_inner).collect();
     for (resource, given) in rendered.resources.iter_mut().zip(resources) {
         resource.json = given.value;
     }
@@ -185,7 +214,7 @@ pub fn run(
     match outcome.result {
         // A render that failed already writes nothing: only the renderer's refusals count.
         Ok(_) if rendered.failed() => {}
-        Ok(files) => match fill(files, rendered, options) {
+        Ok(files) => match fill(files, rendered, options, written) {
             Ok(files) => rendered.files = files,
             Err(error) => rendered.renderer_failure = Some(fail(error)),
         },
@@ -238,12 +267,18 @@ fn renderer_words(error: &CallError) -> String {
     words
 }
 
+/// One resource's YAML document, or why it cannot be written.
+fn yaml_document(json: &str) -> Result<String, String> {
+    write::yaml_of(json).map_err(|e| format!("{e:#}"))
+}
+
 /// The files `files` lays out, checked, with every YAML chunk written by the host (each
-/// resource once, on the current rayon pool).
+/// resource once, on the current rayon pool, unless `written` holds it already).
 fn fill(
     files: Vec<File>,
     rendered: &Rendered,
     options: &OutputOptions,
+    mut written: Vec<Option<Result<String, String>>>,
 ) -> Result<Vec<OutputFile>, String> {
     if !options.directory && files.len() != 1 {
         return Err(format!(
@@ -285,15 +320,29 @@ fn fill(
             YAML_CHUNKS_PER_RESOURCE
         ));
     }
-    let wanted: Vec<u32> = wanted.into_iter().collect();
-    let documents: BTreeMap<u32, String> = wanted
-        .par_iter()
-        .map(|&index| {
-            write::yaml_of(&rendered.resources[index as usize].json)
-                .map(|text| (index, text))
-                .map_err(|e| format!("writing resource #{index} as YAML: {e:#}"))
-        })
-        .collect::<Result<_, _>>()?;
+    written.resize_with(rendered.resources.len(), || None);
+    written
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(index, document)| {
+            let index = u32::try_from(index).unwrap_or(u32::MAX);
+            if !wanted.contains(&index) {
+                *document = None;
+            } else if document.is_none() {
+                *document = Some(yaml_document(&rendered.resources[index as usize].json));
+            }
+        });
+    let mut documents = BTreeMap::new();
+    for index in wanted {
+        match written[index as usize].take() {
+            Some(Ok(text)) => {
+                documents.insert(index, text);
+            }
+            Some(Err(e)) => return Err(format!("writing resource #{index} as YAML: {e}")),
+            None => unreachable!("every wanted document is written above"),
+        }
+    }
+    drop(written);
     let size = |chunk: &Chunk| match chunk {
         Chunk::Bytes(part) => part.len(),
         Chunk::Yaml(index) => documents[index].len(),
