@@ -61,3 +61,18 @@ pub mod sandbox;
 #[cfg(feature = "sandbox")]
 pub mod wit;
 pub mod yaml;
+
+/// What the unit tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// Numbers below `n`, each call the next of a sequence fixed by `seed` (xorshift): the
+    /// generated documents of the fast paths' tests.
+    pub(crate) fn numbers(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n as u64).unwrap()
+        }
+    }
+}

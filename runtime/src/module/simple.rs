@@ -743,13 +743,7 @@ components:
             "[a, [b]]",
             "{\"k\": v}",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            usize::try_from(seed % n as u64).unwrap()
-        };
+        let mut next = crate::testing::numbers(0x9e37_79b9_7f4a_7c15u64);
         let mut parsed = 0;
         for _ in 0..20_000 {
             let mut text = String::new();

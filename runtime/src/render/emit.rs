@@ -446,13 +446,7 @@ mod tests {
             "-a:",
             "--a b",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            usize::try_from(seed % n as u64).unwrap()
-        };
+        let mut next = crate::testing::numbers(0x2545_f491_4f6c_dd1du64);
         fn build(
             next: &mut dyn FnMut(usize) -> usize,
             strings: &[&str],
@@ -483,10 +477,10 @@ mod tests {
             }
         }
         let keys = [
+            "app.kubernetes.io/name",
+            "name",
             "a",
             "b",
-            "name",
-            "app.kubernetes.io/name",
             "x-y",
             "k_1",
             "B2",
