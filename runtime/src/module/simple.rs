@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use super::Origin;
 use super::tree::{Entry, Node, Value};
+use crate::yaml;
 
 /// Nesting deeper than this is left to `serde-saphyr`.
 const DEPTH: usize = 64;
@@ -257,7 +258,7 @@ fn key_end(rest: &str) -> Option<(&str, usize)> {
 }
 
 fn is_plain_key(key: &str) -> bool {
-    !is_yaml_word(key)
+    !yaml::is_word(key)
         && key
             .as_bytes()
             .first()
@@ -390,28 +391,10 @@ fn scalar(token: &str, in_flow: bool) -> Option<Value> {
         _ if token == "null" || token == "~" => Some(Value::Null),
         _ if token == "true" => Some(Value::Bool(true)),
         _ if token == "false" => Some(Value::Bool(false)),
-        b'-' | b'0'..=b'9' if integer(token).is_some() => integer(token).map(Value::Number),
+        b'-' | b'0'..=b'9' if yaml::plain_integer(token).is_some() => {
+            yaml::plain_integer(token).map(Value::Number)
+        }
         _ => plain_string(token, in_flow).then(|| Value::String(token.to_owned())),
-    }
-}
-
-/// An integer in plain decimal: `0`, or digits without a leading zero, with an optional `-`.
-fn integer(token: &str) -> Option<serde_json::Number> {
-    let digits = token.strip_prefix('-').unwrap_or(token);
-    if token == "0" {
-        return Some(0u64.into());
-    }
-    if digits.is_empty()
-        || digits.len() > 18
-        || digits.starts_with('0')
-        || !digits.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    if token.starts_with('-') {
-        token.parse::<i64>().ok().map(Into::into)
-    } else {
-        token.parse::<u64>().ok().map(Into::into)
     }
 }
 
@@ -452,11 +435,7 @@ fn plain_string(token: &str, in_flow: bool) -> bool {
                         && suffix.starts_with(['-', '+', '@'])
                         && plain_body(suffix, in_flow)));
         }
-        return bytes.iter().all(u8::is_ascii_alphanumeric)
-            && bytes
-                .iter()
-                .find(|b| !b.is_ascii_digit())
-                .is_some_and(|b| !b"eExXbBoO".contains(b));
+        return yaml::is_never_a_number(token);
     }
     let starts_well = first.is_ascii_alphabetic()
         || (dashes == 0
@@ -464,7 +443,7 @@ fn plain_string(token: &str, in_flow: bool) -> bool {
                 || first == b'$'
                 || token.starts_with("./")
                 || token.starts_with("../")));
-    starts_well && plain_body(token, in_flow) && !is_yaml_word(body)
+    starts_well && plain_body(token, in_flow) && !yaml::is_word(body)
 }
 
 /// Whether `token` holds only printable characters (no `,[]{}` in a flow collection), no `: `
@@ -487,15 +466,6 @@ fn is_special(c: char) -> bool {
             c,
             '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
         )
-}
-
-/// The words YAML 1.1 reads as a boolean, null or a float, in any case.
-fn is_yaml_word(text: &str) -> bool {
-    [
-        "y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf", "~",
-    ]
-    .iter()
-    .any(|word| text.eq_ignore_ascii_case(word))
 }
 
 #[cfg(test)]

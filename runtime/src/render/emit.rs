@@ -19,6 +19,8 @@
 //! in a list, JSON that is not compact. The test `the_fast_yaml_is_serde_saphyr_s_yaml` holds
 //! both writers to the same bytes over every example's resources and generated documents.
 
+use crate::yaml;
+
 /// The longest string written here: `serde-saphyr` folds longer ones.
 const LINE: usize = 80;
 
@@ -34,7 +36,7 @@ pub(super) fn yaml_of_object(json: &str) -> Option<String> {
         at: 0,
         out: String::with_capacity(json.len() + json.len() / 2),
     };
-    if emitter.peek()? != b'{' || emitter.empty_next() {
+    if !json.starts_with('{') || json.starts_with("{}") {
         return None;
     }
     emitter.entries(0, false, 0)?;
@@ -57,9 +59,29 @@ impl<'a> Emitter<'a> {
         (self.peek()? == byte).then(|| self.at += 1)
     }
 
-    /// Whether the container opening at `at` is empty (`{}`, `[]`).
-    fn empty_next(&self) -> bool {
-        matches!(self.json.get(self.at + 1), Some(b'}' | b']'))
+    /// Writes `before` and `{}` or `[]` for an empty object or array at `at`; whether there
+    /// was one.
+    fn empty(&mut self, before: &str) -> bool {
+        let pair = match self.json.get(self.at..self.at + 2) {
+            Some(b"{}") => "{}",
+            Some(b"[]") => "[]",
+            _ => return false,
+        };
+        self.out.push_str(before);
+        self.out.push_str(pair);
+        self.out.push('\n');
+        self.at += 2;
+        true
+    }
+
+    /// Past the `,` after an entry or item (`false`), or the `close` that ends its collection
+    /// (`true`).
+    fn closes(&mut self, close: u8) -> Option<bool> {
+        let byte = self.peek()?;
+        (byte == b',' || byte == close).then(|| {
+            self.at += 1;
+            byte == close
+        })
     }
 
     fn indent(&mut self, columns: usize) {
@@ -86,35 +108,24 @@ impl<'a> Emitter<'a> {
             self.out.push_str(key);
             self.out.push(':');
             self.expect(b':')?;
-            match self.peek()? {
-                b'{' if self.empty_next() => {
-                    self.out.push_str(" {}\n");
-                    self.at += 2;
-                }
-                b'[' if self.empty_next() => {
-                    self.out.push_str(" []\n");
-                    self.at += 2;
-                }
-                b'{' => {
-                    self.out.push('\n');
-                    self.entries(column + 2, false, depth + 1)?;
-                }
-                b'[' => {
-                    self.out.push('\n');
-                    self.items(column, depth + 1)?;
-                }
-                _ => {
-                    self.out.push(' ');
-                    self.scalar()?;
+            if !self.empty(" ") {
+                match self.peek()? {
+                    b'{' => {
+                        self.out.push('\n');
+                        self.entries(column + 2, false, depth + 1)?;
+                    }
+                    b'[' => {
+                        self.out.push('\n');
+                        self.items(column, depth + 1)?;
+                    }
+                    _ => {
+                        self.out.push(' ');
+                        self.scalar()?;
+                    }
                 }
             }
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if self.closes(b'}')? {
+                return Some(());
             }
         }
     }
@@ -128,26 +139,15 @@ impl<'a> Emitter<'a> {
         loop {
             self.indent(column);
             self.out.push_str("- ");
-            match self.peek()? {
-                b'{' if self.empty_next() => {
-                    self.out.push_str("{}\n");
-                    self.at += 2;
+            if !self.empty("") {
+                match self.peek()? {
+                    b'{' => self.entries(column + 2, true, depth + 1)?,
+                    b'[' => return None,
+                    _ => self.scalar()?,
                 }
-                b'[' if self.empty_next() => {
-                    self.out.push_str("[]\n");
-                    self.at += 2;
-                }
-                b'{' => self.entries(column + 2, true, depth + 1)?,
-                b'[' => return None,
-                _ => self.scalar()?,
             }
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if self.closes(b']')? {
+                return Some(());
             }
         }
     }
@@ -176,9 +176,8 @@ impl<'a> Emitter<'a> {
                     self.at += 1;
                 }
                 let number = &self.text[start..self.at];
-                if !is_plain_integer(number) {
-                    return None;
-                }
+                // Its YAML is its JSON (`-0` would be read as a float).
+                yaml::plain_integer(number)?;
                 self.out.push_str(number);
             }
         }
@@ -209,26 +208,6 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// An integer whose YAML is its JSON: `0`, or no leading zero and small enough to be an
-/// integer when read (`-0` is read as a float).
-fn is_plain_integer(number: &str) -> bool {
-    let digits = number.strip_prefix('-').unwrap_or(number);
-    number == "0"
-        || (!digits.is_empty()
-            && digits.len() <= 18
-            && !digits.starts_with('0')
-            && digits.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The words YAML 1.1 reads as a boolean, null or a float, in any case.
-fn is_yaml_word(text: &str) -> bool {
-    [
-        "y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf",
-    ]
-    .iter()
-    .any(|word| text.eq_ignore_ascii_case(word))
-}
-
 /// A key `serde-saphyr` writes as it is: a letter, then letters, digits and `-._/`, and not a
 /// YAML word.
 fn is_plain_key(key: &str) -> bool {
@@ -237,16 +216,15 @@ fn is_plain_key(key: &str) -> bool {
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'/'))
-        && !is_yaml_word(key)
+        && !yaml::is_word(key)
 }
 
 /// A string value `serde-saphyr` writes plain for certain.
 ///
-/// - Starting with a letter or `/`, or with `-` or `--` and a letter: letters, digits, spaces and `-._/:@+=,`, no space at the
-///   end, no `: ` and no `:` at the end, not a YAML word. Nothing then reads as a number, a
-///   timestamp, an indicator, a comment or a document marker.
-/// - Starting with a digit: letters and digits, where the first letter is none of `eExXbBoO`
-///   (so `64Mi`, `2Gi` but not `1e3` or `0x1F`): never a number, in any radix.
+/// - Starting with a letter or `/`, or with `-` or `--` and a letter: letters, digits, spaces
+///   and `-._/:@+=,`, no space at the end, no `: ` and no `:` at the end, not a YAML word.
+///   Nothing then reads as a number, a timestamp, an indicator, a comment or a document marker.
+/// - Starting with a digit: never a number ([`yaml::is_never_a_number`]: `64Mi`, `2Gi`).
 fn is_plain(text: &str) -> bool {
     let bytes = text.as_bytes();
     if bytes.is_empty() || bytes.len() > LINE {
@@ -256,15 +234,11 @@ fn is_plain(text: &str) -> bool {
     let dashes = bytes.iter().take(2).take_while(|&&b| b == b'-').count();
     if dashes > 0 {
         return bytes.get(dashes).is_some_and(u8::is_ascii_alphabetic)
-            && !is_yaml_word(&text[dashes..])
+            && !yaml::is_word(&text[dashes..])
             && is_plain(&text[dashes..]);
     }
     if bytes[0].is_ascii_digit() {
-        return bytes.iter().all(u8::is_ascii_alphanumeric)
-            && bytes
-                .iter()
-                .find(|b| !b.is_ascii_digit())
-                .is_some_and(|b| !b"eExXbBoO".contains(b));
+        return yaml::is_never_a_number(text);
     }
     (bytes[0].is_ascii_alphabetic() || bytes[0] == b'/')
         && bytes.iter().all(|&b| {
@@ -277,7 +251,7 @@ fn is_plain(text: &str) -> bool {
         && bytes[bytes.len() - 1] != b' '
         && bytes[bytes.len() - 1] != b':'
         && !text.contains(": ")
-        && !is_yaml_word(text)
+        && !yaml::is_word(text)
 }
 
 /// A string value `serde-saphyr` double-quotes for certain, with nothing to escape: empty, a
@@ -285,7 +259,7 @@ fn is_plain(text: &str) -> bool {
 /// all of them as numbers).
 fn is_quoted_as_is(text: &str) -> bool {
     text.is_empty()
-        || is_yaml_word(text)
+        || yaml::is_word(text)
         || (text.as_bytes()[0].is_ascii_digit()
             && text.len() <= LINE
             && text.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
