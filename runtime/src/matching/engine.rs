@@ -135,7 +135,13 @@ pub fn plan_providers(
     let outcomes: Vec<Outcome> = if components_in_order.len() < crate::module::PARALLEL_FROM {
         components_in_order.iter().map(plan_one).collect()
     } else {
-        components_in_order.par_iter().map(plan_one).collect()
+        components_in_order
+            .par_iter()
+            // Short runs, so that no thread is left idle behind one that plans many large
+            // components alone (see `render::execute`).
+            .with_max_len(16)
+            .map(plan_one)
+            .collect()
     };
     // Sized first: growing a vector of 20,000 calls copies them again at every doubling.
     calls.reserve_exact(outcomes.iter().map(|outcome| outcome.calls.len()).sum());

@@ -417,7 +417,7 @@ impl Reader {
         };
         let read: Vec<(Option<Component>, Vec<Diagnostic>)> = match pool {
             Some(pool) if entries.len() >= super::PARALLEL_FROM => {
-                pool.install(|| entries.par_iter().map(read).collect())
+                pool.install(|| entries.par_iter().with_max_len(32).map(read).collect())
             }
             _ => entries.iter().map(read).collect(),
         };

@@ -186,6 +186,7 @@ pub fn run(
         rayon::join(call, || {
             resources
                 .par_iter()
+                .with_max_len(32)
                 .zip(&written)
                 .for_each(|(resource, slot)| {
                     if !returned.load(Ordering::Relaxed) {
@@ -323,6 +324,9 @@ fn fill(
     written.resize_with(rendered.resources.len(), || None);
     written
         .par_iter_mut()
+        // Short runs: the documents written during the call are all at the front, and the
+        // thread that took them would otherwise sit idle.
+        .with_max_len(32)
         .enumerate()
         .for_each(|(index, document)| {
             let index = u32::try_from(index).unwrap_or(u32::MAX);
