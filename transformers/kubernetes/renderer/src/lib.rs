@@ -102,24 +102,80 @@ fn rank(kind: &str) -> usize {
         .unwrap_or(INSTALL_ORDER.len())
 }
 
-/// The positions of `resources` in install order: kind rank, kind, namespace, name, group,
-/// then producer, so the order is total.
-pub fn install_order(resources: &[Rendered], namespace: &str) -> Vec<usize> {
-    let keyed: Vec<(usize, Identity<'_>)> = resources
-        .iter()
-        .map(|resource| {
-            let identity = Identity::of(resource, namespace);
-            (rank(identity.kind), identity)
+/// The identities of a render's resources, with their kinds and namespaces also as numbers:
+/// each one's position among the distinct ones (kinds in install order). A render has few
+/// kinds and namespaces and many names, so sorting and comparing compare strings, byte by byte
+/// in WebAssembly, for the names alone.
+pub struct Identities<'a> {
+    identities: Vec<Identity<'a>>,
+    /// (kind, namespace) of each resource, as positions.
+    keys: Vec<(u32, u32)>,
+}
+
+impl<'a> Identities<'a> {
+    /// The identities of `resources` rendered into `namespace`.
+    pub fn of(resources: &'a [Rendered], namespace: &'a str) -> Self {
+        let identities: Vec<Identity<'a>> = resources
+            .iter()
+            .map(|resource| Identity::of(resource, namespace))
+            .collect();
+        let kinds = positions(identities.iter().map(|id| id.kind), |kind| {
+            (rank(kind), kind)
+        });
+        let namespaces = positions(identities.iter().map(|id| id.namespace), |namespace| {
+            namespace
+        });
+        let keys = kinds.into_iter().zip(namespaces).collect();
+        Self { identities, keys }
+    }
+
+    /// The identity of the resource at `index`.
+    pub fn get(&self, index: usize) -> &Identity<'a> {
+        &self.identities[index]
+    }
+
+    /// Whether the resources at `a` and `b` are one object in a cluster.
+    fn same(&self, a: usize, b: usize) -> bool {
+        self.keys[a] == self.keys[b] && self.identities[a] == self.identities[b]
+    }
+}
+
+/// For each of `keys`, its position among the distinct keys sorted by `sort_key`.
+fn positions<'k, K: Ord>(
+    keys: impl Iterator<Item = &'k str>,
+    sort_key: impl Fn(&'k str) -> K,
+) -> Vec<u32> {
+    let position = |index: usize| u32::try_from(index).expect("a wasm32 count");
+    let mut seen: BTreeMap<&'k str, u32> = BTreeMap::new();
+    let mut distinct: Vec<&'k str> = Vec::new();
+    let first_seen: Vec<u32> = keys
+        .map(|key| {
+            *seen.entry(key).or_insert_with(|| {
+                distinct.push(key);
+                position(distinct.len() - 1)
+            })
         })
         .collect();
+    let mut sorted: Vec<usize> = (0..distinct.len()).collect();
+    sorted.sort_by_key(|&index| sort_key(distinct[index]));
+    let mut positions = vec![0; distinct.len()];
+    for (sorted_position, &index) in sorted.iter().enumerate() {
+        positions[index] = position(sorted_position);
+    }
+    first_seen
+        .into_iter()
+        .map(|index| positions[index as usize])
+        .collect()
+}
+
+/// The positions of `resources` in install order: kind rank, kind, namespace, name, group,
+/// then producer, so the order is total.
+pub fn install_order(resources: &[Rendered], identities: &Identities<'_>) -> Vec<usize> {
     let mut order: Vec<usize> = (0..resources.len()).collect();
-    order.sort_by(|&a, &b| {
-        let ((rank_a, ia), (rank_b, ib)) = (&keyed[a], &keyed[b]);
-        rank_a
-            .cmp(rank_b)
-            .then_with(|| ia.kind.cmp(ib.kind))
-            .then_with(|| ia.namespace.cmp(ib.namespace))
-            .then_with(|| ia.name.cmp(ib.name))
+    order.sort_unstable_by(|&a, &b| {
+        let (ia, ib) = (identities.get(a), identities.get(b));
+        (identities.keys[a], ia.name)
+            .cmp(&(identities.keys[b], ib.name))
             .then_with(|| ia.group.cmp(ib.group))
             .then_with(|| producer(&resources[a]).cmp(&producer(&resources[b])))
             .then_with(|| a.cmp(&b))
@@ -133,15 +189,18 @@ fn producer(resource: &Rendered) -> (&str, &str) {
 
 /// Each resource (by position) that is the same object as one before it in `order`, and why:
 /// equal identities are neighbours in install order.
-pub fn duplicates(resources: &[Rendered], order: &[usize], namespace: &str) -> Vec<(u32, String)> {
+pub fn duplicates(
+    resources: &[Rendered],
+    identities: &Identities<'_>,
+    order: &[usize],
+) -> Vec<(u32, String)> {
     let mut refused = Vec::new();
     let mut first = match order.first() {
         Some(&first) => first,
         None => return refused,
     };
     for &index in &order[1..] {
-        let identity = Identity::of(&resources[index], namespace);
-        if identity != Identity::of(&resources[first], namespace) {
+        if !identities.same(index, first) {
             first = index;
             continue;
         }
@@ -149,8 +208,10 @@ pub fn duplicates(resources: &[Rendered], order: &[usize], namespace: &str) -> V
         refused.push((
             index as u32,
             format!(
-                "rendered {identity}, which component {:?} (transformer {}) also rendered",
-                original.component, original.transformer
+                "rendered {}, which component {:?} (transformer {}) also rendered",
+                identities.get(index),
+                original.component,
+                original.transformer
             ),
         ));
     }
@@ -220,8 +281,9 @@ impl Renderer for KubernetesRenderer {
         options: &Options,
     ) -> Result<Vec<File>, RenderError> {
         let namespace = context.namespace.as_str();
-        let order = install_order(resources, namespace);
-        let refused = duplicates(resources, &order, namespace);
+        let identities = Identities::of(resources, namespace);
+        let order = install_order(resources, &identities);
+        let refused = duplicates(resources, &identities, &order);
         if !refused.is_empty() {
             return Err(RenderError::Refused(refused));
         }
@@ -234,7 +296,7 @@ impl Renderer for KubernetesRenderer {
             }
             let identities: Vec<Identity<'_>> = order
                 .iter()
-                .map(|&index| Identity::of(&resources[index], namespace))
+                .map(|&index| identities.get(index).clone())
                 .collect();
             return Ok(split_names(&identities)
                 .into_iter()
@@ -317,9 +379,10 @@ mod tests {
             resource("apps/v1", "Deployment", "a"),
             resource("v1", "ServiceAccount", "z"),
         ];
-        let order: Vec<String> = install_order(&resources, "")
+        let identities = Identities::of(&resources, "");
+        let order: Vec<String> = install_order(&resources, &identities)
             .into_iter()
-            .map(|i| Identity::of(&resources[i], "").to_string())
+            .map(|i| identities.get(i).to_string())
             .collect();
         assert_eq!(
             order,
@@ -331,6 +394,53 @@ mod tests {
                 "example.com/Widget w"
             ]
         );
+    }
+
+    #[test]
+    fn kinds_and_namespaces_as_numbers_order_as_their_strings() {
+        // Every kind of the install order, some it does not know, in two groups; namespaces
+        // their own, the render's and none; names and producers that collide.
+        let kinds: Vec<&str> = INSTALL_ORDER
+            .iter()
+            .copied()
+            .chain(["Widget", "Gadget", "Aardvark"])
+            .collect();
+        let mut resources = Vec::new();
+        let mut seed = 7_u64;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n
+        };
+        for i in 0..2_000 {
+            let kind = kinds[next(kinds.len())];
+            let api_version = ["v1", "apps/v1", "example.com/v1"][next(3)];
+            let mut value = json!({"apiVersion": api_version, "kind": kind,
+                                   "metadata": {"name": format!("n{}", next(40))}});
+            let namespace = ["", "shop", "other", "zeta"][next(4)];
+            if !namespace.is_empty() {
+                value["metadata"]["namespace"] = json!(namespace);
+            }
+            let component = format!("c{}", next(3));
+            resources.push(Rendered::new(&component, ["T1", "T2"][i % 2], &value));
+        }
+        let identities = Identities::of(&resources, "shop");
+        let order = install_order(&resources, &identities);
+        let mut expected: Vec<usize> = (0..resources.len()).collect();
+        expected.sort_by(|&a, &b| {
+            let (ia, ib) = (identities.get(a), identities.get(b));
+            (rank(ia.kind), ia.kind, ia.namespace, ia.name, ia.group)
+                .cmp(&(rank(ib.kind), ib.kind, ib.namespace, ib.name, ib.group))
+                .then_with(|| producer(&resources[a]).cmp(&producer(&resources[b])))
+                .then_with(|| a.cmp(&b))
+        });
+        assert_eq!(order, expected);
+        let refused = duplicates(&resources, &identities, &order);
+        let same = expected
+            .windows(2)
+            .filter(|pair| identities.get(pair[0]) == identities.get(pair[1]))
+            .count();
+        assert!(same > 100, "the mix has duplicates to find: {same}");
+        assert_eq!(refused.len(), same);
     }
 
     #[test]
