@@ -11,6 +11,11 @@ pub fn compact(value: &Value) -> String {
     serde_json::to_string(value).expect("a JSON value always serializes")
 }
 
+/// `map` as compact JSON text, as [`compact`] would write it as an object.
+pub fn compact_object(map: &Map<String, Value>) -> String {
+    serde_json::to_string(map).expect("a JSON object always serializes")
+}
+
 /// `value` with the keys of every object sorted.
 pub fn sorted(value: &Value) -> Value {
     match value {

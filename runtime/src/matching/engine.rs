@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::Requirements;
-use super::flatten::{build_spec, flatten, with_defaults};
+use super::flatten::{build_spec, defaults, flatten};
 use super::plan::{
     Attachments, Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource,
     LeftOut, Matched, Missing, Plan, PlanConfig, PlanPatch, PlanProvider, Problem, Reason,
@@ -662,28 +662,45 @@ fn validated_calls(
     errors: &mut Vec<Problem>,
 ) -> Vec<Call> {
     let component = subject.component;
-    let base = flatten(component, subject.attached, subject.labels, spec);
+    let mut base = flatten(component, subject.attached, subject.labels, spec);
+    // Every call's input is the shared part with its `defaults` last: written once as text, and
+    // copied as a value only for a transformer that validates it.
+    let shared = crate::json::compact_object(&base);
+    let open = shared
+        .strip_suffix('}')
+        .expect("the shared part is a JSON object with keys");
     let mut calls = Vec::new();
     for (transformer, _) in matched {
-        let input = with_defaults(&base, &transformer.optional, subject.attached, catalog);
-        for (message, validator) in transformer.validations() {
-            if validator
-                .as_ref()
-                .is_ok_and(|validator| !validator.is_valid(&input))
-            {
-                errors.push(Problem::Refused {
-                    component: component.name.clone(),
-                    transformer: transformer.fqn.clone(),
-                    message: message.to_owned(),
-                    at: component.origin.clone(),
-                });
+        let defaults = defaults(&transformer.optional, subject.attached, catalog);
+        let input = format!("{open},\"defaults\":{}}}", crate::json::compact(&defaults));
+        let mut validations = transformer.validations().peekable();
+        if validations.peek().is_some() {
+            base.insert("defaults".into(), defaults);
+            let value = Value::Object(base);
+            for (message, validator) in validations {
+                if validator
+                    .as_ref()
+                    .is_ok_and(|validator| !validator.is_valid(&value))
+                {
+                    errors.push(Problem::Refused {
+                        component: component.name.clone(),
+                        transformer: transformer.fqn.clone(),
+                        message: message.to_owned(),
+                        at: component.origin.clone(),
+                    });
+                }
             }
+            let Value::Object(mut map) = value else {
+                unreachable!("made an object above")
+            };
+            map.shift_remove("defaults");
+            base = map;
         }
         calls.push(Call {
             component: component.name.clone(),
             transformer: transformer.fqn.clone(),
             provider: transformer.provider.clone(),
-            input: crate::json::compact(&input),
+            input,
         });
     }
     calls

@@ -95,10 +95,9 @@ pub(super) fn flatten(
     input
 }
 
-/// `base` plus the defaults of a transformer's `optional` definitions the component does not
-/// attach, keyed by field.
-pub(super) fn with_defaults(
-    base: &Map<String, Value>,
+/// The defaults of a transformer's `optional` definitions the component does not attach, keyed
+/// by field: the `defaults` of its input, which is the shared part plus these.
+pub(super) fn defaults(
     optional: &BTreeSet<String>,
     attached: &BTreeMap<String, Attached<'_>>,
     catalog: &Catalog,
@@ -114,15 +113,10 @@ pub(super) fn with_defaults(
                 .map(|d| (definition.field.as_str(), d))
         })
         .collect();
-    let mut input = base.clone();
-    input.insert(
-        "defaults".into(),
-        Value::Object(
-            defaults
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v.clone()))
-                .collect(),
-        ),
-    );
-    Value::Object(input)
+    Value::Object(
+        defaults
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.clone()))
+            .collect(),
+    )
 }

@@ -330,6 +330,12 @@ fn ac12_each_matched_transformer_receives_the_whole_component() {
     assert_eq!(calls.len(), 2);
     for call in &calls {
         let input = &call.input_value();
+        // Compact text with `defaults` last, as a transformer has always received it.
+        assert_eq!(call.input, crate::json::compact(input));
+        assert_eq!(
+            input.as_object().unwrap().keys().next_back().unwrap(),
+            "defaults"
+        );
         assert_eq!(input["metadata"]["name"], "api");
         assert_eq!(input["metadata"]["labels"][WORKLOAD_TYPE], "stateless");
         assert_eq!(input["resources"], json!([CONTAINER]));
