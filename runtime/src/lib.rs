@@ -35,6 +35,7 @@
 
 #[cfg(feature = "sandbox")]
 pub mod authoring;
+pub mod background;
 pub mod bundle;
 #[cfg(all(feature = "sandbox", feature = "registry"))]
 pub mod cli;
