@@ -662,9 +662,9 @@ fn validated_calls(
     errors: &mut Vec<Problem>,
 ) -> Vec<Call> {
     let component = subject.component;
-    let mut base = flatten(component, subject.attached, subject.labels, spec);
+    let base = flatten(component, subject.attached, subject.labels, spec);
     // Every call's input is the shared part with its `defaults` last: written once as text, and
-    // copied as a value only for a transformer that validates it.
+    // made a value only for a transformer that validates it.
     let shared = crate::json::compact_object(&base);
     let open = shared
         .strip_suffix('}')
@@ -675,8 +675,9 @@ fn validated_calls(
         let input = format!("{open},\"defaults\":{}}}", crate::json::compact(&defaults));
         let mut validations = transformer.validations().peekable();
         if validations.peek().is_some() {
-            base.insert("defaults".into(), defaults);
-            let value = Value::Object(base);
+            let mut value = base.clone();
+            value.insert("defaults".into(), defaults);
+            let value = Value::Object(value);
             for (message, validator) in validations {
                 if validator
                     .as_ref()
@@ -690,11 +691,6 @@ fn validated_calls(
                     });
                 }
             }
-            let Value::Object(mut map) = value else {
-                unreachable!("made an object above")
-            };
-            map.shift_remove("defaults");
-            base = map;
         }
         calls.push(Call {
             component: component.name.clone(),

@@ -134,9 +134,11 @@ impl<'a> Identities<'a> {
         &self.identities[index]
     }
 
-    /// Whether the resources at `a` and `b` are one object in a cluster.
+    /// Whether the resources at `a` and `b` are one object in a cluster: equal keys are equal
+    /// kinds and namespaces, so only names and groups are left to compare.
     fn same(&self, a: usize, b: usize) -> bool {
-        self.keys[a] == self.keys[b] && self.identities[a] == self.identities[b]
+        let (ia, ib) = (&self.identities[a], &self.identities[b]);
+        self.keys[a] == self.keys[b] && ia.name == ib.name && ia.group == ib.group
     }
 }
 
