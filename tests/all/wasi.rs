@@ -181,4 +181,16 @@ fn clock_and_random_are_the_same_in_every_render() {
         first["random1"], first["random2"],
         "random, if reproducible"
     );
+    // Seeded from the call's input: another input draws other bytes.
+    let other = render_beside_a_healthy_component_labelled(
+        guests::TESTING_WASI,
+        &[
+            ("wasi.opm.dev/mode", "clock-random"),
+            ("example.com/other", "input"),
+        ],
+        Limits::default(),
+    );
+    let other = rendered_data(&other);
+    assert_eq!(other["unixSeconds"], first["unixSeconds"]);
+    assert_ne!(other["random1"], first["random1"], "{other:?}");
 }

@@ -199,7 +199,7 @@ pub(super) fn call(
     deadline_ticks: u64,
     redactor: &Arc<Redactor>,
 ) -> CallOutcome {
-    let seed = *blake3::hash(input.as_bytes()).as_bytes();
+    let seed = seed(transformer.random, || blake3::hash(input.as_bytes()));
     let run = Run {
         engine,
         limits,
@@ -238,15 +238,18 @@ pub(super) fn render(
     deadline_ticks: u64,
     redactor: &Arc<Redactor>,
 ) -> super::outcome::Outcome<Vec<wit::renderer::File>> {
-    let mut seed = blake3::Hasher::new();
-    for resource in input.resources {
-        seed.update(resource.value.as_bytes());
-    }
+    let seed = seed(renderer.random, || {
+        let mut hasher = blake3::Hasher::new();
+        for resource in input.resources {
+            hasher.update(resource.value.as_bytes());
+        }
+        hasher.finalize()
+    });
     let run = Run {
         engine,
         limits,
         timestamp: &input.context.timestamp,
-        seed: *seed.finalize().as_bytes(),
+        seed,
         deadline_ticks,
         redactor,
     };
@@ -277,6 +280,14 @@ pub(super) fn render(
                 })
             })
     })
+}
+
+/// The seed of a call's randomness: the BLAKE3 of its input (`hash`) for a component that
+/// imports `wasi:random`, zeros for one that does not, which has no way to read it. Hashing
+/// every input cost a 10,000-component render tens of milliseconds of its calls, and its
+/// renderer call 17 (`benches/RESULTS.md`).
+fn seed(random: bool, hash: impl FnOnce() -> blake3::Hash) -> [u8; 32] {
+    if random { *hash().as_bytes() } else { [0; 32] }
 }
 
 /// What a renderer is given.

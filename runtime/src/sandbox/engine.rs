@@ -101,6 +101,8 @@ pub struct CompiledTransformer {
     /// The component's exports.
     pub exports: Vec<String>,
     pub(super) pre: TransformerWorldPre<CallState>,
+    /// Whether it imports `wasi:random`: only then is a call's input hashed for its seed.
+    pub(super) random: bool,
     /// Whether its code is the quick sandbox's, whose engine runs it.
     quick: bool,
 }
@@ -112,6 +114,7 @@ struct Linked {
     imports: Vec<String>,
     exports: Vec<String>,
     pre: wasmtime::component::InstancePre<CallState>,
+    random: bool,
     quick: bool,
 }
 
@@ -132,6 +135,8 @@ pub struct CompiledRenderer {
     /// Where its code came from.
     pub code: CodeReport,
     pub(super) pre: RendererWorldPre<CallState>,
+    /// Whether it imports `wasi:random`: only then is its input hashed for its seed.
+    pub(super) random: bool,
     quick: bool,
 }
 
@@ -240,6 +245,7 @@ impl Sandbox {
             imports,
             exports,
             pre,
+            random,
             quick,
         } = self.link(name, bytes, TRANSFORMER_EXPORT)?;
         let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
@@ -250,6 +256,7 @@ impl Sandbox {
             imports,
             exports,
             pre,
+            random,
             quick,
         })
     }
@@ -266,6 +273,7 @@ impl Sandbox {
             digest,
             code,
             pre,
+            random,
             quick,
             ..
         } = self.link(name, bytes, contract::RENDERER_EXPORT)?;
@@ -274,6 +282,7 @@ impl Sandbox {
             digest: digest.into(),
             code,
             pre,
+            random,
             quick,
         })
     }
@@ -325,6 +334,7 @@ impl Sandbox {
                 source,
                 elapsed: started.elapsed(),
             },
+            random: imports.iter().any(|name| name.starts_with("wasi:random/")),
             imports,
             exports,
             pre,

@@ -57,7 +57,8 @@ pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
 pub(super) struct WasiSetup {
     /// The render timestamp, since the Unix epoch.
     pub now: Duration,
-    /// The seed of the call's random numbers: the BLAKE3 of its input.
+    /// The seed of the call's random numbers: the BLAKE3 of its input, or zeros for a
+    /// component that does not import `wasi:random` and so cannot read them.
     pub seed: [u8; 32],
     /// Bytes of stdout, and of stderr, kept.
     pub capture_limit: usize,
