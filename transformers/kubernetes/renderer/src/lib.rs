@@ -102,14 +102,16 @@ fn rank(kind: &str) -> usize {
         .unwrap_or(INSTALL_ORDER.len())
 }
 
-/// The identities of a render's resources, with their kinds and namespaces also as numbers:
-/// each one's position among the distinct ones (kinds in install order). A render has few
-/// kinds and namespaces and many names, so sorting and comparing compare strings, byte by byte
-/// in WebAssembly, for the names alone.
+/// The identities of a render's resources, with their kinds and namespaces also as numbers
+/// (each one's position among the distinct ones, kinds in install order) and the start of
+/// their names as a number ([`name_prefix`]). Strings compare byte by byte in WebAssembly, so
+/// sorting and comparing compare numbers, and names as strings only where their first eight
+/// bytes tie.
 pub struct Identities<'a> {
     identities: Vec<Identity<'a>>,
-    /// (kind, namespace) of each resource, as positions.
-    keys: Vec<(u32, u32)>,
+    /// (kind, namespace, name prefix) of each resource: ordered as the strings they stand for,
+    /// equal for equal strings.
+    keys: Vec<(u32, u32, u64)>,
 }
 
 impl<'a> Identities<'a> {
@@ -125,7 +127,12 @@ impl<'a> Identities<'a> {
         let namespaces = positions(identities.iter().map(|id| id.namespace), |namespace| {
             namespace
         });
-        let keys = kinds.into_iter().zip(namespaces).collect();
+        let keys = kinds
+            .into_iter()
+            .zip(namespaces)
+            .zip(&identities)
+            .map(|((kind, namespace), id)| (kind, namespace, name_prefix(id.name)))
+            .collect();
         Self { identities, keys }
     }
 
@@ -135,11 +142,22 @@ impl<'a> Identities<'a> {
     }
 
     /// Whether the resources at `a` and `b` are one object in a cluster: equal keys are equal
-    /// kinds and namespaces, so only names and groups are left to compare.
+    /// kinds and namespaces, so only the rest of the names and groups are left to compare.
     fn same(&self, a: usize, b: usize) -> bool {
         let (ia, ib) = (&self.identities[a], &self.identities[b]);
         self.keys[a] == self.keys[b] && ia.name == ib.name && ia.group == ib.group
     }
+}
+
+/// The first eight bytes of `name` as a big-endian number, zeros past its end. Where two
+/// names' prefixes differ, the names are in the order of their prefixes: at the first byte
+/// where the prefixes differ, either both names have a byte, or one of them has ended, and
+/// its zero, smaller than the other's byte, stands for a name that sorts first as a string.
+fn name_prefix(name: &str) -> u64 {
+    let mut bytes = [0; 8];
+    let length = name.len().min(8);
+    bytes[..length].copy_from_slice(&name.as_bytes()[..length]);
+    u64::from_be_bytes(bytes)
 }
 
 /// For each of `keys`, its position among the distinct keys sorted by `sort_key`.
@@ -407,6 +425,24 @@ mod tests {
             .copied()
             .chain(["Widget", "Gadget", "Aardvark"])
             .collect();
+        // Names longer and shorter than eight bytes, prefixes of each other, and equal in
+        // their first eight bytes.
+        let names: Vec<String> = (0..40)
+            .map(|i| format!("n{i}"))
+            .chain(
+                [
+                    "a",
+                    "ab",
+                    "abcdefg",
+                    "abcdefgh",
+                    "abcdefgh0",
+                    "abcdefgh-1",
+                    "abcdefgh-10",
+                ]
+                .map(String::from),
+            )
+            .chain((0..12).map(|i| format!("web-frontend-{i}")))
+            .collect();
         let mut resources = Vec::new();
         let mut seed = 7_u64;
         let mut next = |n: usize| {
@@ -417,7 +453,7 @@ mod tests {
             let kind = kinds[next(kinds.len())];
             let api_version = ["v1", "apps/v1", "example.com/v1"][next(3)];
             let mut value = json!({"apiVersion": api_version, "kind": kind,
-                                   "metadata": {"name": format!("n{}", next(40))}});
+                                   "metadata": {"name": names[next(names.len())]}});
             let namespace = ["", "shop", "other", "zeta"][next(4)];
             if !namespace.is_empty() {
                 value["metadata"]["namespace"] = json!(namespace);
