@@ -62,13 +62,26 @@ pub fn call<T: Transformer>(
     };
     install_panic_hook();
     let component = Component::from_json(&component).map_err(to_wit)?;
-    let resources = T::transform(&component, &context_of(context)).map_err(to_wit)?;
+    let context = context_of(context);
+    let resources = T::transform(&component, &context).map_err(to_wit)?;
     // `serde_json::to_string`, not `Value::to_string`: `Display` writes through a
     // `fmt::Formatter`, a call per token, which took a seventh of a transformer's time.
-    Ok(resources
+    let written = resources
         .iter()
         .map(|resource| serde_json::to_string(resource).expect("a JSON value serializes"))
-        .collect())
+        .collect();
+    forget_at_exit((component, context, resources));
+    Ok(written)
+}
+
+/// Leaves `values` unfreed. The host makes a fresh instance for every call and throws it away
+/// after it, so freeing a call's values, node by node of every JSON tree and string by string,
+/// is work no one sees the result of: 2 to 4 % of a call's fuel (the Kubernetes Deployment
+/// transformer's 200.4 → 196.2 thousand, its renderer's at 20,000 resources 86.7 → 83.5
+/// million). Memory is not the worse for it: nothing the call allocates after this point could
+/// use more than the few bytes of the result's list.
+fn forget_at_exit<T>(values: T) {
+    std::mem::forget(values);
 }
 
 /// Decodes the resources, runs `R`, encodes the files, as [`call`] does for a transformer.
@@ -100,7 +113,10 @@ pub fn render<R: crate::Renderer>(
         split: options.split,
         directory: options.directory,
     };
-    match R::render(&decoded, &context_of(context), &options) {
+    let context = context_of(context);
+    let rendered = R::render(&decoded, &context, &options);
+    forget_at_exit((decoded, context, options));
+    match rendered {
         Ok(files) => Ok(files
             .into_iter()
             .map(|file| wit::File {
