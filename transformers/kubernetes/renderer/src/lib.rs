@@ -62,11 +62,20 @@ pub struct Identity<'a> {
 impl<'a> Identity<'a> {
     /// The identity of `resource` rendered into `target_namespace`.
     pub fn of(resource: &'a Rendered, target_namespace: &'a str) -> Self {
+        Self::scoped(
+            resource,
+            target_namespace,
+            is_cluster_scoped(&resource.kind),
+        )
+    }
+
+    /// [`Identity::of`] for a resource whose kind is known to be `cluster_scoped` or not.
+    fn scoped(resource: &'a Rendered, target_namespace: &'a str, cluster_scoped: bool) -> Self {
         let group = resource
             .api_version
             .rsplit_once('/')
             .map_or("", |(group, _)| group);
-        let namespace = if is_cluster_scoped(&resource.kind) {
+        let namespace = if cluster_scoped {
             ""
         } else if resource.namespace.is_empty() {
             target_namespace
@@ -117,14 +126,23 @@ pub struct Identities<'a> {
 impl<'a> Identities<'a> {
     /// The identities of `resources` rendered into `namespace`.
     pub fn of(resources: &'a [Rendered], namespace: &'a str) -> Self {
+        let (kinds, distinct_kinds) =
+            positions(resources.iter().map(|r| r.kind.as_str()), |kind| {
+                (rank(kind), kind)
+            });
+        // Whether a kind is cluster-scoped, asked once per kind rather than per resource.
+        let cluster_scoped: Vec<bool> = distinct_kinds
+            .iter()
+            .map(|kind| is_cluster_scoped(kind))
+            .collect();
         let identities: Vec<Identity<'a>> = resources
             .iter()
-            .map(|resource| Identity::of(resource, namespace))
+            .zip(&kinds)
+            .map(|(resource, &kind)| {
+                Identity::scoped(resource, namespace, cluster_scoped[kind as usize])
+            })
             .collect();
-        let kinds = positions(identities.iter().map(|id| id.kind), |kind| {
-            (rank(kind), kind)
-        });
-        let namespaces = positions(identities.iter().map(|id| id.namespace), |namespace| {
+        let (namespaces, _) = positions(identities.iter().map(|id| id.namespace), |namespace| {
             namespace
         });
         let keys = kinds
@@ -160,20 +178,27 @@ fn name_prefix(name: &str) -> u64 {
     u64::from_be_bytes(bytes)
 }
 
-/// For each of `keys`, its position among the distinct keys sorted by `sort_key`.
+/// For each of `keys`, its position among the distinct keys sorted by `sort_key`; and the
+/// distinct keys in that order. Keys often repeat the one before, which is tried first.
 fn positions<'k, K: Ord>(
     keys: impl Iterator<Item = &'k str>,
     sort_key: impl Fn(&'k str) -> K,
-) -> Vec<u32> {
+) -> (Vec<u32>, Vec<&'k str>) {
     let position = |index: usize| u32::try_from(index).expect("a wasm32 count");
     let mut seen: BTreeMap<&'k str, u32> = BTreeMap::new();
     let mut distinct: Vec<&'k str> = Vec::new();
+    let mut last: Option<(&'k str, u32)> = None;
     let first_seen: Vec<u32> = keys
-        .map(|key| {
-            *seen.entry(key).or_insert_with(|| {
-                distinct.push(key);
-                position(distinct.len() - 1)
-            })
+        .map(|key| match last {
+            Some((last_key, index)) if last_key == key => index,
+            _ => {
+                let index = *seen.entry(key).or_insert_with(|| {
+                    distinct.push(key);
+                    position(distinct.len() - 1)
+                });
+                last = Some((key, index));
+                index
+            }
         })
         .collect();
     let mut sorted: Vec<usize> = (0..distinct.len()).collect();
@@ -182,24 +207,47 @@ fn positions<'k, K: Ord>(
     for (sorted_position, &index) in sorted.iter().enumerate() {
         positions[index] = position(sorted_position);
     }
-    first_seen
+    let in_order = sorted.iter().map(|&index| distinct[index]).collect();
+    let keys_positions = first_seen
         .into_iter()
         .map(|index| positions[index as usize])
-        .collect()
+        .collect();
+    (keys_positions, in_order)
 }
 
 /// The positions of `resources` in install order: kind rank, kind, namespace, name, group,
 /// then producer, so the order is total.
+///
+/// The resources are sorted on their keys packed into one number each, which compares as the
+/// keys do (kind and namespace positions fit in 32 bits, the name prefix in 64), and only each
+/// run of equal keys, rare, on the rest: a comparison of the whole order through indices cost
+/// two fifths of the renderer's fuel.
 pub fn install_order(resources: &[Rendered], identities: &Identities<'_>) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..resources.len()).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let (ia, ib) = (identities.get(a), identities.get(b));
-        (identities.keys[a], ia.name)
-            .cmp(&(identities.keys[b], ib.name))
-            .then_with(|| ia.group.cmp(ib.group))
-            .then_with(|| producer(&resources[a]).cmp(&producer(&resources[b])))
-            .then_with(|| a.cmp(&b))
-    });
+    let mut keyed: Vec<(u128, usize)> = identities
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(index, &(kind, namespace, name))| {
+            let key = u128::from(kind) << 96 | u128::from(namespace) << 64 | u128::from(name);
+            (key, index)
+        })
+        .collect();
+    keyed.sort_unstable();
+    let mut order: Vec<usize> = keyed.iter().map(|&(_, index)| index).collect();
+    let mut start = 0;
+    for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let range = start..start + run.len();
+        start = range.end;
+        if run.len() > 1 {
+            order[range].sort_unstable_by(|&a, &b| {
+                let (ia, ib) = (identities.get(a), identities.get(b));
+                (ia.name, ia.group)
+                    .cmp(&(ib.name, ib.group))
+                    .then_with(|| producer(&resources[a]).cmp(&producer(&resources[b])))
+                    .then_with(|| a.cmp(&b))
+            });
+        }
+    }
     order
 }
 
@@ -462,6 +510,9 @@ mod tests {
             resources.push(Rendered::new(&component, ["T1", "T2"][i % 2], &value));
         }
         let identities = Identities::of(&resources, "shop");
+        for (index, resource) in resources.iter().enumerate() {
+            assert_eq!(identities.get(index), &Identity::of(resource, "shop"));
+        }
         let order = install_order(&resources, &identities);
         let mut expected: Vec<usize> = (0..resources.len()).collect();
         expected.sort_by(|&a, &b| {
