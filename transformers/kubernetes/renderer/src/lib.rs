@@ -118,9 +118,10 @@ fn rank(kind: &str) -> usize {
 /// bytes tie.
 pub struct Identities<'a> {
     identities: Vec<Identity<'a>>,
-    /// (kind, namespace, name prefix) of each resource: ordered as the strings they stand for,
-    /// equal for equal strings.
-    keys: Vec<(u32, u32, u64)>,
+    /// Each resource's kind position, namespace position and name prefix packed into one
+    /// number (32, 32 and 64 bits, in that order): ordered as the strings they stand for, equal
+    /// for equal strings.
+    keys: Vec<u128>,
 }
 
 impl<'a> Identities<'a> {
@@ -149,7 +150,9 @@ impl<'a> Identities<'a> {
             .into_iter()
             .zip(namespaces)
             .zip(&identities)
-            .map(|((kind, namespace), id)| (kind, namespace, name_prefix(id.name)))
+            .map(|((kind, namespace), id)| {
+                u128::from(kind) << 96 | u128::from(namespace) << 64 | name_prefix(id.name)
+            })
             .collect();
         Self { identities, keys }
     }
@@ -171,11 +174,11 @@ impl<'a> Identities<'a> {
 /// names' prefixes differ, the names are in the order of their prefixes: at the first byte
 /// where the prefixes differ, either both names have a byte, or one of them has ended, and
 /// its zero, smaller than the other's byte, stands for a name that sorts first as a string.
-fn name_prefix(name: &str) -> u64 {
+fn name_prefix(name: &str) -> u128 {
     let mut bytes = [0; 8];
     let length = name.len().min(8);
     bytes[..length].copy_from_slice(&name.as_bytes()[..length]);
-    u64::from_be_bytes(bytes)
+    u128::from(u64::from_be_bytes(bytes))
 }
 
 /// For each of `keys`, its position among the distinct keys sorted by `sort_key`; and the
@@ -218,20 +221,11 @@ fn positions<'k, K: Ord>(
 /// The positions of `resources` in install order: kind rank, kind, namespace, name, group,
 /// then producer, so the order is total.
 ///
-/// The resources are sorted on their keys packed into one number each, which compares as the
-/// keys do (kind and namespace positions fit in 32 bits, the name prefix in 64), and only each
-/// run of equal keys, rare, on the rest: a comparison of the whole order through indices cost
-/// two fifths of the renderer's fuel.
+/// The resources are sorted on their packed keys, and only each run of equal keys, rare, on
+/// the rest: a comparison of the whole order through indices cost two fifths of the
+/// renderer's fuel.
 pub fn install_order(resources: &[Rendered], identities: &Identities<'_>) -> Vec<usize> {
-    let mut keyed: Vec<(u128, usize)> = identities
-        .keys
-        .iter()
-        .enumerate()
-        .map(|(index, &(kind, namespace, name))| {
-            let key = u128::from(kind) << 96 | u128::from(namespace) << 64 | u128::from(name);
-            (key, index)
-        })
-        .collect();
+    let mut keyed: Vec<(u128, usize)> = identities.keys.iter().copied().zip(0..).collect();
     keyed.sort_unstable();
     let mut order: Vec<usize> = keyed.iter().map(|&(_, index)| index).collect();
     let mut start = 0;
