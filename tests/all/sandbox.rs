@@ -904,6 +904,38 @@ fn what_winch_cannot_compile_a_tiered_sandbox_compiles_with_cranelift() {
     assert_eq!(run(&compiled).expect("runs"), Vec::<String>::new());
 }
 
+/// CI's finding: a render that loaded Winch's code from the cache showed "compiling 1
+/// transformer … on first use" on a busy machine, because the check behind the progress line
+/// asked only for Cranelift's entry. What a tiered sandbox stored with Winch counts as cached.
+#[test]
+fn what_a_tiered_sandbox_stored_with_winch_counts_as_cached() {
+    use opm_runtime::contract::Compiler;
+    use opm_runtime::sandbox::CodeSource;
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("compiled");
+    let tiered = || {
+        let key_file = dir.path().join("config").join("compile-cache.key");
+        let cache = opm_runtime::sandbox::CompileCache::open(cache_dir.clone(), &key_file)
+            .expect("cache opens");
+        Sandbox::with_compiler(&Limits::default(), Compiler::Tiered)
+            .expect("engine")
+            .with_cache(Some(cache))
+    };
+    let first = tiered();
+    assert!(!first.is_cached(guests::INVALID_JSON));
+    let compiled = first
+        .compile("invalid-json", guests::INVALID_JSON)
+        .expect("compiles");
+    assert_eq!(compiled.code.source, CodeSource::CompiledBaseline);
+
+    let second = tiered();
+    assert!(second.is_cached(guests::INVALID_JSON));
+    let compiled = second
+        .compile("invalid-json", guests::INVALID_JSON)
+        .expect("loads");
+    assert_eq!(compiled.code.source, CodeSource::CacheBaseline);
+}
+
 /// Every component of every embedded provider loads the code build.rs precompiled for it into
 /// the sandbox's engine, and compiles nothing: a change of the engine's settings, or of
 /// wasmtime, that the build did not follow fails here rather than making every render compile.

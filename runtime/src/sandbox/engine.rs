@@ -372,14 +372,20 @@ impl Sandbox {
     }
 
     /// Whether compiling `bytes` will be quick: their code is built into the binary or the
-    /// cache has an entry for them. Without a cache, only the former.
+    /// cache has an entry for them — this engine's, or, when this sandbox is tiered, the quick
+    /// sandbox's (Winch's code, which a render loads before it compiles anything). Without a
+    /// cache, only the former.
     pub fn is_cached(&self, bytes: &[u8]) -> bool {
         let hash = blake3::hash(bytes);
-        (self.optimizing && crate::precompiled::has_code(&hash))
-            || self
+        let has_entry = |sandbox: &Sandbox| {
+            sandbox
                 .cache
                 .as_ref()
-                .is_some_and(|cache| cache.has_entry(&self.engine, &hash))
+                .is_some_and(|cache| cache.has_entry(&sandbox.engine, &hash))
+        };
+        (self.optimizing && crate::precompiled::has_code(&hash))
+            || has_entry(self)
+            || self.cache.is_some() && self.quick().is_some_and(has_entry)
     }
 
     /// The code of the embedded component with BLAKE3 `hash`, precompiled into the binary, if
