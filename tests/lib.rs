@@ -99,7 +99,7 @@ where
     opm_in(args, &env)
 }
 
-fn opm_in<I, S>(args: I, env: &dyn Fn(&str) -> Option<String>) -> Run
+fn opm_in<I, S>(args: I, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Run
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,

@@ -96,7 +96,7 @@ pub struct Output<'a> {
     /// Diagnostics, verbose output, errors.
     pub stderr: &'a mut dyn Write,
     /// Looks up an environment variable; [`process_env`] in the binary.
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
     /// Whether `stderr` is a terminal, where messages may be coloured (unless `NO_COLOR` is
     /// set: see [`Output::colors`]).
     pub stderr_is_terminal: bool,

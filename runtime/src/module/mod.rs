@@ -349,7 +349,7 @@ pub fn load(
     values: &[PathBuf],
     sets: &[String],
     instance: &Instance,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
     load_on(None, path, values, sets, instance, env, sensitive)
@@ -363,7 +363,7 @@ pub fn load_on(
     values: &[PathBuf],
     sets: &[String],
     instance: &Instance,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
     let path = module_file(path);
@@ -429,7 +429,7 @@ pub fn from_inputs(
     module: Input<'_>,
     values: &[Input<'_>],
     sets: &[String],
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<Module, ModuleError> {
     let root = parse_input(module, None)?;
     assemble(
@@ -456,7 +456,7 @@ pub(crate) const PARALLEL_FROM: usize = 32;
 #[derive(Clone, Copy)]
 struct Surroundings<'a> {
     instance: &'a Instance,
-    env: &'a dyn Fn(&str) -> Option<String>,
+    env: &'a (dyn Fn(&str) -> Option<String> + Sync),
     pool: Option<&'a rayon::ThreadPool>,
 }
 
@@ -546,7 +546,7 @@ fn assemble(
         .map_or_else(|| serde_json::json!({}), |(_, e)| metadata_fields(&e.value));
     let instance = instance.scope(&module_scope);
     let mut scope = expr::Scope::new(parameters.as_ref(), module_scope, instance);
-    let excluded = expr::apply_conditions(&mut root, &mut scope)?;
+    let excluded = expr::apply_conditions(&mut root, &mut scope, surroundings.pool)?;
     let (kept_patches, left_out_patches) = match patches {
         Some((_, mut entry)) => {
             let conditions = patch::apply_conditions(&mut entry.value, &mut scope)?;
@@ -557,7 +557,7 @@ fn assemble(
         }
         None => (Vec::new(), Vec::new()),
     };
-    expr::resolve(&mut root, &mut scope, env, sensitive)?;
+    expr::resolve_module(&mut root, &mut scope, env, sensitive, surroundings.pool)?;
     if let (Some((index, entry)), tree::Value::Map(entries)) = (metadata, &mut root.value) {
         entries.insert(index, entry);
     }

@@ -126,14 +126,14 @@ impl Render {
 
 /// Renders `request`, running the calls in the sandbox. `env` is where `${env:NAME}` and
 /// `SOURCE_DATE_EPOCH` are read.
-pub fn build(request: &Request, env: &dyn Fn(&str) -> Option<String>) -> Built {
+pub fn build(request: &Request, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Built {
     build_with(request, env, None)
 }
 
 /// [`build`] with the calls run by `runner` instead of the sandbox.
 pub fn build_with(
     request: &Request,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
     runner: Option<&dyn Runner>,
 ) -> Built {
     if let Some(Err(error)) = request
@@ -215,7 +215,7 @@ fn render(
     request: &Request,
     module: crate::module::Module,
     pool: rayon::ThreadPool,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
     redactor: &Redactor,
     runner: Option<&dyn Runner>,
 ) -> anyhow::Result<Render> {
