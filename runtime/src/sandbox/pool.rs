@@ -11,7 +11,8 @@
 //! A slot is everything one call may take at its limits: one component instance, up to
 //! `limits.instances` core instances, [`MEMORIES_PER_CALL`] memories of up to `limits.memory`
 //! bytes each (the limiter holds their total to `limits.memory`), and [`TABLES_PER_CALL`] tables
-//! of up to `limits.table_elements` elements each. A component that needs more than a slot holds
+//! of up to `limits.table_elements` elements each. The pool holds at least [`SHARDED_FROM`]
+//! memories, so that each thread's calls reuse memories of their own. A component that needs more than a slot holds
 //! is refused when it is compiled, naming what it needs.
 
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -29,6 +30,14 @@ pub(super) const TABLES_PER_CALL: u32 = 64;
 /// The largest memory of a call: wasmtime reserves 4 GiB of address space per memory, which
 /// also bounds every 32-bit memory.
 const LARGEST_MEMORY: u64 = 4 << 30;
+
+/// The fewest memories from which wasmtime's pool splits its memory slots into shards, one per
+/// core, and gives each thread a shard of its own. With fewer, every thread takes slots from one
+/// list, and a call often gets a memory last used (and reset) on the other core, its pages cold
+/// in this core's cache: two threads sharing a sandbox made 11 % fewer calls than two with a
+/// sandbox each, and the guest code ran 8 % longer (`opm-scaling`, benches/RESULTS.md). Only
+/// address space is reserved for a slot until a call uses it.
+const SHARDED_FROM: u32 = 128;
 
 /// What each memory keeps mapped after a call and resets by writing rather than by asking the
 /// kernel: a Rust guest's 1 MiB stack and its heap fit, so most calls make no system call to
@@ -51,7 +60,7 @@ pub(super) fn config(limits: &Limits, slots: usize) -> InstanceAllocationStrateg
         .total_core_instances(slots.saturating_mul(instances))
         .max_memories_per_component(MEMORIES_PER_CALL)
         .max_memories_per_module(MEMORIES_PER_CALL)
-        .total_memories(slots.saturating_mul(MEMORIES_PER_CALL))
+        .total_memories(slots.saturating_mul(MEMORIES_PER_CALL).max(SHARDED_FROM))
         .max_memory_size(usize::try_from(memory_ceiling(limits)).unwrap_or(usize::MAX))
         .max_tables_per_component(TABLES_PER_CALL)
         .max_tables_per_module(TABLES_PER_CALL)
