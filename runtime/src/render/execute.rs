@@ -126,8 +126,10 @@ pub fn execute_patched(
         })
         .collect();
 
+    // Sized first: growing a vector of 20,000 reports copies them again at every doubling.
     let mut rendered = Rendered {
         resources: Vec::with_capacity(outputs.iter().map(|o| o.resources.len()).sum()),
+        calls: Vec::with_capacity(outputs.len()),
         ..Rendered::default()
     };
     // Which provider holds each transformer, for the failures found after the calls: made
