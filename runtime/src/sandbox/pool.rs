@@ -11,9 +11,9 @@
 //! A slot is everything one call may take at its limits: one component instance, up to
 //! `limits.instances` core instances, [`MEMORIES_PER_CALL`] memories of up to `limits.memory`
 //! bytes each (the limiter holds their total to `limits.memory`), and [`TABLES_PER_CALL`] tables
-//! of up to `limits.table_elements` elements each. The pool holds at least [`SHARDED_FROM`]
-//! memories, so that each thread's calls reuse memories of their own. A component that needs more than a slot holds
-//! is refused when it is compiled, naming what it needs.
+//! of up to `limits.table_elements` elements each. A component that needs more than a slot holds
+//! is refused when it is compiled, naming what it needs. The pool holds at least
+//! [`SHARDED_FROM`] memories, so that each thread's calls reuse memories of their own.
 
 use std::sync::{Condvar, Mutex, PoisonError};
 
@@ -34,9 +34,9 @@ const LARGEST_MEMORY: u64 = 4 << 30;
 /// The fewest memories from which wasmtime's pool splits its memory slots into shards, one per
 /// core, and gives each thread a shard of its own. With fewer, every thread takes slots from one
 /// list, and a call often gets a memory last used (and reset) on the other core, its pages cold
-/// in this core's cache: two threads sharing a sandbox made 11 % fewer calls than two with a
-/// sandbox each, and the guest code ran 8 % longer (`opm-scaling`, benches/RESULTS.md). Only
-/// address space is reserved for a slot until a call uses it.
+/// in this core's cache: two threads sharing a sandbox took 14 % longer over their calls than
+/// two with a sandbox each, most of it in the guests' own code (`opm-scaling`,
+/// benches/RESULTS.md). Only address space is reserved for a slot until a call uses it.
 const SHARDED_FROM: u32 = 128;
 
 /// What each memory keeps mapped after a call and resets by writing rather than by asking the
