@@ -570,7 +570,7 @@ fn resolve_string(
 pub(crate) fn env_value(
     name: &str,
     origin: &Origin,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, ModuleError> {
     if !is_identifier(name) {
         return Err(ModuleError::invalid(

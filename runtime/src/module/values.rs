@@ -139,7 +139,7 @@ pub(crate) fn merge(
 /// `sensitive`.
 pub(crate) fn substitute_env(
     node: &mut Node,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    env: &dyn Fn(&str) -> Option<String>,
     sensitive: &mut BTreeSet<String>,
 ) -> Result<(), ModuleError> {
     match &mut node.value {
@@ -173,7 +173,7 @@ pub(crate) fn substitute_env(
 fn substitute(
     text: &str,
     origin: &Origin,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(String, Vec<String>), ModuleError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;

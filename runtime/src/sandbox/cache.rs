@@ -84,7 +84,7 @@ impl CompileCache {
     /// The cache directory for an environment: `$OPM_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/opm/compiled`, else `$HOME/.cache/opm/compiled`; `None` when none is set
     /// or `OPM_CACHE_DIR` is `off`.
-    pub fn default_dir(env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<PathBuf> {
+    pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         let set = |name: &str| env(name).filter(|value| !value.is_empty());
         if let Some(dir) = set("OPM_CACHE_DIR") {
             return (dir != "off").then(|| PathBuf::from(dir));
@@ -99,7 +99,7 @@ impl CompileCache {
     /// `$XDG_CONFIG_HOME/opm/compile-cache.key`, else `$HOME/.config/opm/compile-cache.key`;
     /// `None` when none is set. It is kept apart from the cache: whoever can write entries must
     /// not be able to read it.
-    pub fn default_key_file(env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<PathBuf> {
+    pub fn default_key_file(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         let set = |name: &str| env(name).filter(|value| !value.is_empty());
         if let Some(file) = set("OPM_CACHE_KEY") {
             return Some(PathBuf::from(file));
@@ -113,7 +113,7 @@ impl CompileCache {
     /// The cache an environment names ([`default_dir`](Self::default_dir) and
     /// [`default_key_file`](Self::default_key_file)), opened; `None` when it is off or cannot
     /// be used.
-    pub fn from_env(env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<Self> {
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
         Self::open(Self::default_dir(env)?, &Self::default_key_file(env)?)
     }
 

@@ -135,7 +135,7 @@ impl BuildArgs {
     }
 
     /// The render these flags ask for; `env` names the compile cache.
-    pub fn request(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Request {
+    pub fn request(&self, env: &dyn Fn(&str) -> Option<String>) -> Request {
         let verbose = self.verbose();
         Request {
             namespace: self.namespace.clone(),

@@ -152,7 +152,7 @@ pub struct CacheArgs {
 
 impl CacheArgs {
     /// The cache the environment names, unless `--no-cache`.
-    pub fn cache(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<CompileCache> {
+    pub fn cache(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<CompileCache> {
         if self.no_cache {
             None
         } else {

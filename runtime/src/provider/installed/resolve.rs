@@ -109,7 +109,7 @@ pub struct Initialized {
 pub fn init(
     cwd: &Path,
     options: &Options,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    env: &dyn Fn(&str) -> Option<String>,
     step: &mut dyn FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<Initialized> {
     let root = super::find(cwd).with_context(|| {
@@ -149,7 +149,7 @@ fn resolve(
     requirement: &Requirement,
     old_lock: &Lock,
     options: &Options,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    env: &dyn Fn(&str) -> Option<String>,
     step: &mut dyn FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<Locked> {
     let name = &requirement.name;

@@ -61,7 +61,7 @@ pub struct Fetched {
 pub fn source_of(
     project: &Project,
     requirement: &Requirement,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Source, InstallError> {
     let name = &requirement.name;
     let (text, from, base) = match &requirement.source {
