@@ -179,8 +179,11 @@ impl<'a> Parser<'a, '_> {
             let key_origin = self.origin(line, column)?;
             let value_column = column + end + 1;
             let value = if value_column < text.len() {
-                let spaces = text[value_column..].len() - text[value_column..].trim_start().len();
-                if spaces == 0 {
+                // Spaces separate a value from its key; other whitespace there (a vertical tab,
+                // a no-break space) is left to serde-saphyr.
+                let after = text[value_column..].trim_start_matches(' ');
+                let spaces = text.len() - value_column - after.len();
+                if spaces == 0 || after.is_empty() || after.starts_with(char::is_whitespace) {
                     return None;
                 }
                 let node = self.inline(line, value_column + spaces)?;
@@ -522,6 +525,23 @@ components:
         - c
 ";
         assert!(check(text));
+    }
+
+    /// The fuzzer's finding: a value that is only whitespace other than spaces (a vertical tab,
+    /// a form feed, a no-break space) after `key: ` made the parser read past the line's end.
+    #[test]
+    fn a_value_of_other_whitespace_is_not_read_past_the_line() {
+        for text in [
+            "a: \u{b}\n",
+            "a: \u{c}\n",
+            "a:  \u{a0}\n",
+            "kind: Module\nx:\n  ttl: \u{b}\n",
+            "- \u{b}\n",
+            "a: \u{b}x\n",
+            "apiVersion: core.opm.dev/v2\nkind: \u{b}",
+        ] {
+            check(text);
+        }
     }
 
     #[test]
