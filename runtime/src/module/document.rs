@@ -418,7 +418,7 @@ impl Reader {
                 .map(|component| (component.name.clone(), component));
             (component, reader.problems)
         };
-        let read: Vec<(Option<(String, Component)>, Vec<Diagnostic>)> = match pool {
+        let read: Vec<_> = match pool {
             Some(pool) if entries.len() >= super::PARALLEL_FROM => {
                 pool.install(|| entries.par_iter().with_max_len(32).map(read).collect())
             }
