@@ -31,7 +31,7 @@ fn yaml_document(value: &impl serde::Serialize) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Writes `files` (name, bytes) as the whole content of `dir`, atomically: the files are
+/// Writes `files` as the whole content of `dir`, atomically: the files are
 /// written into a fresh sibling directory, synced, and swapped in with one atomic exchange
 /// (`renameat2(RENAME_EXCHANGE)` on Linux, two renames elsewhere). A failure at any point before
 /// the swap leaves `dir` exactly as it was.
@@ -40,14 +40,14 @@ fn yaml_document(value: &impl serde::Serialize) -> anyhow::Result<String> {
 /// `/`-separated folders). To keep a typo such as `--out-dir .` from deleting someone's work, an
 /// existing `dir` that holds anything but `.yaml`, `.yml` or `.json` files (or files named like
 /// those written now, `.jsonl` say), and folders of files beside them, is refused.
-pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
+pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow::Result<()> {
     use anyhow::Context as _;
 
     // A folder of earlier output holds files like the ones written now.
     let written: Vec<&str> = files
         .iter()
-        .filter(|(name, _)| !name.contains('/'))
-        .filter_map(|(name, _)| std::path::Path::new(name).extension()?.to_str())
+        .filter(|file| !file.path.contains('/'))
+        .filter_map(|file| std::path::Path::new(&file.path).extension()?.to_str())
         .collect();
     check_replaceable(dir, &written)?;
     let parent = match dir.parent() {
@@ -59,7 +59,7 @@ pub fn replace_dir(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> anyhow
         .prefix(".opm-out-")
         .tempdir_in(&parent)
         .with_context(|| format!("creating a staging directory in {}", parent.display()))?;
-    for (name, bytes) in files {
+    for super::OutputFile { path: name, bytes } in files {
         let path = staging.path().join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)

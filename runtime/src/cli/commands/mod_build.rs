@@ -182,13 +182,7 @@ pub fn write_output(
 ) -> anyhow::Result<ExitCode> {
     let files = &done.rendered.files;
     match &args.out_dir {
-        Some(dir) => {
-            let files: Vec<(String, Vec<u8>)> = files
-                .iter()
-                .map(|file| (file.path.clone(), file.bytes.clone()))
-                .collect();
-            render::write::replace_dir(dir, &files)?;
-        }
+        Some(dir) => render::write::replace_dir(dir, files)?,
         None => {
             // The renderer was told the output is one stream; the host checked it made one.
             for file in files {
