@@ -32,19 +32,19 @@ spin() { local i; for ((i = 0; i < spins; i++)); do :; done; }
 render() { "$opm" mod build "$module" -j "$1" >/dev/null; }
 
 # MODULE's two halves: everything but its components in both, the first half of the components
-# in one and the rest in the other.
+# in one and the rest in the other. awk reads MODULE twice: once to count the components (each
+# starts at a line indented by two spaces), once to write the halves.
 halves=$(mktemp -d)
 trap 'rm -rf "$halves"' EXIT
-count=$(awk '/^components:/ { on = 1; next } /^[^ ]/ { on = 0 } on && /^  [^ #]/ { n++ } END { print n }' "$module")
-for part in 1 2; do
-  mkdir "$halves/$part"
-  awk -v part="$part" -v half=$((count / 2)) '
-    /^components:/ { on = 1; print; next }
-    /^[^ ]/ { on = 0 }
-    on && /^  [^ #]/ { n++ }
-    !on || (part == 1 && n <= half) || (part == 2 && n > half)
-  ' "$module" >"$halves/$part/module.yaml"
-done
+mkdir "$halves/1" "$halves/2"
+awk -v out="$halves" '
+  FNR == 1 { pass++; on = 0; n = 0 }
+  /^[^ ]/ { on = /^components:/ }
+  on && /^  [^ #]/ { n++ }
+  pass == 1 { count = n; next }
+  !on || n <= int(count / 2) { print > (out "/1/module.yaml") }
+  !on || n == 0 || n > int(count / 2) { print > (out "/2/module.yaml") }
+' "$module" "$module"
 halves() {
   "$opm" mod build "$halves/1/module.yaml" -j 1 >/dev/null &
   "$opm" mod build "$halves/2/module.yaml" -j 1 >/dev/null
