@@ -8,8 +8,15 @@
 //! embedded component into the sandbox's engine, so such a change fails the build's tests).
 
 /// The engine configuration of compiled code: fuel and epoch interruption on, the component model
-/// on, WebAssembly's default features (no threads), and the compiler — Cranelift optimizing for
-/// speed when `baseline` is false, else Winch, wasmtime's single-pass baseline compiler.
+/// on, WebAssembly's default features (no threads), relaxed SIMD in its deterministic form, and
+/// the compiler — Cranelift optimizing for speed when `baseline` is false, else Winch,
+/// wasmtime's single-pass baseline compiler.
+///
+/// Relaxed SIMD lets an instruction such as `f32x4.relaxed_madd` give what the machine's
+/// instructions give (fused on a processor with FMA, rounded twice on one without), so the same
+/// bundle and module would render other bytes on another machine. Its deterministic form gives
+/// every such instruction one result on every processor, at the price of a few instructions
+/// more where the processor's own differ.
 ///
 /// Cranelift's code checks memory bounds in code rather than through guard pages, so that a pool
 /// slot's pages stay readable and writable from one call to the next: otherwise every call
@@ -23,7 +30,8 @@ pub fn config(baseline: bool) -> wasmtime::Config {
     config
         .consume_fuel(true)
         .epoch_interruption(true)
-        .wasm_component_model(true);
+        .wasm_component_model(true)
+        .relaxed_simd_deterministic(true);
     if baseline {
         config.strategy(wasmtime::Strategy::Winch);
     } else {

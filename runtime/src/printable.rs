@@ -52,6 +52,19 @@ pub fn escape_json(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// At most the first `most` bytes of `text` (cut at a character boundary), with `…` and the
+/// length of the whole when it was cut: for quoting a value an attacker may have made huge.
+pub fn truncate(text: &str, most: usize) -> String {
+    if text.len() <= most {
+        return text.to_owned();
+    }
+    let mut end = most;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
 fn escape_except(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(|c| needs_escape(c) && !keep(c)) {
         return Cow::Borrowed(text);
@@ -80,9 +93,15 @@ fn needs_escape(c: char) -> bool {
         || matches!(
             c,
             // Soft hyphen, zero-width and joiner characters, directional marks and embeddings,
-            // overrides and isolates, word joiner and invisible operators, the byte-order mark.
+            // overrides and isolates, word joiner and invisible operators, the byte-order mark;
+            // the Arabic letter mark and the Mongolian vowel separator, which reorder or hide
+            // like them; the line and paragraph separators, which break a line without looking
+            // like a line break.
             '\u{ad}'
+                | '\u{61c}'
+                | '\u{180e}'
                 | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{2029}'
                 | '\u{202a}'..='\u{202e}'
                 | '\u{2060}'..='\u{2064}'
                 | '\u{2066}'..='\u{2069}'
@@ -102,6 +121,14 @@ mod tests {
         );
         assert_eq!(escape("a\u{202e}cod.exe"), r"a\u{202e}cod.exe");
         assert_eq!(escape("tab\there"), r"tab\there");
+        // Issue 42, finding 9: the Arabic letter mark passed the escaper.
+        assert_eq!(escape("a\u{61c}b\u{2028}c"), r"a\u{61c}b\u{2028}c");
+    }
+
+    #[test]
+    fn truncate_cuts_at_a_character_boundary_and_says_how_long() {
+        assert_eq!(truncate("short", 80), "short");
+        assert_eq!(truncate("ééé", 3), "é… (6 bytes in all)");
     }
 
     #[test]

@@ -663,7 +663,14 @@ fn a_new_rust_renderer_builds_passes_its_cases_and_renders_a_module() {
     let run = opm(["provider", "pack", &path(&project), "-o", &bundle]);
     assert!(run.exited(0), "{}", run.stderr);
     let transformers = kubernetes_transformers();
-    let providers = ["-p", &path(transformers.path()), "-p", &bundle];
+    let providers = [
+        "-p",
+        &path(transformers.path()),
+        "-p",
+        &bundle,
+        "--renderer",
+        "lines",
+    ];
     let hello = opm_tests::hello();
     let run = opm(["mod", "build", hello.as_str()].iter().chain(&providers));
     assert!(run.exited(0), "{}", run.stderr);
@@ -699,7 +706,10 @@ fn a_new_rust_renderer_builds_passes_its_cases_and_renders_a_module() {
         .iter()
         .chain(&providers));
     assert!(run.exited(0), "{}", run.stderr);
-    assert_eq!(opm_tests::file_names(&out), ["resources.jsonl"]);
+    assert_eq!(
+        opm_tests::file_names(&out),
+        [".opm-output", "resources.jsonl"]
+    );
     assert_eq!(
         std::fs::read_to_string(out.join("resources.jsonl")).unwrap(),
         lines.iter().map(|l| format!("{l}\n")).collect::<String>()

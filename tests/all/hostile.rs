@@ -438,3 +438,47 @@ fn security_md_names_only_tests_that_exist() {
         );
     }
 }
+
+/// Issue 42, finding 5: relaxed SIMD gave other bytes on another processor (`f32x4.relaxed_madd`
+/// fused with FMA, rounded twice without). The engine's configuration makes it give one result
+/// whatever the processor: code compiled for this machine and code compiled as if it had no FMA
+/// compute the same bits.
+#[test]
+fn relaxed_simd_gives_the_same_result_with_and_without_fma() {
+    let module = wat::parse_str(
+        r#"(module
+          (func (export "madd") (param f32 f32 f32) (result i32)
+            (i32x4.extract_lane 0
+              (f32x4.relaxed_madd
+                (f32x4.splat (local.get 0))
+                (f32x4.splat (local.get 1))
+                (f32x4.splat (local.get 2))))))"#,
+    )
+    .unwrap();
+    let run = |fma: bool| {
+        let mut config = opm_runtime::codegen::config(false);
+        config.consume_fuel(false).epoch_interruption(false);
+        if !fma {
+            // SAFETY: turning an instruction-set extension off only narrows which instructions
+            // the code may use; the code runs on this very machine.
+            unsafe {
+                config.cranelift_flag_set("has_fma", "false");
+            }
+        }
+        let engine = wasmtime::Engine::new(&config).unwrap();
+        let module = wasmtime::Module::new(&engine, &module).unwrap();
+        let mut store = wasmtime::Store::new(&engine, ());
+        let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
+        let madd = instance
+            .get_typed_func::<(f32, f32, f32), i32>(&mut store, "madd")
+            .unwrap();
+        // (1 + 2⁻²³)(1 − 2⁻²³) − 1 is −2⁻⁴⁶ fused, and 0 when the product is rounded first.
+        let (a, b) = (1.0 + f32::EPSILON, 1.0 - f32::EPSILON);
+        madd.call(&mut store, (a, b, -1.0)).unwrap() as u32
+    };
+    assert_eq!(
+        format!("{:#x}", run(true)),
+        format!("{:#x}", run(false)),
+        "relaxed_madd with and without FMA"
+    );
+}

@@ -285,3 +285,70 @@ fn plausible_takes_its_settings_and_external_databases() {
     );
     refuses(&example("plausible"), "registration=open");
 }
+
+/// Issue 42, finding 8: a module read any environment variable — a CI job's `GITHUB_TOKEN`
+/// into an image name — and nothing said which. `mod vet` and `--verbose=json` list every
+/// variable read, and `--allow-env` restricts them, naming the one a module may not read.
+#[test]
+fn the_environment_variables_a_module_reads_are_listed_and_can_be_restricted() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = opm_tests::write_file(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: envy, version: 0.1.0}
+components:
+  api:
+    resources:
+      Container: {image: 'nginx:${env:APP_TAG}'}
+      ConfigMap: {data: {token: '${env:GITHUB_TOKEN}'}}
+",
+    );
+    let vars = [
+        ("APP_TAG", "1.27"),
+        ("GITHUB_TOKEN", "ghp_aaaaaaaaaaaaaaaaaaaa"),
+    ];
+    let vet = opm_env(["mod", "vet", &module], &vars);
+    assert!(vet.exited(0), "{}", vet.stderr);
+    assert!(
+        vet.stdout
+            .contains("environment variables read: APP_TAG, GITHUB_TOKEN\n"),
+        "{}",
+        vet.stdout
+    );
+    let json = opm_env(["mod", "build", &module, "--verbose=json"], &vars);
+    assert!(json.exited(0), "{}", json.stderr);
+    let plan: serde_json::Value = json
+        .stderr
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|event| event["event"] == "plan")
+        .unwrap();
+    assert_eq!(plan["env"], serde_json::json!(["APP_TAG", "GITHUB_TOKEN"]));
+    for command in ["build", "vet"] {
+        let refused = opm_env(["mod", command, &module, "--allow-env", "APP_*"], &vars);
+        assert!(refused.exited(2), "{command}: {}", refused.stderr);
+        assert!(
+            refused
+                .stderr
+                .contains("environment variable GITHUB_TOKEN may not be read by this render"),
+            "{command}: {}",
+            refused.stderr
+        );
+        assert!(!refused.stderr.contains("ghp_"), "{}", refused.stderr);
+    }
+    let allowed = opm_env(
+        [
+            "mod",
+            "build",
+            &module,
+            "--allow-env",
+            "APP_*",
+            "--allow-env",
+            "GITHUB_TOKEN",
+        ],
+        &vars,
+    );
+    assert!(allowed.exited(0), "{}", allowed.stderr);
+}

@@ -561,3 +561,38 @@ fn the_patches_of_a_render_share_one_bound_of_work() {
         run.stderr
     );
 }
+
+/// Issue 42, finding 4: one merge patch over many objects took 7.3 GB, as the work was counted
+/// with the objects' sizes before the patch. A merge's own size counts for every object it
+/// merges into, so the bound of all patches holds for merges too.
+#[test]
+fn a_merge_patch_counts_what_it_adds_to_every_object_against_the_bound() {
+    let mut text = String::from(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: big, version: 0.1.0}\ncomponents:\n",
+    );
+    for index in 0..100 {
+        text.push_str(&format!(
+            "  c{index}:\n    resources:\n      ConfigMap: {{data: {{a: b}}}}\n"
+        ));
+    }
+    text.push_str(&format!(
+        "patches:\n  - target: {{kind: ConfigMap}}\n    merge: {{data: {{big: {}}}}}\n",
+        "x".repeat(1 << 20)
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "module.yaml", &text);
+    let run = opm(["mod", "build", &path]);
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("would take the work of the module's patches past 256 MiB of objects"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("would take the work").count(),
+        1,
+        "one failure, not one per object: {}",
+        run.stderr
+    );
+}

@@ -551,7 +551,7 @@ fn split_writes_one_file_per_resource_and_replaces_the_directory() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         file_names(&out),
-        ["deployment-api.yaml", "service-api.yaml"]
+        [".opm-output", "deployment-api.yaml", "service-api.yaml"]
     );
     let deployment = std::fs::read_to_string(out.join("deployment-api.yaml")).unwrap();
     assert!(
@@ -834,4 +834,29 @@ fn ac14_outputs_of_matched_transformers_are_concatenated() {
         .map(|item| item["kind"].as_str().unwrap())
         .collect();
     assert_eq!(from_api, ["Service", "Deployment"]);
+}
+
+/// Issue 42, finding 9: a guest's error text and `--verbose` log lines reached the terminal with
+/// their escape sequences raw. Every message path writes them escaped.
+#[test]
+fn terminal_escapes_from_a_guest_reach_stderr_escaped_in_every_message_path() {
+    for verbose in [None, Some("--verbose"), Some("--verbose=json")] {
+        let run = build_misbehaving(&[("shady", "escapes")], verbose.as_slice());
+        assert!(run.exited(1), "{verbose:?}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains(['\u{1b}', '\u{7}', '\u{61c}']),
+            "{verbose:?}: a raw escape reached stderr:\n{:?}",
+            run.stderr
+        );
+        let escaped = if verbose == Some("--verbose=json") {
+            r"\\u{1b}[32mverified"
+        } else {
+            r"\u{1b}[32mverified"
+        };
+        assert!(
+            run.stderr.contains(escaped),
+            "{verbose:?}: {escaped} missing from:\n{}",
+            run.stderr
+        );
+    }
 }

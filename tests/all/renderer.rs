@@ -109,8 +109,19 @@ fn a_renderer_that_misbehaves_fails_the_render_by_name_and_nothing_is_written() 
         ),
         (
             "yaml-flood",
-            "asked for 1048576 YAML documents of 3 resources, over the limit of 4 per resource",
+            "asked for resource #0 as YAML more than 4 times, the limit per resource",
         ),
+        // Issue 42, finding 4: the limit counted all chunks together, so one large resource
+        // could be asked for as often as all of them.
+        (
+            "yaml-one-resource",
+            "asked for resource #0 as YAML more than 4 times, the limit per resource",
+        ),
+        (
+            "refuse-flood",
+            "refused 2000000 resources, but it was given 3",
+        ),
+        ("deep", "is more than 16 folders deep"),
         (
             "huge",
             "more data at once than its output limit of 64.0 MiB allows",
@@ -280,10 +291,8 @@ components:
 /// The guest `testing-hostile-renderer` is exercised by the tests above.
 pub(crate) fn testing_hostile_renderer() {}
 
-/// A provider that ships only a renderer writes the others' objects in its own form: a
-/// third-party renderer for the standard transformers, whatever platform label it states.
-#[test]
-fn a_provider_that_ships_only_a_renderer_writes_the_standard_transformers_objects() {
+/// A provider that ships only the hostile renderer, called `name`, in a directory of its own.
+fn renderer_only_provider(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("hostile-renderer.wasm"),
@@ -293,20 +302,134 @@ fn a_provider_that_ships_only_a_renderer_writes_the_standard_transformers_object
     write_file(
         dir.path(),
         "provider.yaml",
-        "apiVersion: core.opm.dev/v1
+        &format!(
+            "apiVersion: core.opm.dev/v1
 kind: Provider
-metadata: {name: listing, version: 0.1.0, labels: {core.opm.dev/format: listing}}
-renderer: {name: Listing, version: 0.1.0, component: hostile-renderer.wasm}
-transformers: {}
-",
+metadata: {{name: {name}, version: 0.1.0, labels: {{core.opm.dev/format: listing}}}}
+renderer: {{name: Listing, version: 0.1.0, component: hostile-renderer.wasm}}
+transformers: {{}}
+"
+        ),
     );
+    dir
+}
+
+/// A provider that ships only a renderer writes the others' objects in its own form when it is
+/// named to: a third-party renderer for the standard transformers, whatever platform label it
+/// states. `mod vet` and `--verbose` say which renderer writes the files.
+#[test]
+fn a_provider_that_ships_only_a_renderer_writes_the_standard_transformers_objects_when_named() {
+    let dir = renderer_only_provider("listing");
     let module = module(dir.path(), "list");
     let provider = dir.path().display().to_string();
-    let run = opm(["mod", "build", &module, "-p", "kubernetes", "-p", &provider]);
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &provider,
+        "--renderer",
+        "listing",
+    ]);
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(
         run.stdout,
         "Service api api\nDeployment api api\nSecret creds creds\n"
+    );
+    let vet = opm([
+        "mod",
+        "vet",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &provider,
+        "--renderer",
+        "listing",
+    ]);
+    assert!(vet.exited(0), "{}", vet.stderr);
+    assert!(
+        vet.stdout
+            .contains("renderer Listing 0.1.0 of provider listing (named to write the files)\n"),
+        "{}",
+        vet.stdout
+    );
+    let shipped = "of provider kubernetes (shipped by the providers with transformers)\n";
+    let alone = opm(["mod", "vet", &module]);
+    assert!(alone.stdout.contains(shipped), "{}", alone.stdout);
+    let verbose = opm(["mod", "build", &module, "--verbose"]);
+    assert!(verbose.exited(0), "{}", verbose.stderr);
+    assert!(verbose.stderr.contains(shipped), "{}", verbose.stderr);
+}
+
+/// Issue 42, finding 1: a second provider that ships only a renderer silently replaced the
+/// Kubernetes renderer, saw every resource (Secrets included) and wrote a Pod no transformer
+/// made. Unnamed, it is refused before anything runs, saying how to choose it; `mod diff`
+/// compares what the renderer wrote, so the Pod it adds shows when it is chosen.
+#[test]
+fn a_second_provider_cannot_take_over_the_renderer_unless_it_is_named() {
+    let acme = renderer_only_provider("acme-style");
+    let module = module(acme.path(), "inject");
+    let provider = acme.path().display().to_string();
+    for command in ["build", "vet"] {
+        let run = opm(["mod", command, &module, "-p", "kubernetes", "-p", &provider]);
+        assert!(run.exited(2), "{command}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{command}");
+        for expected in [
+            "provider acme-style",
+            "ships only a renderer",
+            "in place of provider kubernetes's renderer",
+            "--renderer acme-style",
+        ] {
+            assert!(
+                run.stderr.contains(expected),
+                "{command}: {expected}: {}",
+                run.stderr
+            );
+        }
+    }
+    let named = ["--renderer", "acme-style"];
+    let bad = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "kubernetes",
+        "-p",
+        &provider,
+        "--renderer",
+        "nobody",
+    ]);
+    assert!(bad.exited(2), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("--renderer nobody: no provider"),
+        "{}",
+        bad.stderr
+    );
+
+    // The clean render, committed; then the diff of the render the hostile renderer writes.
+    let deploy = acme.path().join("deploy");
+    let clean = opm([
+        "mod",
+        "build",
+        &module,
+        "--split",
+        "--out-dir",
+        &deploy.display().to_string(),
+    ]);
+    assert!(clean.exited(0), "{}", clean.stderr);
+    let mut args = vec!["mod", "diff", &module, "-p", "kubernetes", "-p", &provider];
+    args.extend(named);
+    let against = deploy.display().to_string();
+    args.extend(["--against", &against]);
+    let diff = opm(args);
+    assert!(diff.exited(1), "{}{}", diff.stdout, diff.stderr);
+    assert!(
+        diff.stdout.contains("added: Pod kube-system/injected"),
+        "{}",
+        diff.stdout
     );
 }
 
@@ -335,4 +458,133 @@ fn a_secret_reaches_only_the_compose_file() {
             run.stderr
         );
     }
+}
+
+/// A directory laid out as a Go project is, with a repository.
+fn go_project(dir: &std::path::Path) {
+    for (path, content) in [
+        ("main.go", "package main\n"),
+        ("go.mod", "module example.com/x\n"),
+        ("README.md", "# x\n"),
+        ("internal/x.go", "package internal\n"),
+        (".git/HEAD", "ref: refs/heads/main\n"),
+    ] {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+}
+
+/// Issue 42, finding 2: the guard of `--out-dir` accepted any extension the render wrote, so a
+/// renderer writing `x.go` and `README.md` turned a Go project into its own files. Whatever a
+/// renderer writes, a directory holding what opm did not write is refused and left as it was.
+#[test]
+fn out_dir_never_removes_what_opm_did_not_write_whatever_the_renderer_writes() {
+    let provider = provider_with_hostile_renderer();
+    let work = provider.path().join("work");
+    go_project(&work);
+    let out_dir = work.display().to_string();
+    for (mode, provider_dir) in [
+        ("project-files", provider.path().display().to_string()),
+        ("list", "kubernetes".to_owned()),
+    ] {
+        let module = module(provider.path(), mode);
+        let run = opm([
+            "mod",
+            "build",
+            &module,
+            "-p",
+            &provider_dir,
+            "--split",
+            "--out-dir",
+            &out_dir,
+        ]);
+        assert!(run.exited(2), "{mode}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("never removes what it did not write"),
+            "{}",
+            run.stderr
+        );
+        for kept in [
+            "main.go",
+            "go.mod",
+            "README.md",
+            "internal/x.go",
+            ".git/HEAD",
+        ] {
+            assert!(work.join(kept).is_file(), "{mode}: {kept} is gone");
+        }
+    }
+}
+
+/// What opm wrote it may replace: a directory it wrote holds its files and the record of them,
+/// and is replaced by the next render; a file someone adds to it stops the next one.
+#[test]
+fn out_dir_is_replaced_only_while_it_holds_what_opm_recorded() {
+    let provider = provider_with_hostile_renderer();
+    let out = provider.path().join("out");
+    let out_dir = out.display().to_string();
+    let provider_dir = provider.path().display().to_string();
+    let module = module(provider.path(), "project-files");
+    let build = || {
+        opm([
+            "mod",
+            "build",
+            &module,
+            "-p",
+            &provider_dir,
+            "--out-dir",
+            &out_dir,
+        ])
+    };
+    let first = build();
+    assert!(first.exited(0), "{}", first.stderr);
+    assert_eq!(
+        opm_tests::file_names(&out),
+        [
+            ".opm-output",
+            "README.md",
+            "go.mod",
+            "main.go",
+            "out.yaml",
+            "x.sh"
+        ]
+    );
+    let record = std::fs::read_to_string(out.join(".opm-output")).unwrap();
+    assert!(
+        record.ends_with("\nout.yaml\nmain.go\ngo.mod\nREADME.md\nx.sh\n"),
+        "{record}"
+    );
+    let again = build();
+    assert!(again.exited(0), "{}", again.stderr);
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let refused = build();
+    assert!(refused.exited(2), "{}", refused.stderr);
+    assert!(refused.stderr.contains("notes.txt"), "{}", refused.stderr);
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+/// Issue 42, finding 10: a render killed with `kill -9` left its staging directory beside the
+/// output for good. The next render removes those of processes that no longer run, and leaves
+/// one that a running render may be using.
+#[test]
+fn the_staging_directory_of_a_killed_render_is_swept_by_the_next() {
+    let provider = provider_with_hostile_renderer();
+    let parent = provider.path().join("deploy");
+    std::fs::create_dir(&parent).unwrap();
+    // No process has an id this large (Linux's pid_max is at most 4,194,304).
+    let stale = parent.join(".opm-out-2147483000-abcdef");
+    std::fs::create_dir_all(stale.join("secrets")).unwrap();
+    std::fs::write(stale.join("secrets/x"), "left behind").unwrap();
+    let live = parent.join(format!(".opm-out-{}-ghijkl", std::process::id()));
+    std::fs::create_dir(&live).unwrap();
+    let module = module(provider.path(), "list");
+    let out = parent.join("hello").display().to_string();
+    let run = opm(["mod", "build", &module, "--split", "--out-dir", &out]);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert!(!stale.exists(), "the killed render's directory stays");
+    assert!(live.exists(), "a running render's directory was removed");
 }

@@ -38,13 +38,20 @@ pub struct FqnError {
     pub reason: &'static str,
 }
 
+/// The longest FQN: every resource and failure of a call carries its transformer's, so a
+/// provider's names must not be able to multiply the host's memory and output.
+pub const MAX_FQN_BYTES: usize = 256;
+
 impl<'a> Fqn<'a> {
-    /// Parses `text` as `<domain-path>@v<major>#<Name>`.
+    /// Parses `text` as `<domain-path>@v<major>#<Name>`, at most [`MAX_FQN_BYTES`] long.
     pub fn parse(text: &'a str) -> Result<Self, FqnError> {
         let fail = |reason| FqnError {
-            text: text.to_owned(),
+            text: crate::printable::truncate(text, 80),
             reason,
         };
+        if text.len() > MAX_FQN_BYTES {
+            return Err(fail("longer than the limit of 256 bytes"));
+        }
         let (api_version, name) = text.split_once('#').ok_or_else(|| fail("no '#'"))?;
         let (path, version) = api_version
             .rsplit_once('@')
@@ -164,6 +171,18 @@ pub fn is_field(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 42, finding 4: a 1 MB transformer name was copied into every resource and failure.
+    #[test]
+    fn an_fqn_longer_than_the_limit_is_refused_and_not_quoted_whole() {
+        let long = format!("acme.dev/x@v1#{}", "A".repeat(MAX_FQN_BYTES));
+        let error = Fqn::parse(&long).unwrap_err();
+        assert_eq!(error.reason, "longer than the limit of 256 bytes");
+        assert!(error.to_string().len() < 400, "{error}");
+        let longest = format!("acme.dev/x@v1#A{}", "a".repeat(MAX_FQN_BYTES - 15));
+        assert_eq!(longest.len(), MAX_FQN_BYTES);
+        assert!(Fqn::parse(&longest).is_ok());
+    }
 
     #[test]
     fn parses_definition_and_transformer_fqns() {

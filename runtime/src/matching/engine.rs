@@ -181,6 +181,8 @@ pub fn plan_providers(
             .iter()
             .map(|manifest| PlanProvider::of(manifest))
             .collect(),
+        renderer: None,
+        env: Vec::new(),
         strict,
         ok: errors.is_empty(),
         declared: declared_by(providers.iter().flat_map(|m| m.transformers.values())),

@@ -53,8 +53,8 @@ pub use crate::provider::Requirements;
 pub use engine::{Explain, declared, plan, plan_providers, plan_with};
 pub use plan::{
     Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, LeftOut,
-    Matched, Missing, Plan, PlanConfig, PlanPatch, PlanProvider, Problem, Reason, Unmatched,
-    describe_requirements,
+    Matched, Missing, Plan, PlanConfig, PlanPatch, PlanProvider, PlanRenderer, Problem, Reason,
+    Unmatched, describe_requirements,
 };
 
 #[cfg(test)]

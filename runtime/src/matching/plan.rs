@@ -22,6 +22,12 @@ pub struct Plan {
     pub(crate) provider: String,
     /// Each provider: what it contributed to the plan.
     pub(crate) providers: Vec<PlanProvider>,
+    /// The renderer that writes the files, and why it is the one ([`Plan::set_renderer`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) renderer: Option<PlanRenderer>,
+    /// The environment variables the module's `${env:…}` read, in name order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) env: Vec<String>,
     pub(crate) strict: bool,
     pub(crate) ok: bool,
     pub(crate) declared: Declared,
@@ -67,6 +73,20 @@ impl PlanProvider {
             definitions: manifest.definitions.keys().cloned().collect(),
         }
     }
+}
+
+/// The renderer of a plan: which one writes the files, whose it is, and by which rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanRenderer {
+    /// Its name and version (`Kubernetes List Renderer 1.0.0`).
+    pub name: String,
+    /// The provider that ships it.
+    pub provider: String,
+    /// Why it is the one: `named` (by `--renderer` or the project's `renderer`), `shipped`
+    /// (the providers with transformers ship it), or `embedded` (none ships one: the embedded
+    /// provider's for the platform).
+    pub chosen: &'static str,
 }
 
 /// A module's `config` and the parameters a render uses.
@@ -215,6 +235,27 @@ impl Plan {
     /// The provider's name; several providers' names separated by ", ".
     pub fn provider(&self) -> &str {
         &self.provider
+    }
+
+    /// The renderer that writes the files, once the render has chosen it.
+    pub fn renderer(&self) -> Option<&PlanRenderer> {
+        self.renderer.as_ref()
+    }
+
+    /// Records which renderer writes the files: the plan says so, `mod vet` and `--verbose`
+    /// print it.
+    pub fn set_renderer(&mut self, renderer: PlanRenderer) {
+        self.renderer = Some(renderer);
+    }
+
+    /// The environment variables the module read, in name order.
+    pub fn env_read(&self) -> &[String] {
+        &self.env
+    }
+
+    /// Records the environment variables the module read (`module::env::EnvReads`).
+    pub fn set_env_read(&mut self, names: Vec<String>) {
+        self.env = names;
     }
 
     /// Every provider of the plan, in the order given.

@@ -29,6 +29,7 @@
 
 mod config;
 mod document;
+pub mod env;
 pub mod expr;
 pub mod patch;
 mod set;
@@ -294,6 +295,19 @@ pub enum ModuleError {
         origin: Origin,
         /// The variable.
         name: String,
+    },
+    /// A module reads an environment variable the allow-list (`--allow-env`) leaves out.
+    #[error(
+        "{origin}: environment variable {name} may not be read by this render: --allow-env \
+         allows {allowed}; allow it too if the module should read it"
+    )]
+    EnvNotAllowed {
+        /// Where `${env:NAME}` is written.
+        origin: Origin,
+        /// The variable.
+        name: String,
+        /// What is allowed.
+        allowed: String,
     },
     /// A `--set` argument is malformed or cannot be applied.
     #[error("--set {path}: {message}")]

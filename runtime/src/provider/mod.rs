@@ -211,9 +211,15 @@ pub fn load(reference: &str) -> Result<Provider, ProviderError> {
 /// Loads the provider `reference` as a command in `cwd` means it: a path as [`load`] takes it;
 /// else, when the project around `cwd` (`.opm/providers.yaml`, [`installed`]) uses a provider of
 /// that name, exactly its locked, installed bytes; else the embedded provider of that name.
-pub fn load_in(reference: &str, cwd: &Path) -> Result<Provider, installed::InstallError> {
+/// `env` is where the directories trusted though others own them are read
+/// ([`installed::SAFE_DIRECTORIES`]).
+pub fn load_in(
+    reference: &str,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Provider, installed::InstallError> {
     if !Path::new(reference).exists()
-        && let Some(root) = installed::find(cwd)
+        && let Some(root) = installed::find(cwd, env)?
     {
         let project = installed::Project::load(&root)?;
         if project.requirement(reference).is_some() {
@@ -228,22 +234,28 @@ pub fn load_in(reference: &str, cwd: &Path) -> Result<Provider, installed::Insta
 /// provider the module's project names (`.opm/providers.yaml`, in its order), exactly as
 /// locked; with no project either, the embedded provider. The project is looked for from the
 /// module's directory upward, as git looks for `.git`, so a module renders with its project's
-/// providers from any working directory.
+/// providers from any working directory. The renderer is the one `renderer` names, else the
+/// one the project's `renderer` names, else the one the rule of [`ProviderSet`] finds.
 pub fn load_set(
     references: &[String],
     module: &Path,
+    renderer: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ProviderSet, installed::InstallError> {
     let start = project_start(module);
+    let project = match installed::find(&start, env)? {
+        Some(root) => Some(installed::Project::load(&root)?),
+        None => None,
+    };
     let providers = if references.is_empty() {
-        match installed::find(&start) {
-            Some(root) => {
-                let project = installed::Project::load(&root)?;
+        match &project {
+            Some(project) => {
                 let lock = project.lock()?;
                 project
                     .config
                     .providers
                     .iter()
-                    .map(|requirement| installed::load_locked(&project, &lock, &requirement.name))
+                    .map(|requirement| installed::load_locked(project, &lock, &requirement.name))
                     .collect::<Result<Vec<_>, _>>()?
             }
             None => vec![load_embedded()?],
@@ -251,10 +263,19 @@ pub fn load_set(
     } else {
         references
             .iter()
-            .map(|reference| load_in(reference, &start))
+            .map(|reference| load_in(reference, &start, env))
             .collect::<Result<Vec<_>, _>>()?
     };
-    Ok(ProviderSet::new(providers)?)
+    // The project's choice holds for the project's providers; with providers named on the
+    // command line, only the command line's.
+    let project_renderer = project
+        .as_ref()
+        .filter(|_| references.is_empty())
+        .and_then(|project| project.config.renderer.as_deref());
+    Ok(ProviderSet::with_renderer(
+        providers,
+        renderer.or(project_renderer),
+    )?)
 }
 
 /// Where the project of the module at `module` is looked for from: the module's directory (or
@@ -381,13 +402,74 @@ pub fn from_bundle_checked(
     Ok(provider)
 }
 
-/// Loads a provider source directory: `DIR/provider.yaml` plus the components it names.
+/// Loads a provider source directory: `DIR/provider.yaml` plus the components it names, each
+/// read as [`read_inside`] reads a file.
 pub fn load_dir(dir: &Path) -> Result<Provider, ProviderError> {
     let (origin, manifest) = read_manifest(dir)?;
     assemble(origin, manifest, |component| {
-        let path = dir.join(component);
-        path.is_file().then(|| read(&path).map(Blob::from))
+        match read_inside(dir, component, bundle::format::MAX_COMPONENT_BYTES) {
+            Err(ProviderError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                None
+            }
+            read => Some(read.map(Blob::from)),
+        }
     })
+}
+
+/// The bytes of the file a provider manifest in `dir` names `relative`: a relative path of
+/// plain segments (no `..`, nothing absolute) that stays inside `dir` when links are followed,
+/// naming a regular file (not a device, a FIFO or a folder) of at most `most` bytes. A manifest
+/// reads only what is its own, and never makes opm wait on or exhaust itself on a special file.
+pub fn read_inside(dir: &Path, relative: &str, most: u64) -> Result<Vec<u8>, ProviderError> {
+    use std::io::Read as _;
+    let path = dir.join(relative);
+    let refuse = |why: &str| ProviderError::Read {
+        path: path.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_owned()),
+    };
+    let plain = !relative.is_empty()
+        && Path::new(relative)
+            .components()
+            .all(|part| matches!(part, std::path::Component::Normal(_)));
+    if !plain {
+        return Err(refuse(
+            "a path in a provider manifest must be relative and inside the provider's directory \
+             (no absolute path, no `..`)",
+        ));
+    }
+    let io = |source: std::io::Error| ProviderError::Read {
+        path: path.clone(),
+        source,
+    };
+    let real = std::fs::canonicalize(&path).map_err(io)?;
+    let real_dir = std::fs::canonicalize(dir).map_err(io)?;
+    if !real.starts_with(&real_dir) {
+        return Err(refuse(
+            "it leads out of the provider's directory through a symbolic link",
+        ));
+    }
+    let mut file = std::fs::File::open(&real).map_err(io)?;
+    let metadata = file.metadata().map_err(io)?;
+    if !metadata.is_file() {
+        return Err(refuse("it is not a regular file"));
+    }
+    if metadata.len() > most {
+        return Err(refuse(&format!(
+            "it is {} bytes, over the limit of {most} bytes",
+            metadata.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.by_ref()
+        .take(most + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > most {
+        return Err(refuse(&format!("it is over the limit of {most} bytes")));
+    }
+    Ok(bytes)
 }
 
 /// `DIR/provider.yaml`, parsed (not yet validated), and its path as messages name it.
@@ -409,7 +491,7 @@ pub fn read_source_manifest(
         origin: origin.clone(),
         message,
     };
-    let bytes = read(&manifest_path)?;
+    let bytes = read_inside(dir, "provider.yaml", bundle::format::MAX_MANIFEST_BYTES)?;
     let text = std::str::from_utf8(&bytes).map_err(|e| invalid(format!("not UTF-8: {e}")))?;
     let mut raw: serde_json::Value =
         serde_saphyr::from_str(text).map_err(|e| invalid(crate::yaml::message(&e)))?;
@@ -424,27 +506,25 @@ pub fn read_source_manifest(
         .as_str()
         .ok_or_else(|| invalid("definitionsFrom is not a path".into()))?;
     let catalog_path = dir.join(from);
-    let catalog_bytes = read(&catalog_path)?;
+    let catalog_bytes = read_inside(dir, from, bundle::format::MAX_MANIFEST_BYTES)?;
+    // What the file holds is never quoted: a manifest may name any file of its directory, and
+    // the error lands in CI logs.
     let catalog_text = std::str::from_utf8(&catalog_bytes)
-        .map_err(|e| invalid(format!("{}: not UTF-8: {e}", catalog_path.display())))?;
+        .map_err(|_| invalid(format!("{}: not UTF-8", catalog_path.display())))?;
     let catalog: serde_json::Value = serde_saphyr::from_str(catalog_text).map_err(|e| {
+        let at = e
+            .location()
+            .map(|at| format!(" (at line {}, column {})", at.line(), at.column()))
+            .unwrap_or_default();
         invalid(format!(
-            "{}: {}",
-            catalog_path.display(),
-            crate::yaml::message(&e)
+            "definitionsFrom {}: not a YAML catalog of definitions{at}",
+            catalog_path.display()
         ))
     })?;
     bundle::format::take_definitions(&mut raw, catalog)
         .map_err(|e| invalid(format!("definitionsFrom {from}: {e}")))?;
     let manifest = serde_json::from_value(raw.clone()).map_err(|e| invalid(e.to_string()))?;
     Ok((origin, raw, manifest))
-}
-
-fn read(path: &Path) -> Result<Vec<u8>, ProviderError> {
-    std::fs::read(path).map_err(|source| ProviderError::Read {
-        path: path.to_owned(),
-        source,
-    })
 }
 
 /// Validates a manifest and fetches each transformer's component with `fetch`, which returns

@@ -7,10 +7,10 @@
 //! manifest with every digest and the components named by digest.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::bundle::component::{self, ComponentInfo};
-use crate::bundle::format::{self, Packed};
+use crate::bundle::format::{self, MAX_COMPONENT_BYTES, Packed};
 use crate::provider::{self, ProviderError, ProviderManifest};
 
 /// A packed bundle and what went into it.
@@ -46,17 +46,13 @@ pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
     let mut infos = BTreeMap::new();
     let mut componentized = Vec::new();
     for (fqn, spec) in &manifest.transformers {
-        let path: PathBuf = dir.join(&spec.component);
         let fail = |reason: component::ComponentError| ProviderError::Component {
             origin: origin.clone(),
             transformer: fqn.clone(),
             component: spec.component.clone(),
             reason,
         };
-        let mut bytes = std::fs::read(&path).map_err(|source| ProviderError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let mut bytes = provider::read_inside(dir, &spec.component, MAX_COMPONENT_BYTES)?;
         if wasmparser::Parser::is_core_wasm(&bytes) {
             bytes = component::componentize(&bytes).map_err(|e| {
                 fail(component::ComponentError::Invalid(format!(
@@ -70,11 +66,7 @@ pub fn pack_dir(dir: &Path) -> Result<PackOutput, ProviderError> {
         sources.insert(spec.component.clone(), bytes);
     }
     if let Some(spec) = &manifest.renderer {
-        let path: PathBuf = dir.join(&spec.component);
-        let bytes = std::fs::read(&path).map_err(|source| ProviderError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = provider::read_inside(dir, &spec.component, MAX_COMPONENT_BYTES)?;
         component::check_renderer(&bytes).map_err(|reason| ProviderError::Component {
             origin: origin.clone(),
             transformer: provider::RENDERER.into(),

@@ -5,8 +5,13 @@
 //! installed one) signature-checked exactly as alone. Building one refuses what cannot be
 //! rendered together: a provider named twice, one transformer FQN in two providers, two
 //! providers for different platforms (their `core.opm.dev/format` labels differ; a provider that
-//! ships only a renderer states none), and two providers with different renderers (a provider
-//! that ships only a renderer replaces the others'). Definitions
+//! ships only a renderer states none), and two providers with different renderers.
+//!
+//! A render has exactly one renderer, chosen by one rule ([`ProviderSet::renderer`]): the one
+//! named (`--renderer NAME`, or `renderer: NAME` in `.opm/providers.yaml`), else the one the
+//! providers with transformers ship. A provider that ships only a renderer sees every resource
+//! of every provider and writes the files, so beside other providers it is used only when it is
+//! named: unnamed, the set is refused ([`SetError::UnchosenRenderer`]). Definitions
 //! are merged by the plan, which reports one FQN defined differently by two providers as an
 //! error naming both (`definitions::Catalog::build`). Each provider's `limits` apply to its own
 //! transformers' calls ([`ProviderSet::limits`]).
@@ -25,6 +30,8 @@ pub struct ProviderSet {
     providers: Vec<Provider>,
     /// Transformer FQN → index of the provider that holds it.
     owners: BTreeMap<String, usize>,
+    /// The provider named to write the render's files, by index.
+    chosen: Option<usize>,
 }
 
 /// Why providers cannot be used together.
@@ -73,6 +80,29 @@ pub enum SetError {
         /// The second provider's name.
         second: String,
     },
+    /// A provider that ships only a renderer, beside others, and not named to write the files.
+    #[error(
+        "provider {provider} ({origin}) ships only a renderer, which would see every resource \
+         of the render and write its files in place of {replaces}: name it to use it \
+         (--renderer {provider}, or `renderer: {provider}` in .opm/providers.yaml), or leave \
+         it out"
+    )]
+    UnchosenRenderer {
+        /// The renderer-only provider.
+        provider: String,
+        /// Where it came from.
+        origin: String,
+        /// Whose renderer it would replace (`provider kubernetes's renderer`).
+        replaces: String,
+    },
+    /// The renderer named is not a provider of the set, or ships no renderer.
+    #[error("--renderer {name}: {why}")]
+    NoSuchRenderer {
+        /// The name given.
+        name: String,
+        /// What is wrong (no such provider among `…`; it ships no renderer).
+        why: String,
+    },
     /// Two providers target different platforms.
     #[error(
         "provider {first} renders for {first_format} and provider {second} for {second_format} \
@@ -91,8 +121,18 @@ pub enum SetError {
 }
 
 impl ProviderSet {
-    /// The providers, in the order given, once they are known to fit together.
+    /// The providers, in the order given, once they are known to fit together, with no renderer
+    /// named.
     pub fn new(providers: Vec<Provider>) -> Result<Self, SetError> {
+        Self::with_renderer(providers, None)
+    }
+
+    /// The providers, in the order given, once they are known to fit together; the renderer
+    /// of the provider `renderer` names writes the files, when it names one.
+    pub fn with_renderer(
+        providers: Vec<Provider>,
+        renderer: Option<&str>,
+    ) -> Result<Self, SetError> {
         if providers.is_empty() {
             return Err(SetError::Empty);
         }
@@ -135,12 +175,56 @@ impl ProviderSet {
                 owners.insert(fqn.clone(), index);
             }
         }
-        // A provider that ships only a renderer writes the set's files in place of the others'
-        // renderer; two such, or two others with different renderers, cannot render together.
-        let only_renderers = providers.iter().filter(|p| is_renderer_only(p)).count();
+        if let Some(name) = renderer {
+            let names = || {
+                providers
+                    .iter()
+                    .map(|p| p.manifest.metadata.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let Some(index) = providers
+                .iter()
+                .position(|p| p.manifest.metadata.name == name)
+            else {
+                return Err(SetError::NoSuchRenderer {
+                    name: name.to_owned(),
+                    why: format!("no provider of this render is called so ({})", names()),
+                });
+            };
+            if providers[index].renderer.is_none() {
+                return Err(SetError::NoSuchRenderer {
+                    name: name.to_owned(),
+                    why: format!("provider {name} ships no renderer"),
+                });
+            }
+            return Ok(Self {
+                providers,
+                owners,
+                chosen: Some(index),
+            });
+        }
+        // Unnamed, the renderer is the one the providers with transformers ship. One that ships
+        // only a renderer would write the others' objects, secrets included: beside others it
+        // is used only when it is named.
+        if providers.len() > 1
+            && let Some(only) = providers.iter().find(|p| is_renderer_only(p))
+        {
+            let replaces = providers
+                .iter()
+                .find(|p| !is_renderer_only(p) && p.renderer.is_some())
+                .map_or_else(
+                    || "the embedded renderer of the platform".to_owned(),
+                    |p| format!("provider {}'s renderer", p.manifest.metadata.name),
+                );
+            return Err(SetError::UnchosenRenderer {
+                provider: only.manifest.metadata.name.clone(),
+                origin: only.origin.clone(),
+                replaces,
+            });
+        }
         let mut renderers = providers
             .iter()
-            .filter(|p| only_renderers == 0 || is_renderer_only(p))
             .filter_map(|p| Some((p, p.manifest.renderer.as_ref()?.digest.as_deref())));
         if let Some((first, digest)) = renderers.next()
             && let Some((second, _)) =
@@ -151,16 +235,26 @@ impl ProviderSet {
                 second: second.manifest.metadata.name.clone(),
             });
         }
-        Ok(Self { providers, owners })
+        Ok(Self {
+            providers,
+            owners,
+            chosen: None,
+        })
     }
 
-    /// The provider whose renderer writes this set's files: the one provider of the set that
-    /// ships a renderer (providers that ship the same one count as one), if any.
+    /// The provider whose renderer writes this set's files: the one named, else the one
+    /// provider of the set that ships a renderer (providers that ship the same one count as
+    /// one), if any.
     pub fn renderer(&self) -> Option<&Provider> {
-        self.providers
-            .iter()
-            .find(|p| is_renderer_only(p))
-            .or_else(|| self.providers.iter().find(|p| p.renderer.is_some()))
+        match self.chosen {
+            Some(index) => Some(&self.providers[index]),
+            None => self.providers.iter().find(|p| p.renderer.is_some()),
+        }
+    }
+
+    /// Whether the renderer was named rather than found.
+    pub fn renderer_named(&self) -> bool {
+        self.chosen.is_some()
     }
 
     /// The platform the set renders for, when one of its providers states it: what its

@@ -42,6 +42,12 @@ pub struct Request {
     /// `kubernetes`. None: every provider the project names, else the embedded one
     /// ([`provider::load_set`]).
     pub providers: Vec<String>,
+    /// The provider whose renderer writes the files (`--renderer`); none: the project's choice,
+    /// else the rule of [`provider::ProviderSet`].
+    pub renderer: Option<String>,
+    /// The environment variables `${env:…}` may read (`--allow-env`: names, and prefixes ending
+    /// in `*`); none: any.
+    pub allow_env: Option<Vec<String>>,
     /// The namespace of the rendered resources (default: the module's, else `default`).
     pub namespace: Option<String>,
     /// Render threads (default: every core).
@@ -75,6 +81,8 @@ impl Request {
             strict: false,
             instance: None,
             providers: Vec::new(),
+            renderer: None,
+            allow_env: None,
             namespace: None,
             jobs: None,
             caps: Caps::default(),
@@ -158,7 +166,9 @@ pub fn build_with(
         }
     };
     let mut sensitive = BTreeSet::new();
-    let module = crate::module::load_on(
+    let reads = crate::module::env::EnvReads::new(env, request.allow_env.as_deref());
+    let lookup = |name: &str| reads.lookup(name);
+    let module = reads.explain(crate::module::load_on(
         Some(&pool),
         &request.module,
         &request.values,
@@ -167,13 +177,14 @@ pub fn build_with(
             name: request.instance.clone(),
             namespace: request.namespace.clone(),
         },
-        env,
+        &lookup,
         &mut sensitive,
-    );
+    ));
     let redactor = Redactor::new(sensitive);
+    let env_read = reads.read();
     let render = module
         .map_err(anyhow::Error::from)
-        .and_then(|module| render(request, module, pool, env, &redactor, runner));
+        .and_then(|module| render(request, module, pool, env, env_read, &redactor, runner));
     Built { redactor, render }
 }
 
@@ -216,11 +227,17 @@ fn render(
     module: crate::module::Module,
     pool: rayon::ThreadPool,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
+    env_read: Vec<String>,
     redactor: &Redactor,
     runner: Option<&dyn Runner>,
 ) -> anyhow::Result<Render> {
-    let providers = provider::load_set(&request.providers, &request.module)?;
-    let plan = pool.install(|| {
+    let providers = provider::load_set(
+        &request.providers,
+        &request.module,
+        request.renderer.as_deref(),
+        env,
+    )?;
+    let mut plan = pool.install(|| {
         matching::plan_providers(
             &module,
             &providers.manifests(),
@@ -232,6 +249,8 @@ fn render(
         .limits(&request.caps)
         .map_err(anyhow::Error::msg)?;
     let renderer = renderer_of(&providers)?;
+    plan.set_renderer(renderer.2.clone());
+    plan.set_env_read(env_read);
     let context = RenderContext {
         name: module.name().to_owned(),
         instance: request
@@ -347,17 +366,21 @@ fn render(
     })
 }
 
-/// The renderer of a render with `providers`, and the kinds its provider calls secret: the one
-/// a provider of the set ships; when none does (providers made before renderers, or a team's
-/// transformers alone), the renderer of the embedded provider for the set's platform (its
-/// `core.opm.dev/format` label), else the default provider's.
-fn renderer_of(providers: &ProviderSet) -> anyhow::Result<(super::Renderer, Vec<String>)> {
+/// The renderer of a render with `providers`, the kinds its provider calls secret, and what the
+/// plan says of it: the one named, else the one a provider of the set ships; when none does
+/// (providers made before renderers, or a team's transformers alone), the renderer of the
+/// embedded provider for the set's platform (its `core.opm.dev/format` label), else the
+/// default provider's.
+pub fn renderer_of(
+    providers: &ProviderSet,
+) -> anyhow::Result<(super::Renderer, Vec<String>, matching::PlanRenderer)> {
     let fallback;
-    let provider = match providers.renderer() {
-        Some(provider) => provider,
+    let (provider, chosen) = match providers.renderer() {
+        Some(provider) if providers.renderer_named() => (provider, "named"),
+        Some(provider) => (provider, "shipped"),
         None => {
             fallback = provider::load_embedded_for(providers.format())?;
-            &fallback
+            (&fallback, "embedded")
         }
     };
     let renderer = super::Renderer::of(provider)
@@ -369,7 +392,12 @@ fn renderer_of(providers: &ProviderSet) -> anyhow::Result<(super::Renderer, Vec<
         .as_ref()
         .map(|spec| spec.secret_kinds.clone())
         .unwrap_or_default();
-    Ok((renderer, secret_kinds))
+    let described = matching::PlanRenderer {
+        name: renderer.name.clone(),
+        provider: renderer.provider.clone(),
+        chosen,
+    };
+    Ok((renderer, secret_kinds, described))
 }
 
 /// Checks and compiles, on the current rayon pool, the transformers `plan` calls, and only

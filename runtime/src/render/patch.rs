@@ -221,7 +221,12 @@ pub fn apply(
                 check(value, context, &object, &component).map_err(|error| (None, error))
             });
             if let Err((at, error)) = outcome {
+                let spent = matches!(error, PatchFailureKind::Budget);
                 failures.push(fail(at.unwrap_or(&patch.at), error));
+                if spent {
+                    applied.failures.extend(failures);
+                    break 'patches;
+                }
                 broken[index] = true;
                 continue;
             }
@@ -330,6 +335,13 @@ fn patch_value<'a>(
 ) -> Result<(), (Option<&'a Origin>, PatchFailureKind)> {
     match operation {
         Operation::Merge(merge) => {
+            // The merge copies the patch into the object, which is then copied, checked and
+            // compared whole: the work grows with what the object becomes, not what it was.
+            let size = json_size(merge);
+            *work = work.saturating_add(size.saturating_mul(3));
+            if *work > MAX_PATCH_WORK {
+                return Err((None, PatchFailureKind::Budget));
+            }
             json_patch::merge(value, merge);
             Ok(())
         }

@@ -4,10 +4,11 @@
 //! The renderer runs once, in a fresh sandbox instance like a transform call, under its own
 //! limits ([`limits`]). What it returns is checked before anything is made of it: every path is
 //! relative with no `.` or `..` segment and appears once; without `--out-dir` there is exactly
-//! one file; every [`Chunk::Yaml`] names a resource it was given, and there are at most
-//! [`YAML_CHUNKS_PER_RESOURCE`] of them per resource, so the YAML the host writes for it is
-//! bounded by what the calls produced. Resources it refuses fail their own transformers' calls;
-//! any other failure is the renderer's.
+//! one file; every [`Chunk::Yaml`] names a resource it was given, at most
+//! [`YAML_CHUNKS_PER_RESOURCE`] times each, and the files with their YAML documents fit the
+//! renderer's output limit before they are put together; at most [`max_files`] files, each path
+//! at most [`MAX_PATH_SEGMENTS`] deep. Resources it refuses fail their own transformers' calls,
+//! each at most once; any other failure is the renderer's.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -222,12 +223,17 @@ pub fn run(
     match outcome.result {
         // A render that failed already writes nothing: only the renderer's refusals count.
         Ok(_) if rendered.failed() => {}
-        Ok(files) => match fill(files, rendered, options, written) {
+        Ok(files) => match fill(files, rendered, options, written, limits.output) {
             Ok(files) => rendered.files = files,
             Err(error) => rendered.renderer_failure = Some(fail(error)),
         },
         Err(CallError::Refused(refused)) => {
+            if let Err(error) = check_refusals(&refused, rendered.resources.len()) {
+                rendered.renderer_failure = Some(fail(error));
+                return;
+            }
             for (index, reason) in refused {
+                let reason = crate::printable::truncate(&reason, MAX_REFUSAL_REASON);
                 let Some(resource) = rendered.resources.get(index as usize) else {
                     rendered.renderer_failure = Some(fail(format!(
                         "refused resource #{index}, but it was given {}",
@@ -262,6 +268,34 @@ pub fn run(
     }
 }
 
+/// The longest reason for a refusal that is reported: each becomes a failure on stderr.
+const MAX_REFUSAL_REASON: usize = 1024;
+
+/// Whether `refused` names each resource at most once, and only resources it was given
+/// (`count` of them): every refusal is a failure the host reports, so a renderer must not make
+/// it report more than the render has resources.
+fn check_refusals(refused: &[(u32, String)], count: usize) -> Result<(), String> {
+    if refused.len() > count {
+        return Err(format!(
+            "refused {} resources, but it was given {count}",
+            refused.len()
+        ));
+    }
+    let mut seen = vec![false; count];
+    for (index, _) in refused {
+        match seen.get_mut(*index as usize) {
+            None => {
+                return Err(format!(
+                    "refused resource #{index}, but it was given {count}"
+                ));
+            }
+            Some(true) => return Err(format!("refused resource #{index} twice")),
+            Some(slot) => *slot = true,
+        }
+    }
+    Ok(())
+}
+
 /// What stopped the renderer, saying where its limits come from: its provider's
 /// `renderer.limits`, not the command line's per-call flags.
 fn renderer_words(error: &CallError) -> String {
@@ -287,6 +321,7 @@ fn fill(
     rendered: &Rendered,
     options: &OutputOptions,
     mut written: Vec<Option<Result<String, String>>>,
+    output_limit: usize,
 ) -> Result<Vec<OutputFile>, String> {
     if !options.directory && files.len() != 1 {
         return Err(format!(
@@ -294,41 +329,45 @@ fn fill(
             files.len()
         ));
     }
+    let most_files = max_files(rendered.resources.len());
+    if files.len() > most_files {
+        return Err(format!(
+            "returned {} files for {} resources, over the limit of {most_files} ({MAX_FILES_BASE} \
+             and {FILES_PER_RESOURCE} per resource)",
+            files.len(),
+            rendered.resources.len()
+        ));
+    }
     let mut paths = BTreeSet::new();
-    // Which resources are asked for as YAML, by position: a set of 20,000 numbers built and
-    // then read back in order on one thread took 2 ms of a large render.
-    let mut wanted = vec![false; rendered.resources.len()];
-    let mut yaml_chunks = 0usize;
+    // How often each resource is asked for as YAML, by position: a set of 20,000 numbers built
+    // and then read back in order on one thread took 2 ms of a large render.
+    let mut wanted = vec![0usize; rendered.resources.len()];
+    let mut bytes = 0usize;
     for file in &files {
         check_path(&file.path)?;
         if !paths.insert(file.path.as_str()) {
             return Err(format!("returned the file {:?} twice", file.path));
         }
         for chunk in &file.content {
-            if let Chunk::Yaml(index) = chunk {
-                let Some(slot) = wanted.get_mut(*index as usize) else {
-                    return Err(format!(
-                        "asked for resource #{index} as YAML, but it was given {}",
-                        rendered.resources.len()
-                    ));
-                };
-                yaml_chunks += 1;
-                *slot = true;
+            match chunk {
+                Chunk::Bytes(part) => bytes = bytes.saturating_add(part.len()),
+                Chunk::Yaml(index) => {
+                    let Some(slot) = wanted.get_mut(*index as usize) else {
+                        return Err(format!(
+                            "asked for resource #{index} as YAML, but it was given {}",
+                            rendered.resources.len()
+                        ));
+                    };
+                    *slot += 1;
+                    if *slot > YAML_CHUNKS_PER_RESOURCE {
+                        return Err(format!(
+                            "asked for resource #{index} as YAML more than \
+                             {YAML_CHUNKS_PER_RESOURCE} times, the limit per resource"
+                        ));
+                    }
+                }
             }
         }
-    }
-    let most = rendered
-        .resources
-        .len()
-        .saturating_mul(YAML_CHUNKS_PER_RESOURCE)
-        .saturating_add(16);
-    if yaml_chunks > most {
-        return Err(format!(
-            "asked for {yaml_chunks} YAML documents of {} resources, over the limit of {} per \
-             resource",
-            rendered.resources.len(),
-            YAML_CHUNKS_PER_RESOURCE
-        ));
     }
     written.resize_with(rendered.resources.len(), || None);
     written
@@ -339,7 +378,7 @@ fn fill(
         .zip(&wanted)
         .enumerate()
         .for_each(|(index, (document, &wanted))| {
-            if !wanted {
+            if wanted == 0 {
                 *document = None;
             } else if document.is_none() {
                 *document = Some(yaml_document(&rendered.resources[index].json));
@@ -352,6 +391,21 @@ fn fill(
         .find(|(_, document)| matches!(document, Some(Err(_))))
     {
         return Err(format!("writing resource #{index} as YAML: {e}"));
+    }
+    // The documents count toward the output limit as the bytes do, as often as they are asked
+    // for: before anything is put together.
+    for (document, &times) in written.iter().zip(&wanted) {
+        if let Some(Ok(text)) = document {
+            bytes = bytes.saturating_add(text.len().saturating_mul(times));
+        }
+    }
+    if bytes > output_limit {
+        return Err(format!(
+            "returned files of {} in all, its YAML documents included, over its output limit \
+             of {}",
+            crate::sandbox::limits::Bytes(bytes as u64),
+            crate::sandbox::limits::Bytes(output_limit as u64)
+        ));
     }
     let document = |index: u32| match &written[index as usize] {
         Some(Ok(text)) => text.as_bytes(),
@@ -411,6 +465,25 @@ fn concatenate<'d>(content: &[Chunk], document: &(dyn Fn(u32) -> &'d [u8] + Sync
 /// The longest path a renderer may return.
 const MAX_PATH: usize = 1024;
 
+/// The most `/`-separated segments of a path a renderer may return: folders of folders are
+/// directories the host makes.
+const MAX_PATH_SEGMENTS: usize = 16;
+
+/// The files a renderer may return whatever the render: a stream, a compose project and its
+/// side files.
+pub const MAX_FILES_BASE: usize = 1024;
+
+/// The files a renderer may return for each resource beyond [`MAX_FILES_BASE`]: one per resource
+/// (`--split`) and a few side files (a compose config's keys).
+pub const FILES_PER_RESOURCE: usize = 4;
+
+/// The most files a renderer of `resources` resources may return.
+fn max_files(resources: usize) -> usize {
+    resources
+        .saturating_mul(FILES_PER_RESOURCE)
+        .saturating_add(MAX_FILES_BASE)
+}
+
 /// Whether `path` stays inside `--out-dir`: relative, `/`-separated, no empty, `.` or `..`
 /// segment, no backslash or control character.
 fn check_path(path: &str) -> Result<(), String> {
@@ -426,6 +499,12 @@ fn check_path(path: &str) -> Result<(), String> {
         .any(|segment| matches!(segment, "" | "." | ".."))
     {
         return bad("is absolute or has an empty, `.` or `..` segment");
+    }
+    if path.split('/').count() > MAX_PATH_SEGMENTS {
+        return bad(&format!("is more than {MAX_PATH_SEGMENTS} folders deep"));
+    }
+    if path.split('/').next() == Some(write::MANIFEST) {
+        return bad("is the host's own record of what it wrote");
     }
     Ok(())
 }

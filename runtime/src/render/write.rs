@@ -1,6 +1,8 @@
 //! Writing a render: YAML documents of resources (what a renderer's `yaml` chunk asks the host
-//! for), and the atomic replacement of an `--out-dir` with the renderer's files.
+//! for), and the atomic replacement of an `--out-dir` with the renderer's files and a record of
+//! them ([`MANIFEST`]), so that opm never removes what it did not write.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 
 use serde_json::Value;
@@ -31,35 +33,57 @@ fn yaml_document(value: &impl serde::Serialize) -> anyhow::Result<String> {
     Ok(text)
 }
 
+/// The file in an `--out-dir` that records what opm wrote there: a header line, then one path
+/// per line. Without a `.yaml` or `.json` extension, so that a GitOps engine reading the
+/// directory's manifests skips it; a renderer may not write a file of this name.
+pub const MANIFEST: &str = ".opm-output";
+
+/// The first line of [`MANIFEST`].
+const MANIFEST_HEADER: &str = "# opm output v1: the files opm wrote here; opm replaces this directory only while it holds nothing else";
+
+/// The largest [`MANIFEST`] opm reads.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// The prefix of the sibling directories a write is staged in: `.opm-out-PID-…`.
+const STAGING_PREFIX: &str = ".opm-out-";
+
 /// Writes `files` as the whole content of `dir`, atomically: the files are
 /// written into a fresh sibling directory, synced, and swapped in with one atomic exchange
 /// (`renameat2(RENAME_EXCHANGE)` on Linux, two renames elsewhere). A failure at any point before
 /// the swap leaves `dir` exactly as it was.
 ///
 /// `dir` belongs to opm: after a successful write it holds exactly `files` (a name may have
-/// `/`-separated folders). To keep a typo such as `--out-dir .` from deleting someone's work, an
-/// existing `dir` that holds anything but `.yaml`, `.yml` or `.json` files (or files named like
-/// those written now, `.jsonl` say), and folders of files beside them, is refused.
+/// `/`-separated folders) and [`MANIFEST`], the record of them. opm never removes what it did
+/// not write, whatever the renderer writes: an existing `dir` is replaced only when everything
+/// in it is listed in its record — or, for a directory opm has not recorded (an earlier opm's
+/// output), when it holds only `.yaml`, `.yml` and `.json` files — and refused otherwise,
+/// naming what it holds. Staging directories that renders killed before they finished are
+/// removed first.
 pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow::Result<()> {
     use anyhow::Context as _;
 
-    // A folder of earlier output holds files like the ones written now.
-    let written: Vec<&str> = files
-        .iter()
-        .filter(|file| !file.path.contains('/'))
-        .filter_map(|file| std::path::Path::new(&file.path).extension()?.to_str())
-        .collect();
-    check_replaceable(dir, &written)?;
+    check_replaceable(dir)?;
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => std::path::PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
+    sweep_stale_staging(&parent);
     let staging = tempfile::Builder::new()
-        .prefix(".opm-out-")
+        .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
         .tempdir_in(&parent)
         .with_context(|| format!("creating a staging directory in {}", parent.display()))?;
-    for super::OutputFile { path: name, bytes } in files {
+    let mut record = String::from(MANIFEST_HEADER);
+    record.push('\n');
+    for super::OutputFile { path: name, .. } in files {
+        record.push_str(name);
+        record.push('\n');
+    }
+    let manifest = super::OutputFile {
+        path: MANIFEST.to_owned(),
+        bytes: record.into_bytes(),
+    };
+    for super::OutputFile { path: name, bytes } in files.iter().chain([&manifest]) {
         let path = staging.path().join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -81,7 +105,90 @@ pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow
     Ok(())
 }
 
-fn check_replaceable(dir: &std::path::Path, written: &[&str]) -> anyhow::Result<()> {
+/// Removes the staging directories in `parent` of renders that were killed: those whose name
+/// carries the id of a process that no longer runs. One a running render stages in, or one of
+/// another opm's naming, is left alone; what cannot be removed is left for the next render.
+fn sweep_stale_staging(parent: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(STAGING_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) && !process_runs(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether a process `pid` runs on this machine (or cannot be told apart from one that does).
+fn process_runs(pid: i32) -> bool {
+    #[cfg(unix)]
+    {
+        let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+            return true;
+        };
+        !matches!(
+            rustix::process::test_kill_process(pid),
+            Err(rustix::io::Errno::SRCH)
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Whether `dir` may be replaced: absent, empty, everything in it listed in its [`MANIFEST`],
+/// or, with no record, nothing but `.yaml`, `.yml` and `.json` files.
+fn check_replaceable(dir: &std::path::Path) -> anyhow::Result<()> {
+    let refuse = |path: &std::path::Path, why: &str| {
+        anyhow::anyhow!(
+            "--out-dir {} holds {}, which {why}: opm replaces the whole directory and never \
+             removes what it did not write, so give it a directory of its own (or move that \
+             away)",
+            dir.display(),
+            path.display()
+        )
+    };
+    let manifest = dir.join(MANIFEST);
+    let recorded = match std::fs::symlink_metadata(&manifest) {
+        Ok(metadata) if metadata.is_file() && metadata.len() <= MAX_MANIFEST_BYTES => {
+            let text = std::fs::read_to_string(&manifest)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", manifest.display()))?;
+            if text.lines().next() != Some(MANIFEST_HEADER) {
+                return Err(refuse(&manifest, "is not opm's record of what it wrote"));
+            }
+            Some(
+                text.lines()
+                    .skip(1)
+                    .map(str::to_owned)
+                    .collect::<BTreeSet<_>>(),
+            )
+        }
+        Ok(_) => return Err(refuse(&manifest, "is not opm's record of what it wrote")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Err(anyhow::anyhow!(
+                "--out-dir {} is a file, not a directory",
+                dir.display()
+            ));
+        }
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "cannot read --out-dir {}: {e}",
+                dir.display()
+            ));
+        }
+    };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -92,59 +199,62 @@ fn check_replaceable(dir: &std::path::Path, written: &[&str]) -> anyhow::Result<
             ));
         }
     };
-    let refuse = |path: &std::path::Path| {
-        anyhow::anyhow!(
-            "--out-dir {} holds {}, which is not rendered output: opm replaces the whole \
-             directory, so give it a directory of its own",
-            dir.display(),
-            path.display()
-        )
-    };
-    let mut rendered_file = false;
-    let mut subdirectories = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let path = entry.path();
-        if kind.is_dir() {
-            subdirectories.push(path);
-        } else if kind.is_file()
-            && path
-                .extension()
-                .and_then(|ext| ext.to_str())
-                .is_some_and(|ext| ["yaml", "yml", "json"].contains(&ext) || written.contains(&ext))
-        {
-            rendered_file = true;
-        } else {
-            return Err(refuse(&path));
+    match recorded {
+        Some(recorded) => check_recorded(dir, "", &recorded, &refuse),
+        None => {
+            for entry in entries {
+                let entry = entry?;
+                let path = entry.path();
+                let manifest_like = entry.file_type()?.is_file()
+                    && path
+                        .extension()
+                        .and_then(|ext| ext.to_str())
+                        .is_some_and(|ext| ["yaml", "yml", "json"].contains(&ext));
+                if !manifest_like {
+                    return Err(refuse(
+                        &path,
+                        "is not a manifest, and the directory has no record of what opm wrote",
+                    ));
+                }
+            }
+            Ok(())
         }
     }
-    // A renderer's side files (a compose project's secrets) live in folders beside the file
-    // it rendered; a folder beside nothing rendered is someone's work.
-    if let Some(folder) = subdirectories.first()
-        && !rendered_file
-    {
-        return Err(refuse(folder));
-    }
-    for folder in subdirectories {
-        check_only_files(&folder, &refuse)?;
-    }
-    Ok(())
 }
 
-/// Whether `dir` holds only regular files and folders of them (no links), as a renderer writes.
-fn check_only_files(
+/// Whether everything under `dir` (at `prefix`, `/`-separated) is a regular file `recorded`
+/// lists, or a folder on the way to one.
+fn check_recorded(
     dir: &std::path::Path,
-    refuse: &dyn Fn(&std::path::Path) -> anyhow::Error,
+    prefix: &str,
+    recorded: &BTreeSet<String>,
+    refuse: &dyn Fn(&std::path::Path, &str) -> anyhow::Error,
 ) -> anyhow::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
+        let path = entry.path();
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            return Err(refuse(&path, "opm did not write"));
+        };
+        let relative = format!("{prefix}{name}");
         let kind = entry.file_type()?;
-        if kind.is_dir() {
-            check_only_files(&entry.path(), refuse)?;
-        } else if !kind.is_file() {
-            return Err(refuse(&entry.path()));
+        if prefix.is_empty() && name == MANIFEST && kind.is_file() {
+            continue;
         }
+        if kind.is_file() && recorded.contains(&relative) {
+            continue;
+        }
+        let folder = format!("{relative}/");
+        if kind.is_dir()
+            && recorded
+                .range(folder.clone()..)
+                .next()
+                .is_some_and(|first| first.starts_with(&folder))
+        {
+            check_recorded(&path, &folder, recorded, refuse)?;
+            continue;
+        }
+        return Err(refuse(&path, "opm did not write"));
     }
     Ok(())
 }

@@ -39,6 +39,9 @@ pub enum Verbose {
 /// render of many components prints.
 pub const MAX_GUEST_WARNINGS: usize = 50;
 
+/// The most problems a failed render prints (with text output); a count says how many more.
+pub const MAX_PROBLEMS_SHOWN: usize = 100;
+
 /// Reports `built` on `stderr` — with `verbose`, what the render decided and did; the warnings;
 /// the failures, or a render that could not be attempted — and hands a render that succeeded to
 /// `finish`, which writes or compares it. Returns the exit status. Under `--verbose=json`,
@@ -262,14 +265,36 @@ fn failures(render: &Render, stderr: &mut dyn Write) -> std::io::Result<()> {
         "error: render failed with {count} problem{}{components}",
         if count == 1 { "" } else { "s" },
     )?;
+    // What a guest, a module or a file said is quoted in these lines: escaped, and no more of
+    // them than a reader takes in (every one is in `--verbose=json`).
+    let mut shown = 0;
     for problem in general {
-        writeln!(stderr, "  {problem}")?;
+        if shown == MAX_PROBLEMS_SHOWN {
+            break;
+        }
+        shown += 1;
+        writeln!(stderr, "  {}", crate::printable::escape_lines(&problem))?;
     }
     for (component, problems) in by_component {
+        if shown == MAX_PROBLEMS_SHOWN {
+            break;
+        }
         writeln!(stderr, "  component {component:?}:")?;
         for problem in problems {
+            if shown == MAX_PROBLEMS_SHOWN {
+                break;
+            }
+            shown += 1;
+            let problem = crate::printable::escape_lines(&problem);
             writeln!(stderr, "    - {}", problem.replace('\n', "\n      "))?;
         }
+    }
+    if count > shown {
+        writeln!(
+            stderr,
+            "  … and {} more problems (--verbose=json lists every one)",
+            count - shown
+        )?;
     }
     Ok(())
 }

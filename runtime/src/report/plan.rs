@@ -14,7 +14,9 @@
 
 use std::io::{self, Write};
 
-use crate::matching::{ComponentPlan, Plan, PlanConfig, PlanPatch, PlanProvider, Problem};
+use crate::matching::{
+    ComponentPlan, Plan, PlanConfig, PlanPatch, PlanProvider, PlanRenderer, Problem,
+};
 
 impl Plan {
     /// Writes the plan as text: what `opm mod vet` prints and what `--verbose` explains.
@@ -28,6 +30,12 @@ impl Plan {
             self.provider,
             if self.strict { " (strict)" } else { "" }
         )?;
+        if let Some(renderer) = &self.renderer {
+            writeln!(out, "{}", renderer_line(renderer))?;
+        }
+        if !self.env.is_empty() {
+            writeln!(out, "environment variables read: {}", self.env.join(", "))?;
+        }
         if several {
             writeln!(out)?;
             write_providers(&self.providers, out)?;
@@ -151,6 +159,19 @@ fn parameter_rows(
             .to_owned();
         rows.push((name, kind, shown, description));
     }
+}
+
+/// Which renderer writes the files, whose it is and why it is the one.
+pub(crate) fn renderer_line(renderer: &PlanRenderer) -> String {
+    let why = match renderer.chosen {
+        "named" => "named to write the files",
+        "embedded" => "the embedded one for the platform: no provider of the render ships one",
+        _ => "shipped by the providers with transformers",
+    };
+    format!(
+        "renderer {} of provider {} ({why})",
+        renderer.name, renderer.provider
+    )
 }
 
 fn plural(n: usize) -> &'static str {

@@ -192,6 +192,9 @@ fn text(
         calls.len(),
         if calls.len() == 1 { "" } else { "s" }
     )?;
+    if let Some(renderer) = plan.renderer() {
+        writeln!(out, "{}", super::plan::renderer_line(renderer))?;
+    }
     for component in plan.components() {
         writeln!(out, "component {:?}:", component.name)?;
         for matched in &component.matched {
@@ -259,6 +262,8 @@ fn json_lines(
         "version": context.version,
         "provider": context.provider,
         "providers": plan.providers().iter().map(|p| &p.name).collect::<Vec<_>>(),
+        "renderer": plan.renderer(),
+        "env": plan.env_read(),
         "namespace": context.namespace,
         "strict": context.strict,
         "calls": calls.len(),

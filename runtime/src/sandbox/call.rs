@@ -162,8 +162,22 @@ impl LogSink {
 
     /// `text` redacted, then cut to `max` bytes.
     fn clean(&self, text: &str, max: usize) -> String {
-        cut(&self.redactor.redact(text), max).into_owned()
+        clean(&self.redactor, text, max, cut)
     }
+}
+
+/// What a guest wrote, made fit to print: redacted, its control and invisible characters
+/// escaped ([`crate::printable::escape`]: a guest cannot clear the terminal or fake a line of
+/// opm's), then cut to `max` bytes by `cut`.
+fn clean(
+    redactor: &Redactor,
+    text: &str,
+    max: usize,
+    cut: fn(&str, usize) -> Cow<'_, str>,
+) -> String {
+    let redacted = redactor.redact(text);
+    let escaped = crate::printable::escape(&redacted);
+    cut(&escaped, max).into_owned()
 }
 
 /// `text` cut to at most `max` bytes (at a character boundary) and an ellipsis.
@@ -266,6 +280,17 @@ pub(super) fn render(
             .map_err(|error| classify(error, store.data(), limits))
             .and_then(|returned| {
                 returned.map_err(|error| match error {
+                    // Each refusal becomes a failure the host reports: no more of them than
+                    // resources, and none cleaned before that is known.
+                    wit::renderer::RenderError::Refused(refused)
+                        if refused.len() > input.resources.len() =>
+                    {
+                        CallError::Failed(format!(
+                            "refused {} resources, but it was given {}",
+                            refused.len(),
+                            input.resources.len()
+                        ))
+                    }
                     wit::renderer::RenderError::Refused(refused) => CallError::Refused(
                         refused
                             .into_iter()
@@ -427,7 +452,7 @@ fn transform_error(error: wit::TransformError, log: &LogSink, limits: &Limits) -
             size: message.len(),
         };
     }
-    let text = cut_noting(&log.redactor.redact(message), MAX_ERROR_TEXT).into_owned();
+    let text = clean(&log.redactor, message, MAX_ERROR_TEXT, cut_noting);
     match error {
         wit::TransformError::InvalidComponent(_) => CallError::InvalidComponent(text),
         wit::TransformError::Failed(_) => CallError::Failed(text),

@@ -170,7 +170,20 @@ fn render(
     let built = render::build(&request, out.env);
     let mut rendered = None;
     let status = crate::report::render(built, None, &mut *out.stderr, &mut |done, redactor| {
-        let resources = done.rendered.resources.iter().map(|r| r.value()).collect();
+        // What the renderer wrote, not what the transformers returned: the files are what
+        // reaches the platform, so nothing a renderer adds escapes the diff.
+        let texts = done
+            .rendered
+            .files
+            .iter()
+            .map(|file| {
+                (
+                    file.path.clone(),
+                    String::from_utf8_lossy(&file.bytes).into_owned(),
+                )
+            })
+            .collect();
+        let resources = manifests(texts)?;
         // As the user named them; the defaults by name and version.
         let providers: Vec<String> = if providers.is_empty() {
             done.plan
@@ -193,7 +206,8 @@ fn render(
 }
 
 /// The resources of `against`: every `.yaml`, `.yml` and `.json` file of a directory (in name
-/// order), one file, or stdin; each a stream of documents, a `List` standing for its items.
+/// order), one file, or stdin; each a stream of documents, a `List` standing for its items
+/// ([`manifests`]).
 fn read_against(against: &str) -> anyhow::Result<Vec<Value>> {
     let mut texts = Vec::new();
     if against == "-" {
@@ -225,6 +239,13 @@ fn read_against(against: &str) -> anyhow::Result<Vec<Value>> {
             texts.push((file.display().to_string(), text));
         }
     }
+    manifests(texts)
+}
+
+/// The resources of the documents in `texts` (each a name and a stream of YAML or JSON
+/// documents), a `List` standing for its items. A document that is not a manifest (a
+/// `compose.yaml`) stands for itself, as a `File` named after its file.
+fn manifests(texts: Vec<(String, String)>) -> anyhow::Result<Vec<Value>> {
     let mut resources = Vec::new();
     for (name, text) in texts {
         let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
@@ -236,7 +257,19 @@ fn read_against(against: &str) -> anyhow::Result<Vec<Value>> {
                     let items = map.get("items").and_then(Value::as_array);
                     resources.extend(items.into_iter().flatten().cloned());
                 }
-                Value::Object(_) => resources.push(document),
+                Value::Object(ref map) if map.get("kind").is_some_and(Value::is_string) => {
+                    resources.push(document)
+                }
+                Value::Object(_) => {
+                    let file = Path::new(&name)
+                        .file_name()
+                        .map_or(name.clone(), |n| n.to_string_lossy().into_owned());
+                    resources.push(serde_json::json!({
+                        "kind": "File",
+                        "metadata": {"name": file},
+                        "content": document,
+                    }));
+                }
                 other => anyhow::bail!("{name}: a document is not a manifest but {other}"),
             }
         }

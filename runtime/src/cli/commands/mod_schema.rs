@@ -78,7 +78,7 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         return write(&args, out, &text);
     }
     let start = args.module.clone().unwrap_or_else(|| PathBuf::from("."));
-    let providers = provider::load_set(&args.provider, &start)?;
+    let providers = provider::load_set(&args.provider, &start, None, out.env)?;
     let module = match &args.module {
         Some(path) => Some(module::load(
             path,

@@ -38,7 +38,10 @@ pub enum VetFormat {
 /// Runs `opm mod vet`.
 pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let mut sensitive = BTreeSet::new();
-    let module = module::load(
+    let allowed = args.module.allow_env();
+    let reads = module::env::EnvReads::new(out.env, allowed.as_deref());
+    let lookup = |name: &str| reads.lookup(name);
+    let module = reads.explain(module::load(
         &args.module.module,
         &args.module.values,
         &args.module.set,
@@ -46,9 +49,9 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             name: args.module.instance.clone(),
             namespace: None,
         },
-        out.env,
+        &lookup,
         &mut sensitive,
-    );
+    ));
     // The plan is not rendered output: what vet prints on stdout goes through the redactor as
     // well as everything on stderr, the module's own load errors included.
     let redactor = Redactor::new(sensitive);
@@ -57,9 +60,16 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     if let Some(warning) = redactor.warning() {
         writeln!(stderr, "warning: {warning}")?;
     }
-    let result = module
-        .map_err(anyhow::Error::from)
-        .and_then(|module| vet(&args, &module, &mut stdout, &mut stderr));
+    let result = module.map_err(anyhow::Error::from).and_then(|module| {
+        vet(
+            &args,
+            &module,
+            out.env,
+            reads.read(),
+            &mut stdout,
+            &mut stderr,
+        )
+    });
     let status = crate::report::exit_status(result, &mut stderr);
     stdout.flush()?;
     stderr.flush()?;
@@ -69,16 +79,25 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 fn vet(
     args: &VetArgs,
     module: &module::Module,
+    env: &dyn Fn(&str) -> Option<String>,
+    env_read: Vec<String>,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let providers = provider::load_set(&args.module.provider, &args.module.module)?;
-    let plan = matching::plan_providers(
+    let providers = provider::load_set(
+        &args.module.provider,
+        &args.module.module,
+        args.module.renderer.as_deref(),
+        env,
+    )?;
+    let mut plan = matching::plan_providers(
         module,
         &providers.manifests(),
         args.module.strict,
         matching::Explain::Everything,
     );
+    plan.set_renderer(crate::render::build::renderer_of(&providers)?.2);
+    plan.set_env_read(env_read);
     match args.output {
         VetFormat::Text => plan.write_text(stdout)?,
         VetFormat::Json => {

@@ -63,6 +63,23 @@ pub struct ModuleArgs {
     /// Example: --instance vaultwarden-staging
     #[arg(long, value_name = "NAME", value_parser = parse_instance)]
     pub instance: Option<String>,
+
+    /// The provider whose renderer writes the files (default: the one the providers with
+    /// transformers ship). A provider that ships only a renderer sees every resource, Secrets
+    /// included, so beside other providers it is used only when named here (or as `renderer:`
+    /// in .opm/providers.yaml).
+    ///
+    /// Example: -p kubernetes -p ./lines.opmb --renderer lines
+    #[arg(long, value_name = "PROVIDER")]
+    pub renderer: Option<String>,
+
+    /// An environment variable `${env:NAME}` may read (repeatable; NAME may end in `*` for
+    /// every name with that prefix). Given once, it makes the list: a module that reads any
+    /// other fails, naming it. Default: any variable (`opm mod vet` lists those read).
+    ///
+    /// Example: --allow-env 'APP_*' --allow-env DB_PASSWORD
+    #[arg(long = "allow-env", value_name = "NAME")]
+    pub allow_env: Vec<String>,
 }
 
 /// An instance name: see [`crate::names::check_instance_name`].
@@ -93,6 +110,11 @@ pub struct LimitArgs {
 }
 
 impl ModuleArgs {
+    /// The allow-list of environment variables, when `--allow-env` was given.
+    pub fn allow_env(&self) -> Option<Vec<String>> {
+        (!self.allow_env.is_empty()).then(|| self.allow_env.clone())
+    }
+
     /// A render of this module with these values and provider, otherwise as
     /// [`Request::new`] makes it.
     pub fn request(&self) -> Request {
@@ -102,6 +124,8 @@ impl ModuleArgs {
             strict: self.strict,
             instance: self.instance.clone(),
             providers: self.provider.clone(),
+            renderer: self.renderer.clone(),
+            allow_env: self.allow_env(),
             ..Request::new(&self.module)
         }
     }

@@ -34,7 +34,8 @@ pub struct ExportArgs {
 
 /// Runs `opm provider export`.
 pub fn run(args: ExportArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let (bytes, signature, origin, locked) = bundle_of(&args.provider, &std::env::current_dir()?)?;
+    let (bytes, signature, origin, locked) =
+        bundle_of(&args.provider, &std::env::current_dir()?, out.env)?;
     // Everything is checked as a render would load it before a byte is written.
     let provider = provider::from_bundle_checked(origin.clone(), bundle::read(&origin, &bytes)?)?;
     if let Some(locked) = locked
@@ -75,7 +76,11 @@ pub fn run(args: ExportArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 type Exported = (Vec<u8>, Option<Vec<u8>>, String, Option<String>);
 
 /// What `export` writes of `reference` ([`Exported`]).
-fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<Exported> {
+fn bundle_of(
+    reference: &str,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Exported> {
     let path = Path::new(reference);
     if path.is_dir() {
         anyhow::bail!(
@@ -91,7 +96,7 @@ fn bundle_of(reference: &str, cwd: &Path) -> anyhow::Result<Exported> {
     if path.is_file() {
         return file(path);
     }
-    if let Some(root) = installed::find(cwd) {
+    if let Some(root) = installed::find(cwd, env)? {
         let project = installed::Project::load(&root)?;
         if project.requirement(reference).is_some() {
             // Load it as a render would: locked, installed, its bytes and signature checked.

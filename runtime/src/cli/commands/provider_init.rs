@@ -75,7 +75,7 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             if count == 1 { "" } else { "s" },
             done.lock_path.display()
         )?;
-        let root = installed::find(&std::env::current_dir()?)
+        let root = installed::find(&std::env::current_dir()?, out.env)?
             .context("the project's .opm directory went away")?;
         let project = installed::Project::load(&root)?;
         for locked in &done.lock.providers {

@@ -121,7 +121,7 @@ struct TransformerReport<'a> {
 
 /// Runs `opm provider inspect`.
 pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let provider = provider::load_in(&args.provider, &std::env::current_dir()?)?;
+    let provider = provider::load_in(&args.provider, &std::env::current_dir()?, out.env)?;
     let infos = provider.check_components()?;
     let path = Path::new(&args.provider);
     let signature = if provider.digest.is_some() && path.is_file() {

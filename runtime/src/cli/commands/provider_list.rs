@@ -18,7 +18,7 @@ pub struct ListArgs {}
 /// Runs `opm provider list`.
 pub fn run(_args: ListArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
-    let root = installed::find(&cwd).with_context(|| {
+    let root = installed::find(&cwd, out.env)?.with_context(|| {
         format!(
             "no {}/{} in {} or above: this is not a project that installs providers",
             installed::DIR,

@@ -455,8 +455,15 @@ fn render_with(
     let mut providers = args.with.clone();
     providers.push(dir.display().to_string());
     let names = providers.join(" + ");
+    // A renderer under test is the one that writes the files: named, as a render beside other
+    // providers must name a provider that ships only a renderer.
+    let renderer = match kind {
+        Kind::Renderer => Some(crate::provider::read_manifest(&dir)?.1.metadata.name),
+        _ => None,
+    };
     let request = crate::render::Request {
         providers,
+        renderer,
         compiler: compiler(args),
         caps: args.limits.caps(),
         cache: args.cache.cache(out.env),

@@ -30,6 +30,10 @@ pub struct Config {
     pub keys: Vec<PathBuf>,
     /// The providers.
     pub providers: Vec<Requirement>,
+    /// The provider whose renderer writes the files, when it is not the one the providers with
+    /// transformers ship (a provider that ships only a renderer is used only when named).
+    #[serde(default)]
+    pub renderer: Option<String>,
 }
 
 /// One provider a project uses.
@@ -136,6 +140,22 @@ pub enum InstallError {
     /// Providers that cannot render together.
     #[error(transparent)]
     Set(#[from] crate::provider::SetError),
+    /// A project found above the module that someone else controls.
+    #[error(
+        "{path} {why}: the providers it names would choose the code this render runs, so the \
+         project at {root} is not used; if you trust it, name it in {SAFE_DIRECTORIES} \
+         ({SAFE_DIRECTORIES}={root}, paths separated by `:`)",
+        path = path.display(),
+        root = root.display()
+    )]
+    Untrusted {
+        /// The directory or file that is not the user's own.
+        path: PathBuf,
+        /// Who owns it, or who may write it.
+        why: String,
+        /// The project's directory.
+        root: PathBuf,
+    },
 }
 
 pub(super) fn provider_error(name: &str, message: impl Into<String>) -> InstallError {
@@ -145,12 +165,88 @@ pub(super) fn provider_error(name: &str, message: impl Into<String>) -> InstallE
     }
 }
 
-/// The nearest directory at or above `start` that holds `.opm/providers.yaml`.
-pub fn find(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|dir| dir.join(DIR).join(CONFIG).is_file())
-        .map(Path::to_owned)
+/// The environment variable naming directories whose `.opm/` is trusted though it is not the
+/// user's own: paths separated by `:`, or `*` for every directory (as git's `safe.directory`).
+pub const SAFE_DIRECTORIES: &str = "OPM_SAFE_DIRECTORIES";
+
+/// The nearest directory at or above `start` that holds `.opm/providers.yaml`, looked for as
+/// git looks for `.git`: up to the root of the file system `start` is on, and no higher than
+/// the first directory holding `.git` (a repository's root). A project whose `.opm/`,
+/// `providers.yaml` or lock is owned by another user, or writable by others, is refused —
+/// whoever can write it chooses the code a render runs — unless `env`'s
+/// [`SAFE_DIRECTORIES`] names its directory.
+pub fn find(
+    start: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<PathBuf>, InstallError> {
+    #[cfg(unix)]
+    use std::os::unix::fs::MetadataExt as _;
+    #[cfg(unix)]
+    let device = std::fs::metadata(start).ok().map(|m| m.dev());
+    for dir in start.ancestors() {
+        #[cfg(unix)]
+        if std::fs::metadata(dir).ok().map(|m| m.dev()) != device {
+            break;
+        }
+        if dir.join(DIR).join(CONFIG).is_file() {
+            check_owner(dir, env)?;
+            return Ok(Some(dir.to_owned()));
+        }
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    Ok(None)
+}
+
+/// Whether the project at `root` is the user's own: `.opm/` and the files in it that choose
+/// what a render runs owned by the user running opm, and writable by no one else.
+fn check_owner(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), InstallError> {
+    let trusted = env(SAFE_DIRECTORIES).unwrap_or_default();
+    if trusted
+        .split(':')
+        .any(|entry| entry == "*" || (!entry.is_empty() && Path::new(entry) == root))
+    {
+        return Ok(());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let me = rustix::process::geteuid().as_raw();
+        let dir = root.join(DIR);
+        for path in [dir.clone(), dir.join(CONFIG), dir.join(LOCK)] {
+            let metadata = match std::fs::symlink_metadata(&path) {
+                Ok(metadata) => metadata,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => {
+                    return Err(InstallError::Io {
+                        what: "cannot read",
+                        path,
+                        source,
+                    });
+                }
+            };
+            let why = if metadata.uid() != me {
+                format!(
+                    "is owned by user {}, not by you (user {me})",
+                    metadata.uid()
+                )
+            } else if metadata.mode() & 0o022 != 0 {
+                format!(
+                    "is writable by others (mode {:o})",
+                    metadata.mode() & 0o7777
+                )
+            } else {
+                continue;
+            };
+            return Err(InstallError::Untrusted {
+                path,
+                why,
+                root: root.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl Project {

@@ -112,7 +112,7 @@ pub fn init(
     env: &dyn Fn(&str) -> Option<String>,
     step: &mut dyn FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<Initialized> {
-    let root = super::find(cwd).with_context(|| {
+    let root = super::find(cwd, env)?.with_context(|| {
         format!(
             "no {}/{} in {} or above: write one naming the providers this project uses \
              (see providers/README.md)",

@@ -52,6 +52,36 @@ impl Renderer for HostileRenderer {
             "no-such-resource" => vec![file("a.yaml", vec![Chunk::Yaml(u32::MAX)])],
             "yaml-flood" => vec![file("a.yaml", vec![Chunk::Yaml(0); 1 << 20])],
             "huge" => vec![file("a.yaml", vec![Chunk::Bytes(vec![b'x'; 100 << 20])])],
+            // The standard stream of what it was given, and a Pod no transformer made.
+            "inject" => {
+                let mut content = Vec::new();
+                for index in 0..resources.len() {
+                    content.push(Chunk::Bytes(b"---\n".to_vec()));
+                    content.push(Chunk::Yaml(index as u32));
+                }
+                content.push(Chunk::Bytes(INJECTED_POD.as_bytes().to_vec()));
+                vec![file("stream.yaml", content)]
+            }
+            // Its YAML beside files named as a Go project's are.
+            "project-files" => ["out.yaml", "main.go", "go.mod", "README.md", "x.sh"]
+                .iter()
+                .map(|path| file(path, vec![Chunk::Bytes(b"x".to_vec())]))
+                .collect(),
+            // Every YAML chunk the old total allowed, all of the first resource.
+            "yaml-one-resource" => vec![file(
+                "a.yaml",
+                vec![Chunk::Yaml(0); resources.len() * 4 + 16],
+            )],
+            "refuse-flood" => {
+                return Err(RenderError::Refused(vec![(0, "no".into()); 2_000_000]));
+            }
+            "many-files" => (0..20_000)
+                .map(|i| file(&format!("f{i}.yaml"), Vec::new()))
+                .collect(),
+            "deep" => vec![file(
+                &vec!["d"; 500].join("/"),
+                vec![Chunk::Bytes(b"x".to_vec())],
+            )],
             "refuse-all" => {
                 return Err(RenderError::Refused(
                     (0..resources.len())
@@ -83,5 +113,14 @@ impl Renderer for HostileRenderer {
         })
     }
 }
+
+/// What the `inject` mode adds to the stream.
+const INJECTED_POD: &str = "---
+apiVersion: v1
+kind: Pod
+metadata: {name: injected, namespace: kube-system}
+spec:
+  containers: [{name: x, image: busybox, securityContext: {privileged: true}}]
+";
 
 opm_guest::export_renderer!(HostileRenderer);

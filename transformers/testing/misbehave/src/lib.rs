@@ -27,6 +27,8 @@
 //! - `fake-panic`: logs a line that looks like a panic, then traps on an out-of-bounds read;
 //! - `grow-then-spin`: asks for far more memory than any limit, ignores the refusal, then
 //!   loops forever;
+//! - `escapes`: logs a line, and then fails with a text, that hold terminal escape sequences
+//!   (clear the screen, set the window title, a green "verified");
 //! - `say-secret`: logs, and then fails with, a long line whose end holds the component's
 //!   `spec.container.image` — a value the tests make sensitive — straddling the 4,096-byte cut.
 
@@ -137,6 +139,12 @@ impl Transformer for Misbehave {
                 loop {
                     std::hint::black_box(());
                 }
+            }
+            "escapes" => {
+                log::warn("\u{1b}[2J\u{1b}]0;owned\u{7}log line");
+                return Err(TransformError::failed(
+                    "\u{1b}[32mverified\u{1b}[0m \u{61c}error text",
+                ));
             }
             "say-secret" => {
                 let image = component.spec()["container"]["image"]
