@@ -352,3 +352,73 @@ components:
     );
     assert!(allowed.exited(0), "{}", allowed.stderr);
 }
+
+/// A module whose one component's ConfigMap value is `expression`, over a parameter `items`
+/// (a list of `count` strings) and `text` (`text_bytes` bytes).
+fn costly_module(dir: &Path, count: usize, text_bytes: usize, expression: &str) -> String {
+    let items: Vec<String> = (0..count).map(|i| format!("item-{i}")).collect();
+    opm_tests::write_file(
+        dir,
+        "module.yaml",
+        &format!(
+            "apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {{name: costly, version: 0.1.0}}
+config:
+  properties:
+    items: {{type: array, items: {{type: string}}, default: {}}}
+    text: {{type: string, default: {}}}
+components:
+  api:
+    resources:
+      ConfigMap: {{data: {{value: '${{ {expression} }}'}}}}
+",
+            serde_json::to_string(&items).unwrap(),
+            "a".repeat(text_bytes),
+        ),
+    )
+}
+
+/// Issue 42, finding 4: CEL had no budget — `replace` nested in a module of 49 KB asked for
+/// 6 GB, and `all(i, exists(j, …))` over a default of 10,000 items took 10⁸ steps and 32 s.
+/// Each expression's cost is bounded from its syntax and the values it reads, before it runs;
+/// what a chart does with CEL stays well inside the bound.
+#[test]
+fn a_cel_expression_that_would_cost_without_bound_is_refused_before_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for (count, text_bytes, expression, expected) in [
+        (
+            10,
+            48_000,
+            "config.text.replace(\"a\", \"aaaaaaaa\").replace(\"a\", \"aaaaaaaa\").replace(\"a\", \"aaaaaaaa\").replace(\"a\", \"aaaaaaaa\").replace(\"a\", \"aaaaaaaa\").replace(\"a\", \"aaaaaaaa\")",
+            "its values could grow to about",
+        ),
+        (
+            10_000,
+            1,
+            "config.items.all(i, config.items.exists(j, i == j))",
+            "it could take about",
+        ),
+    ] {
+        let module = costly_module(dir.path(), count, text_bytes, expression);
+        let run = opm(["mod", "build", &module]);
+        assert!(run.exited(2), "{expected}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("refused before it runs"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(expected), "{expected}: {}", run.stderr);
+    }
+    // What modules do: a list of a few hundred items mapped, a string replaced once, a map of
+    // maps written out as an INI file.
+    for expression in [
+        "config.items.map(i, i + \"-x\").join(\",\")",
+        "config.text.replace(\"a\", \"bb\")",
+        "config.items.filter(i, i.startsWith(\"item-1\")).size() > 0 ? \"yes\" : \"no\"",
+    ] {
+        let module = costly_module(dir.path(), 500, 10_000, expression);
+        let run = opm(["mod", "build", &module]);
+        assert!(run.exited(0), "{expression}: {}", run.stderr);
+    }
+}

@@ -17,8 +17,9 @@
 //! read again, so a value cannot smuggle in an expression. Evaluation is bounded: an
 //! expression is at most [`MAX_EXPRESSION`] bytes, nests brackets at most [`MAX_NESTING`]
 //! deep and comprehensions (`map`, `filter`, `all`, `exists`) at most [`MAX_COMPREHENSIONS`]
-//! deep, and CEL has no loops of its own. Evaluation is deterministic: maps come out with their
-//! keys sorted.
+//! deep; its steps and the sizes of its values are bounded before it runs
+//! ([`super::cost`]), and a module's expressions together by [`MAX_CEL_TIME`]. Evaluation is
+//! deterministic: maps come out with their keys sorted.
 //!
 //! A reference to a parameter (`config.a.b`, `config.items[0]`, `module.name`) is read
 //! directly, without CEL; it is what most of a module's `${…}` are, and a large module has
@@ -39,9 +40,15 @@ pub const MAX_NESTING: usize = 16;
 /// The deepest nesting of comprehensions (`map`, `filter`, `all`, `exists`, `exists_one`).
 pub const MAX_COMPREHENSIONS: usize = 2;
 
+/// The most time the CEL expressions of one module may take together, on all threads: each is
+/// bounded by [`super::cost`], and this bounds a module of very many.
+pub const MAX_CEL_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What expressions see.
 pub(crate) struct Scope {
     variables: BTreeMap<&'static str, Json>,
+    /// When the module's first scope was made: [`MAX_CEL_TIME`] counts from it.
+    started: std::time::Instant,
     /// Compiled expressions by their text, and CEL's environment, made on first use.
     cel: Option<Cel>,
 }
@@ -63,20 +70,17 @@ impl Scope {
         variables.insert("instance", instance);
         Self {
             variables,
+            started: std::time::Instant::now(),
             cel: None,
         }
     }
 
-    /// The variables of this scope, to make a scope with them on another thread
-    /// ([`Scope::with`]): the compiled expressions stay with each scope.
-    fn variables(&self) -> &BTreeMap<&'static str, Json> {
-        &self.variables
-    }
-
-    /// A scope with `variables`, as another scope has them.
-    fn with(variables: &BTreeMap<&'static str, Json>) -> Self {
+    /// A scope with the variables of this one, and its start, for another thread: the
+    /// compiled expressions stay with each scope.
+    fn fork(&self) -> Self {
         Self {
-            variables: variables.clone(),
+            variables: self.variables.clone(),
+            started: self.started,
             cel: None,
         }
     }
@@ -97,8 +101,15 @@ impl Scope {
                 "the expression nests brackets over {MAX_NESTING} deep"
             ));
         }
-        let cel = self.cel.get_or_insert_with(|| Cel::new(&self.variables));
-        cel.evaluate(expression)
+        if self.started.elapsed() > MAX_CEL_TIME {
+            return Err(format!(
+                "the module's expressions took over {} s together, the limit",
+                MAX_CEL_TIME.as_secs()
+            ));
+        }
+        let variables = &self.variables;
+        let cel = self.cel.get_or_insert_with(|| Cel::new(variables));
+        cel.evaluate(expression, variables)
     }
 
     /// The value at `path` (`config`, `a`, `0`…) of a variable.
@@ -161,12 +172,24 @@ impl Cel {
         }
     }
 
-    fn evaluate(&mut self, expression: &str) -> Result<Json, String> {
+    fn evaluate(
+        &mut self,
+        expression: &str,
+        variables: &BTreeMap<&'static str, Json>,
+    ) -> Result<Json, String> {
         let env = &self.env;
         let program = self
             .programs
             .entry(expression.to_owned())
-            .or_insert_with(|| compile(env, expression))
+            .or_insert_with(|| {
+                let program = compile(env, expression)?;
+                let lookup = |name: &str| variables.get(name);
+                let cost = super::cost::estimate(&program, &lookup);
+                match cost.over_limit() {
+                    Some(why) => Err(format!("refused before it runs: {why}")),
+                    None => Ok(program),
+                }
+            })
             .as_ref()
             .map_err(Clone::clone)?;
         let value = cel::Value::resolve(program, &self.variables).map_err(|e| e.to_string())?;
@@ -724,12 +747,12 @@ fn per_component<T: Send, R: Send>(
     use rayon::prelude::*;
     match pool {
         Some(pool) if items.len() >= super::PARALLEL_FROM && pool.current_num_threads() > 1 => {
-            let variables = scope.variables();
+            let scope = &*scope;
             pool.install(|| {
                 items
                     .into_par_iter()
                     .with_min_len(64)
-                    .map_init(|| Scope::with(variables), |scope, item| work(item, scope))
+                    .map_init(|| scope.fork(), |scope, item| work(item, scope))
                     .collect()
             })
         }

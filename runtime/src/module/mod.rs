@@ -28,6 +28,7 @@
 //! ```
 
 mod config;
+pub mod cost;
 mod document;
 pub mod env;
 pub mod expr;
