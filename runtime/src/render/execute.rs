@@ -23,6 +23,10 @@ pub type Transformers = BTreeMap<String, Result<CompiledTransformer, CompileErro
 /// Most invalid resources reported for one call; the rest are counted in one more failure.
 const MAX_INVALID_REPORTED: usize = 10;
 
+/// How much larger than a call's output limit its resources may be as YAML
+/// ([`super::write::yaml_bound`]): a resource of the usual shape is about as large as its JSON.
+pub const YAML_PER_OUTPUT_BYTE: usize = 4;
+
 /// What runs the calls of a render: the sandbox (what [`execute`] uses), or, in the benchmark
 /// that measures what the sandbox costs (`benches/native.rs`), the same transformer crates
 /// compiled into the process.
@@ -222,9 +226,26 @@ fn run_call(
         Ok(documents) => {
             let labels = context.tracking_labels(&call.component);
             let mut invalid = 0;
+            // What the call's resources may become as YAML, before any of it is written.
+            let most_yaml = limits.output.saturating_mul(YAML_PER_OUTPUT_BYTE);
+            let mut yaml = 0usize;
             for (index, document) in documents.iter().enumerate() {
                 match check_resource(document) {
                     Ok(mut value) => {
+                        yaml = yaml.saturating_add(super::write::yaml_bound(&value));
+                        if yaml > most_yaml {
+                            output.resources.clear();
+                            output.failures.push(fail(FailureKind::InvalidOutput {
+                                index,
+                                reason: format!(
+                                    "the call's resources would be written as more than {} of \
+                                     YAML (so deeply nested, or so many line breaks), over the \
+                                     limit of {YAML_PER_OUTPUT_BYTE} times the output limit",
+                                    crate::sandbox::limits::Bytes(most_yaml as u64)
+                                ),
+                            }));
+                            break;
+                        }
                         apply_labels(&mut value, &labels);
                         output.resources.push(Resource::new(
                             &call.component,
@@ -383,5 +404,74 @@ mod tests {
             .collect();
         assert!(failures.is_empty(), "{failures:?}");
         assert_eq!(rendered.calls.len(), calls.len());
+    }
+
+    /// A runner whose every call returns `documents`.
+    struct Returns(Vec<String>);
+
+    impl Runner for Returns {
+        fn call(&self, _: &Call, _: &wit::Context, _: &Limits) -> Result<CallOutcome, String> {
+            Ok(CallOutcome {
+                result: Ok(self.0.clone()),
+                logs: Vec::new(),
+                logs_dropped: 0,
+                fuel_used: 0,
+                elapsed: Duration::ZERO,
+            })
+        }
+
+        fn digest(&self, _: &str) -> String {
+            String::new()
+        }
+    }
+
+    /// Issue 42, finding 4: a deeply nested resource is written as many times its JSON (8 MB
+    /// per call became 976 MB). What a call's resources would be as YAML is bounded before any
+    /// of it is written: a call over four times its output limit fails, a resource of the usual
+    /// shape is far inside.
+    #[test]
+    fn a_call_whose_resources_would_be_too_large_as_yaml_fails_before_they_are_written() {
+        let chain = format!("{}{{}}{}", r#"{"a":"#.repeat(120), "}".repeat(120));
+        let deep = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"deep"}},"x":[{}]}}"#,
+            vec![chain.as_str(); 40].join(",")
+        );
+        let mut limits = Limits::default();
+        limits.output = deep.len();
+        let value: Value = serde_json::from_str(&deep).unwrap();
+        let bound = super::super::write::yaml_bound(&value);
+        let written = super::super::write::yaml(&value).unwrap().len();
+        assert!(bound >= written, "the bound {bound} is under the YAML's {written} bytes");
+        assert!(
+            written > deep.len() * YAML_PER_OUTPUT_BYTE,
+            "the test needs a resource whose YAML is {YAML_PER_OUTPUT_BYTE}× its JSON: {written}"
+        );
+        let call = Call {
+            component: "c".into(),
+            transformer: "t".into(),
+            provider: "p".into(),
+            input: "{}".into(),
+        };
+        let context = RenderContext {
+            name: "shop".into(),
+            instance: "shop".into(),
+            namespace: "shop".into(),
+            version: "1.0.0".into(),
+            provider: "kubernetes".into(),
+            timestamp: "1970-01-01T00:00:00Z".into(),
+            strict: false,
+            module_labels: BTreeMap::new(),
+            secret_kinds: Vec::new(),
+        };
+        let rendered = execute_with(&Returns(vec![deep]), &[&call], &context, &limits.into());
+        assert!(rendered.resources.is_empty());
+        let failure = format!("{}", rendered.failures[0].error);
+        assert!(failure.contains("of YAML"), "{failure}");
+
+        let usual = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api","labels":{"app":"api"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"api","image":"nginx:1.27","ports":[{"containerPort":8080}]}]}}}}"#;
+        let value: Value = serde_json::from_str(usual).unwrap();
+        let bound = super::super::write::yaml_bound(&value);
+        let written = super::super::write::yaml(&value).unwrap().len();
+        assert!(bound >= written && bound < usual.len() * YAML_PER_OUTPUT_BYTE, "{bound}");
     }
 }
