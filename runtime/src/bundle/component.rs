@@ -185,6 +185,18 @@ pub enum ComponentError {
     /// It is not a renderer: it lacks the renderer export, or `render` has the wrong type.
     #[error("{0}")]
     NotRenderer(String),
+    /// A function's code is larger than a compiler is given.
+    #[error(
+        "its function #{index} is {size} bytes of code, over the limit of {MAX_FUNCTION_BYTES} \
+         bytes per function (a compiler's memory grows with a function's size: 3 MB took \
+         Cranelift past 10 GB)"
+    )]
+    FunctionTooLarge {
+        /// The function's position among all the component's function bodies.
+        index: usize,
+        /// Its code's size.
+        size: usize,
+    },
     /// It imports interfaces the sandbox does not offer.
     #[error("it imports {}, which the sandbox does not offer (allowed: {})", .imports.join(", "), contract::allowed_imports_summary())]
     DisallowedImports {
@@ -380,6 +392,13 @@ struct Scan {
     producers: Producers,
 }
 
+/// The largest function body a component may have, in bytes of code: 2.4 times the largest
+/// seen in a real component (CPython's interpreter loop in componentize-py's, 427 KB; the
+/// largest of componentize-js's is 172 KB, of Rust transformers' 33 KB). The compilers'
+/// memory and time grow with a function's size, and a function of 3 MB took Winch to 1.7 GB
+/// and Cranelift past 10 GB.
+pub const MAX_FUNCTION_BYTES: usize = 1 << 20;
+
 /// Validates the whole component — structure, types and, with [`Bodies::Validate`], every
 /// function body — with exactly the WebAssembly features the sandbox's engine enables, and
 /// collects the names of the outermost component's imports and exports. What passes here
@@ -392,9 +411,20 @@ fn scan(bytes: &[u8], bodies: Bodies) -> Result<Scan, ComponentError> {
     let (mut imports, mut exports, mut types) = (Vec::new(), Vec::new(), None);
     let mut producers = Producers::default();
     let mut depth = 0usize;
+    let mut function = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(invalid)?;
         match &payload {
+            Payload::CodeSectionEntry(body) => {
+                let size = body.range().len();
+                if size > MAX_FUNCTION_BYTES {
+                    return Err(ComponentError::FunctionTooLarge {
+                        index: function,
+                        size,
+                    });
+                }
+                function += 1;
+            }
             Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentImportSection(section) if depth == 0 => {
@@ -527,5 +557,66 @@ fn native_code(bytes: &[u8]) -> Option<&'static str> {
         Some("a PE executable")
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `value` as unsigned LEB128.
+    fn leb(mut value: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    /// A section `id` holding `content`.
+    fn section(id: u8, content: &[u8], out: &mut Vec<u8>) {
+        out.push(id);
+        leb(content.len(), out);
+        out.extend_from_slice(content);
+    }
+
+    /// A component holding one core module with one function of `nops` `nop` instructions.
+    fn component_with_a_function_of(nops: usize) -> Vec<u8> {
+        let mut module = b"\0asm\x01\0\0\0".to_vec();
+        section(1, &[1, 0x60, 0, 0], &mut module);
+        section(3, &[1, 0], &mut module);
+        let mut body = vec![0];
+        body.resize(1 + nops, 0x01);
+        body.push(0x0b);
+        let mut code = vec![1];
+        leb(body.len(), &mut code);
+        code.extend_from_slice(&body);
+        section(10, &code, &mut module);
+        let mut component = b"\0asm\x0d\0\x01\0".to_vec();
+        section(1, &module, &mut component);
+        component
+    }
+
+    /// Issue 42, finding 4: a component of one 3 MB function took Winch to 1.7 GB and Cranelift
+    /// past 10 GB (`provider init` was killed before it locked anything). A function over the
+    /// limit is refused by the check every load and `provider init` run, before compiling.
+    #[test]
+    fn a_function_over_the_size_limit_is_refused_before_it_is_compiled() {
+        let huge = component_with_a_function_of(3 << 20);
+        for checked in [check(&huge), check_structure(&huge)] {
+            let error = checked.unwrap_err();
+            assert!(
+                matches!(error, ComponentError::FunctionTooLarge { index: 0, .. }),
+                "{error}"
+            );
+            assert!(error.to_string().contains("over the limit of 1048576 bytes"), "{error}");
+        }
+        // One within the limit is checked as any other: this one exports nothing.
+        let small = component_with_a_function_of(1000);
+        assert!(matches!(check(&small), Err(ComponentError::MissingExport { .. })));
     }
 }
