@@ -613,10 +613,18 @@ mod tests {
                 matches!(error, ComponentError::FunctionTooLarge { index: 0, .. }),
                 "{error}"
             );
-            assert!(error.to_string().contains("over the limit of 1048576 bytes"), "{error}");
+            assert!(
+                error
+                    .to_string()
+                    .contains("over the limit of 1048576 bytes"),
+                "{error}"
+            );
         }
         // One within the limit is checked as any other: this one exports nothing.
         let small = component_with_a_function_of(1000);
-        assert!(matches!(check(&small), Err(ComponentError::MissingExport { .. })));
+        assert!(matches!(
+            check(&small),
+            Err(ComponentError::MissingExport { .. })
+        ));
     }
 }

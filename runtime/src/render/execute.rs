@@ -441,7 +441,10 @@ mod tests {
         let value: Value = serde_json::from_str(&deep).unwrap();
         let bound = super::super::write::yaml_bound(&value);
         let written = super::super::write::yaml(&value).unwrap().len();
-        assert!(bound >= written, "the bound {bound} is under the YAML's {written} bytes");
+        assert!(
+            bound >= written,
+            "the bound {bound} is under the YAML's {written} bytes"
+        );
         assert!(
             written > deep.len() * YAML_PER_OUTPUT_BYTE,
             "the test needs a resource whose YAML is {YAML_PER_OUTPUT_BYTE}× its JSON: {written}"
@@ -472,6 +475,9 @@ mod tests {
         let value: Value = serde_json::from_str(usual).unwrap();
         let bound = super::super::write::yaml_bound(&value);
         let written = super::super::write::yaml(&value).unwrap().len();
-        assert!(bound >= written && bound < usual.len() * YAML_PER_OUTPUT_BYTE, "{bound}");
+        assert!(
+            bound >= written && bound < usual.len() * YAML_PER_OUTPUT_BYTE,
+            "{bound}"
+        );
     }
 }

@@ -16,6 +16,7 @@ mod emit;
 #[cfg(feature = "sandbox")]
 mod execute;
 pub mod identity;
+pub mod layout;
 pub mod patch;
 #[cfg(feature = "sandbox")]
 mod renderer;

@@ -2,21 +2,19 @@
 //! out the files of the output from every resource the calls produced, and the host fills them.
 //!
 //! The renderer runs once, in a fresh sandbox instance like a transform call, under its own
-//! limits ([`limits`]). What it returns is checked before anything is made of it: every path is
-//! relative with no `.` or `..` segment and appears once; without `--out-dir` there is exactly
-//! one file; every [`Chunk::Yaml`] names a resource it was given, at most
-//! [`YAML_CHUNKS_PER_RESOURCE`] times each, and the files with their YAML documents fit the
-//! renderer's output limit before they are put together; at most [`max_files`] files, each path
-//! at most [`MAX_PATH_SEGMENTS`] deep. Resources it refuses fail their own transformers' calls,
-//! each at most once; any other failure is the renderer's.
+//! limits ([`limits`]). What it returns is checked before anything is made of it
+//! ([`layout::check_files`]: paths, counts, which resources it asks for as YAML), and the files
+//! with their YAML documents must fit the renderer's output limit before they are put together.
+//! Resources it refuses fail their own transformers' calls, each at most once
+//! ([`layout::check_refusals`]); any other failure is the renderer's.
 
-use std::collections::BTreeSet;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rayon::prelude::*;
 
+use super::layout::{self, Checked, Piece};
 use super::{
     CallReport, Failure, FailureKind, OutputFile, RenderContext, Rendered, RendererFailure, write,
 };
@@ -75,11 +73,6 @@ impl Renderer {
         })
     }
 }
-
-/// The most [`Chunk::Yaml`] chunks a renderer may return per resource it was given (plus a
-/// few): enough to write every resource in a stream and once more in a file of its own, not
-/// enough to make the host write a large resource a million times.
-pub const YAML_CHUNKS_PER_RESOURCE: usize = 4;
 
 /// The renderer's limits: what its provider asks (`renderer.limits`), else room for the largest
 /// renders — fuel and memory for every resource of a 10,000-component render and more — never
@@ -228,12 +221,12 @@ pub fn run(
             Err(error) => rendered.renderer_failure = Some(fail(error)),
         },
         Err(CallError::Refused(refused)) => {
-            if let Err(error) = check_refusals(&refused, rendered.resources.len()) {
+            if let Err(error) = layout::check_refusals(&refused, rendered.resources.len()) {
                 rendered.renderer_failure = Some(fail(error));
                 return;
             }
             for (index, reason) in refused {
-                let reason = crate::printable::truncate(&reason, MAX_REFUSAL_REASON);
+                let reason = crate::printable::truncate(&reason, layout::MAX_REFUSAL_REASON);
                 let Some(resource) = rendered.resources.get(index as usize) else {
                     rendered.renderer_failure = Some(fail(format!(
                         "refused resource #{index}, but it was given {}",
@@ -268,34 +261,6 @@ pub fn run(
     }
 }
 
-/// The longest reason for a refusal that is reported: each becomes a failure on stderr.
-const MAX_REFUSAL_REASON: usize = 1024;
-
-/// Whether `refused` names each resource at most once, and only resources it was given
-/// (`count` of them): every refusal is a failure the host reports, so a renderer must not make
-/// it report more than the render has resources.
-fn check_refusals(refused: &[(u32, String)], count: usize) -> Result<(), String> {
-    if refused.len() > count {
-        return Err(format!(
-            "refused {} resources, but it was given {count}",
-            refused.len()
-        ));
-    }
-    let mut seen = vec![false; count];
-    for (index, _) in refused {
-        match seen.get_mut(*index as usize) {
-            None => {
-                return Err(format!(
-                    "refused resource #{index}, but it was given {count}"
-                ));
-            }
-            Some(true) => return Err(format!("refused resource #{index} twice")),
-            Some(slot) => *slot = true,
-        }
-    }
-    Ok(())
-}
-
 /// What stopped the renderer, saying where its limits come from: its provider's
 /// `renderer.limits`, not the command line's per-call flags.
 fn renderer_words(error: &CallError) -> String {
@@ -323,52 +288,23 @@ fn fill(
     mut written: Vec<Option<Result<String, String>>>,
     output_limit: usize,
 ) -> Result<Vec<OutputFile>, String> {
-    if !options.directory && files.len() != 1 {
-        return Err(format!(
-            "returned {} files where the output is one stream: give --out-dir DIR to write them",
-            files.len()
-        ));
-    }
-    let most_files = max_files(rendered.resources.len());
-    if files.len() > most_files {
-        return Err(format!(
-            "returned {} files for {} resources, over the limit of {most_files} ({MAX_FILES_BASE} \
-             and {FILES_PER_RESOURCE} per resource)",
-            files.len(),
-            rendered.resources.len()
-        ));
-    }
-    let mut paths = BTreeSet::new();
-    // How often each resource is asked for as YAML, by position: a set of 20,000 numbers built
-    // and then read back in order on one thread took 2 ms of a large render.
-    let mut wanted = vec![0usize; rendered.resources.len()];
-    let mut bytes = 0usize;
-    for file in &files {
-        check_path(&file.path)?;
-        if !paths.insert(file.path.as_str()) {
-            return Err(format!("returned the file {:?} twice", file.path));
-        }
-        for chunk in &file.content {
-            match chunk {
-                Chunk::Bytes(part) => bytes = bytes.saturating_add(part.len()),
-                Chunk::Yaml(index) => {
-                    let Some(slot) = wanted.get_mut(*index as usize) else {
-                        return Err(format!(
-                            "asked for resource #{index} as YAML, but it was given {}",
-                            rendered.resources.len()
-                        ));
-                    };
-                    *slot += 1;
-                    if *slot > YAML_CHUNKS_PER_RESOURCE {
-                        return Err(format!(
-                            "asked for resource #{index} as YAML more than \
-                             {YAML_CHUNKS_PER_RESOURCE} times, the limit per resource"
-                        ));
-                    }
-                }
-            }
-        }
-    }
+    let layout: Vec<(&str, Vec<Piece>)> = files
+        .iter()
+        .map(|file| {
+            let pieces = file
+                .content
+                .iter()
+                .map(|chunk| match chunk {
+                    Chunk::Bytes(part) => Piece::Bytes(part.len()),
+                    Chunk::Yaml(index) => Piece::Yaml(*index),
+                })
+                .collect();
+            (file.path.as_str(), pieces)
+        })
+        .collect();
+    let Checked { wanted, mut bytes } =
+        layout::check_files(&layout, rendered.resources.len(), options.directory)?;
+    drop(layout);
     written.resize_with(rendered.resources.len(), || None);
     written
         .par_iter_mut()
@@ -462,53 +398,6 @@ fn concatenate<'d>(content: &[Chunk], document: &(dyn Fn(u32) -> &'d [u8] + Sync
     bytes
 }
 
-/// The longest path a renderer may return.
-const MAX_PATH: usize = 1024;
-
-/// The most `/`-separated segments of a path a renderer may return: folders of folders are
-/// directories the host makes.
-const MAX_PATH_SEGMENTS: usize = 16;
-
-/// The files a renderer may return whatever the render: a stream, a compose project and its
-/// side files.
-pub const MAX_FILES_BASE: usize = 1024;
-
-/// The files a renderer may return for each resource beyond [`MAX_FILES_BASE`]: one per resource
-/// (`--split`) and a few side files (a compose config's keys).
-pub const FILES_PER_RESOURCE: usize = 4;
-
-/// The most files a renderer of `resources` resources may return.
-fn max_files(resources: usize) -> usize {
-    resources
-        .saturating_mul(FILES_PER_RESOURCE)
-        .saturating_add(MAX_FILES_BASE)
-}
-
-/// Whether `path` stays inside `--out-dir`: relative, `/`-separated, no empty, `.` or `..`
-/// segment, no backslash or control character.
-fn check_path(path: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("returned the file path {path:?}, which {why}"));
-    if path.is_empty() || path.len() > MAX_PATH {
-        return bad(&format!("is empty or longer than {MAX_PATH} bytes"));
-    }
-    if path.chars().any(|c| c.is_control() || c == '\\') {
-        return bad("holds a control character or a backslash");
-    }
-    if path
-        .split('/')
-        .any(|segment| matches!(segment, "" | "." | ".."))
-    {
-        return bad("is absolute or has an empty, `.` or `..` segment");
-    }
-    if path.split('/').count() > MAX_PATH_SEGMENTS {
-        return bad(&format!("is more than {MAX_PATH_SEGMENTS} folders deep"));
-    }
-    if path.split('/').next() == Some(write::MANIFEST) {
-        return bad("is the host's own record of what it wrote");
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -546,26 +435,6 @@ mod tests {
             assert!(bytes == expected, "{threads} threads");
         }
         assert_eq!(concatenate(&[], &document), b"");
-    }
-
-    #[test]
-    fn paths_stay_inside_the_output_directory() {
-        for good in ["compose.yaml", "secrets/db/password", "a.b/c"] {
-            assert!(check_path(good).is_ok(), "{good}");
-        }
-        for bad in [
-            "",
-            "/etc/passwd",
-            "../x",
-            "a/../b",
-            "a//b",
-            "./a",
-            "a\\b",
-            "a\nb",
-            "a/",
-        ] {
-            assert!(check_path(bad).is_err(), "{bad:?}");
-        }
     }
 
     #[test]
