@@ -14,7 +14,7 @@ set -euo pipefail
 seconds=${1:-60}
 toolchain=${OPM_FUZZ_TOOLCHAIN:-nightly}
 cargo_fuzz_version=0.13.2
-targets=(module manifest bundle component output registry)
+targets=(module manifest bundle component output registry cel patch layout)
 # No sanitizer: the targets run safe Rust over untrusted bytes, where a bug shows as a panic,
 # an overflow (debug assertions are on) or a runaway allocation, all of which libFuzzer catches
 # without one; leaving AddressSanitizer out makes the build and every execution faster.

@@ -9,6 +9,10 @@
 //!   enough to mutate quickly), and a bundle whose component is not WebAssembly;
 //! - `component`: each of the embedded provider's components that is as small, and a core module;
 //! - `output`: every resource of `examples/*/rendered.yaml`, as the JSON a transformer returns;
+//! - `patch`: each example module with patches, a NUL and the resources it renders, one JSON
+//!   document per line;
+//! - `cel`: a few expressions of the shapes modules write, and one over the bounds;
+//! - `layout`: a stream, a split directory and a compose project with a side file and a refusal;
 //! - `registry`: a provider artifact's manifest as `opm provider push` writes it, an index
 //!   listing it, a tag list, token responses and `WWW-Authenticate` challenges.
 //!
@@ -122,14 +126,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     for dir in &examples {
         let text = std::fs::read_to_string(dir.join("rendered.yaml"))?;
+        let mut objects = String::new();
         for document in text.split("\n---\n") {
             let document = document.trim_start_matches("---\n");
             if document.trim().is_empty() {
                 continue;
             }
             let value: Value = serde_saphyr::from_str(document)?;
-            seeds.add("output", serde_json::to_string(&value)?.as_bytes())?;
+            let json = serde_json::to_string(&value)?;
+            seeds.add("output", json.as_bytes())?;
+            objects.push_str(&json);
+            objects.push('\n');
         }
+        // A module with patches, NUL, what it renders.
+        let module = std::fs::read(dir.join("module.yaml"))?;
+        if module.windows(9).any(|w| w == b"\npatches:") {
+            let mut input = module;
+            input.push(0);
+            input.extend_from_slice(objects.as_bytes());
+            seeds.add("patch", &input)?;
+        }
+    }
+
+    for expression in [
+        "config.text.replace('a', 'bb') + '-tls'",
+        "config.items.map(i, i + '-x').join(',')",
+        "config.items.all(i, config.items.exists(j, i == j))",
+        "config.ini.map(s, '[' + s + ']' + config.ini[s].map(k, k + '=' + config.ini[s][k]).join(';'))",
+        "size(config.items) > 3 ? 'many' : 'few'",
+    ] {
+        seeds.add("cel", expression.as_bytes())?;
+    }
+    for layout in [
+        &b"\x03\x00stream.yaml\tb4,y0,b4,y1,b4,y2"[..],
+        b"\x02\x01deployment-api.yaml\ty0\nservice-api.yaml\ty1",
+        b"\x02\x01compose.yaml\tb100\nsecrets/db/password\tb12\n!1",
+    ] {
+        seeds.add("layout", layout)?;
     }
 
     for seed in registry_seeds()? {

@@ -35,6 +35,9 @@ pub struct ProviderManifest {
     pub unhandled: Vec<Unhandled>,
 }
 
+/// The longest name, and version, a renderer may have: they are in every message it causes.
+pub const MAX_RENDERER_NAME: usize = 128;
+
 /// `renderer` of a provider manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -311,6 +314,14 @@ impl ProviderManifest {
         }
         self.limits.check("limits")?;
         if let Some(renderer) = &self.renderer {
+            // Its name is in every refusal and failure it causes.
+            if renderer.name.len() > MAX_RENDERER_NAME || renderer.version.len() > MAX_RENDERER_NAME
+            {
+                return Err(format!(
+                    "renderer.name and renderer.version are at most {MAX_RENDERER_NAME} bytes \
+                     each"
+                ));
+            }
             semver::Version::parse(&renderer.version).map_err(|e| {
                 format!(
                     "renderer.version {:?} is not a semantic version: {e}",
@@ -339,6 +350,24 @@ impl ProviderManifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 42, finding 4: names copied into every message had no length limit.
+    #[test]
+    fn a_renderer_name_longer_than_the_limit_is_refused() {
+        let manifest = |name: &str| -> ProviderManifest {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "core.opm.dev/v1", "kind": "Provider",
+                "metadata": {"name": "p", "version": "0.1.0"},
+                "transformers": {},
+                "renderer": {"name": name, "version": "1.0.0", "component": "r.wasm"},
+            }))
+            .unwrap()
+        };
+        assert!(manifest("Lines").check().is_ok());
+        let long = manifest(&"x".repeat(1 << 20)).check().unwrap_err();
+        assert!(long.contains("at most 128 bytes"), "{long}");
+        assert!(long.len() < 200, "the error quotes the name: {} bytes", long.len());
+    }
 
     #[test]
     fn a_provider_asks_and_the_host_caps() {

@@ -93,7 +93,12 @@ fn outcome(
         events(render, redactor, stderr)?;
     } else {
         for warning in plan.warnings() {
-            writeln!(stderr, "warning: {warning}")?;
+            let warning = warning.to_string();
+            writeln!(
+                stderr,
+                "warning: {}",
+                crate::printable::escape_lines(&warning)
+            )?;
         }
         let guest = rendered.guest_warnings();
         for warning in guest.iter().take(MAX_GUEST_WARNINGS) {
