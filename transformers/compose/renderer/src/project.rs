@@ -19,6 +19,13 @@
 //!   `--strict`).
 //! - **Volumes.** A named volume that no component renders (a claim named by hand) is declared
 //!   `external`: Docker must have it already (a warning).
+//! - **Interpolation.** Compose fills `$NAME` and `${NAME}` in every value of the file from the
+//!   environment of `docker compose up`: the deployer's, credentials and all. Every string the
+//!   resources hold is raw text, and once the document is complete every string value in it —
+//!   a transformer's or a patch's, in any section — is escaped (`$` as `$$`,
+//!   [`escape_values`]), keys left alone. The one interpolation compose is left is the renderer's
+//!   own `${NAME:?…}` for a key of an object the module does not render (above), put in after
+//!   the escape.
 //! - **Order.** Sections are written `services`, `volumes`, `configs`, `secrets`, `networks`,
 //!   entries in name order and a service's fields in one fixed order, so the same module
 //!   renders the same bytes.
@@ -26,7 +33,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use opm_compose_common::data::Content;
-use opm_compose_common::expand::{escape, expand, unescape};
+use opm_compose_common::expand::{escape, escape_values, expand};
 use opm_compose_common::extension::{self, Extension, Files, Source};
 use opm_compose_common::{
     API_VERSION, CONFIG, NETWORK, SECRET, SECTIONS, SERVICE, VOLUME, split_data_name,
@@ -110,6 +117,9 @@ struct Builder<'a> {
     inlined_secrets: BTreeSet<String>,
     /// Read-only services with inline configs, warned once each.
     read_only_warned: BTreeSet<String>,
+    /// The variables compose takes from its own environment: by service and variable, the
+    /// `${NAME:?…}` value, put back as it is after the escape of the document.
+    from_compose: BTreeMap<(String, String), String>,
 }
 
 /// The mode of the files written beside `compose.yaml`.
@@ -131,6 +141,7 @@ pub fn build(
         files: BTreeMap::new(),
         inlined_secrets: BTreeSet::new(),
         read_only_warned: BTreeSet::new(),
+        from_compose: BTreeMap::new(),
     };
     let entries = builder.parse(resources)?;
     let mut by_kind: BTreeMap<&str, BTreeMap<&str, &Entry>> = BTreeMap::new();
@@ -217,8 +228,21 @@ pub fn build(
             document.insert(section.into(), Value::Object(content));
         }
     }
+    let mut document = Value::Object(document);
+    escape_values(&mut document);
+    for ((service, name), value) in builder.from_compose {
+        if let Some(slot) = document
+            .get_mut("services")
+            .and_then(|services| services.get_mut(&service))
+            .and_then(|service| service.get_mut("environment"))
+            .and_then(|environment| environment.get_mut(&name))
+            && *slot == json!(escape(&value))
+        {
+            *slot = json!(value);
+        }
+    }
     Ok(Project {
-        document: Value::Object(document),
+        document,
         files: builder.files,
     })
 }
@@ -420,7 +444,7 @@ impl<'a> Builder<'a> {
             if let Some(raw) = raw {
                 let expanded: Vec<Value> = raw
                     .iter()
-                    .map(|arg| json!(escape(&lookup_expand(arg, &environment))))
+                    .map(|arg| json!(lookup_expand(arg, &environment)))
                     .collect();
                 spec.insert(field.into(), Value::Array(expanded));
             }
@@ -503,7 +527,7 @@ impl<'a> Builder<'a> {
                 }
                 match content.text() {
                     Some(text) => {
-                        environment.insert(name, json!(escape(text)));
+                        environment.insert(name, json!(text));
                     }
                     // Kubernetes leaves a ConfigMap's binaryData out of envFrom too.
                     None if matches!(from.source, Source::ConfigMap(_)) => {}
@@ -521,7 +545,7 @@ impl<'a> Builder<'a> {
         for var in &extension.environment {
             if let Some(template) = &var.value {
                 let value = lookup_expand(template, environment);
-                environment.insert(var.name.clone(), json!(escape(&value)));
+                environment.insert(var.name.clone(), json!(value));
                 continue;
             }
             let Some(from) = &var.from else {
@@ -531,7 +555,7 @@ impl<'a> Builder<'a> {
             match object.and_then(|object| object.keys.get(&from.key)) {
                 Some((_, content, _)) => match content.text() {
                     Some(text) => {
-                        environment.insert(var.name.clone(), json!(escape(text)));
+                        environment.insert(var.name.clone(), json!(text));
                     }
                     None => self.refuse(
                         entry,
@@ -564,14 +588,10 @@ impl<'a> Builder<'a> {
                             name = var.name
                         ),
                     );
-                    environment.insert(
-                        var.name.clone(),
-                        json!(format!(
-                            "${{{name}:?set {name}: the module reads it from {}, which it does not render}}",
-                            from.source.describe().replace('"', ""),
-                            name = var.name
-                        )),
-                    );
+                    let value = from_compose(&var.name, &from.source);
+                    environment.insert(var.name.clone(), json!(value));
+                    self.from_compose
+                        .insert((entry.rendered.name.clone(), var.name.clone()), value);
                 }
                 None => self.refuse(
                     entry,
@@ -695,7 +715,7 @@ impl<'a> Builder<'a> {
         let mut declared = Map::new();
         let mut mount = Map::new();
         mount.insert("source".into(), json!(name));
-        mount.insert("target".into(), json!(escape(&target)));
+        mount.insert("target".into(), json!(target));
         let section = if self.directory {
             // A file beside compose.yaml, which compose bind-mounts: it works in a read-only
             // container too, but the file keeps the mode it is written with.
@@ -719,7 +739,7 @@ impl<'a> Builder<'a> {
         } else {
             match content {
                 Content::Text(text) => {
-                    declared.insert("content".into(), json!(escape(text)));
+                    declared.insert("content".into(), json!(text));
                 }
                 Content::Base64(_) => {
                     self.unhonoured(
@@ -775,9 +795,35 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// `text` expanded (`$(NAME)`) with the variables of `environment`, whose values are escaped.
+/// `text` expanded (`$(NAME)`) with the variables of `environment`.
 fn lookup_expand(text: &str, environment: &Map<String, Value>) -> String {
     expand(text, |name| {
-        environment.get(name).and_then(Value::as_str).map(unescape)
+        environment
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
     })
+}
+
+/// The value of the variable `name` that compose takes from its own environment, `source`
+/// being an object no component renders: `${NAME:?message}`, which makes `docker compose up`
+/// refuse to start while it is unset. `name` is [`interpolable`]; the message names the
+/// object only when its name is plain (`[A-Za-z0-9._-]`), so that no `}` or `$` of it can end
+/// the expression and start another.
+fn from_compose(name: &str, source: &Source) -> String {
+    let object = source.name();
+    let plain = !object.is_empty()
+        && object
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let kind = match source {
+        Source::ConfigMap(_) => "ConfigMap",
+        Source::Secret(_) => "Secret",
+    };
+    let what = if plain {
+        format!("{kind} {object}, which it does not render")
+    } else {
+        format!("a {kind} it does not render")
+    };
+    format!("${{{name}:?set {name}: the module reads it from {what}}}")
 }

@@ -688,3 +688,229 @@ fn a_read_only_service_takes_configs_as_files_and_a_mode_is_the_files_own() {
         "{warnings:?}"
     );
 }
+
+/// The JSON pointer of every string value of `value` (keys aside) in which compose would
+/// interpolate something, with the string; and how many strings hold an escaped `$`.
+fn interpolated(value: &Value, at: &str, found: &mut Vec<String>, escaped: &mut usize) {
+    match value {
+        Value::String(text) => {
+            if opm_compose_common::expand::interpolates(text) {
+                found.push(format!("{at}: {text:?}"));
+            } else if text.contains("$$") {
+                *escaped += 1;
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                interpolated(item, &format!("{at}/{index}"), found, escaped);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                interpolated(item, &format!("{at}/{key}"), found, escaped);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What compose reads of `file`: its YAML, parsed.
+fn parsed(file: &File) -> Value {
+    serde_saphyr::from_str(&text(file)).unwrap()
+}
+
+/// Every string a component can give, `$X` and `${Y:-z}` in each: the host-access label lets
+/// the host's fields through too.
+const DOLLARS: &str = "$X and ${Y:-z}";
+
+fn every_string_field() -> Value {
+    let d = DOLLARS;
+    json!({
+        "web": {"metadata": {"labels": {"security.opm.dev/host-access": "true"},
+                             "annotations": {"note": d}},
+                "spec": {
+            "container": {
+                "name": "web",
+                "image": {"repository": "registry.example/$X", "tag": "${Y:-z}"},
+                "imagePullPolicy": "Always",
+                "command": ["/bin/$X", "${Y:-z}"],
+                "args": ["--a=$X", "--b=${Y:-z}", "--token=$(TOKEN)"],
+                "workingDir": "/srv/$X",
+                "env": {
+                    "PLAIN": {"value": d},
+                    "TOKEN": {"secretKeyRef": {"name": "credentials", "key": "token"}},
+                    "URL": {"value": "https://$(TOKEN)@${Y:-z}/"},
+                    "NOTE": {"fieldRef": {"fieldPath": "metadata.annotations['note']"}},
+                    "TIER": {"fieldRef": {"fieldPath": "metadata.labels['tier']"}},
+                },
+                "envFrom": [{"configMapRef": {"name": "settings"}, "prefix": "S_"}],
+                "ports": {"http": {"containerPort": 8080}},
+                "volumeMounts": {
+                    "host": {"mountPath": "/host/$X", "subPath": "${Y:-z}"},
+                    "data": {"mountPath": "/data/$X", "subPath": "${Y:-z}"},
+                    "nas": {"mountPath": "/nas/$X"},
+                    "conf": {"mountPath": "/etc/$X"},
+                    "fast": {"mountPath": "/fast/${Y:-z}"},
+                    "scratch": {"mountPath": "/scratch/$X"},
+                },
+                "securityContext": {
+                    "privileged": true, "capabilities": {"add": ["SYS_ADMIN"], "drop": ["NET_RAW"]},
+                    "appArmorProfile": {"type": "Localhost", "localhostProfile": d},
+                    "seLinuxOptions": {"user": "$X", "role": "${Y:-z}", "type": "$X", "level": d},
+                },
+                "readinessProbe": {"httpGet": {"path": "/$X", "host": "${Y:-z}", "port": "http",
+                                               "httpHeaders": [{"name": "X-$X", "value": d}]}},
+                "lifecycle": {"postStart": {"exec": {"command": ["$X", "${Y:-z}"]}},
+                              "preStop": {"httpGet": {"path": "/${Y:-z}", "port": 8080}}},
+            },
+            "volumes": {
+                "host": {"hostPath": {"path": "/var/$X"}},
+                "data": {"persistentClaim": "claim-$X"},
+                "nas": {"nfs": {"server": "$X.example", "path": "/${Y:-z}"}},
+                "conf": {"configMap": {"name": "settings", "items": [{"key": "a", "path": "$X/a"}]}},
+                "fast": {"emptyDir": {"medium": "Memory"}},
+                "scratch": {"emptyDir": {}},
+            },
+            "persistentStorage": {"cache": {"size": "1Gi", "mountPath": "/cache/$X",
+                                            "labels": {"l": d}, "annotations": {"a": d}}},
+            "expose": {"type": "NodePort", "labels": {"e": d}, "annotations": {"f": d},
+                       "ports": {"http": {"port": 8080, "nodePort": 30080, "appProtocol": "$X"}}},
+            "sidecarContainers": {"proxy": {"image": "proxy:${Y:-z}", "args": [d],
+                                            "env": {"P": {"value": d}}, "workingDir": "$X"}},
+            "initContainers": {"setup": {"image": "init:$X", "command": ["sh", "-c", d]}},
+            "securityContext": {"sysctls": [{"name": "net.core.somaxconn", "value": d}]},
+            "podNetwork": {
+                "dnsConfig": {"nameservers": ["$X"],
+                              "searches": ["$AWS_SECRET_ACCESS_KEY.exfil.example", "${GITHUB_TOKEN:-none}"],
+                              "options": [{"name": "$X", "value": "${Y:-z}"}, {"name": "${Y:-z}"}]},
+                "hostAliases": [{"ip": "$X", "hostnames": ["${Y:-z}"]}],
+            },
+            "podRuntime": {"runtimeClassName": "$X"},
+            "podMetadata": {"labels": {"tier": d}, "annotations": {"p": d}},
+        }},
+        "settings": {"metadata": {}, "spec": {"configMap": {"data": {"a": d, "b": d},
+                     "labels": {"l": d}, "annotations": {"a": d}}}},
+        "credentials": {"metadata": {}, "spec": {"secret": {"stringData": {"token": d},
+                        "labels": {"l": d}}}},
+    })
+}
+
+#[test]
+fn no_string_of_a_module_reaches_compose_with_a_dollar_that_compose_would_interpolate() {
+    let mut context = test_context();
+    context.labels.insert("team".into(), DOLLARS.into());
+    let mut resources = transform(&context, every_string_field());
+    // What a patch could leave: fields no transformer writes, in a service and a network.
+    resources.push(service(
+        "patched",
+        json!({"image": DOLLARS, "hostname": "$X", "domainname": "${Y:-z}", "user": "$X",
+               "devices": [DOLLARS], "logging": {"driver": "$X", "options": {"tag": DOLLARS}},
+               "ulimits": {"nofile": {"soft": 1, "hard": 2}}, "x-custom": [DOLLARS],
+               "labels": {"own": DOLLARS}, "environment": {"E": DOLLARS}}),
+    ));
+    resources.push(Rendered::new(
+        "patched",
+        WORKLOAD,
+        &json!({"apiVersion": "compose.opm.dev/v1", "kind": "Network",
+                "metadata": {"name": "edge", "labels": {"n": DOLLARS}},
+                "spec": {"driver": "$X", "driver_opts": {"o": DOLLARS}}}),
+    ));
+    for options in [stdout(), directory()] {
+        let (result, _) = render_with(&resources, &context, &options);
+        let document = parsed(&result.unwrap()[0]);
+        let (mut found, mut escaped) = (Vec::new(), 0);
+        interpolated(&document, "", &mut found, &mut escaped);
+        assert!(
+            found.is_empty(),
+            "compose would interpolate these (directory {}):\n{}",
+            options.directory,
+            found.join("\n")
+        );
+        assert!(escaped > 60, "only {escaped} strings hold an escaped $");
+
+        let web = &document["services"]["web"];
+        let escaped_dollars = "$$X and $${Y:-z}";
+        assert_eq!(web["image"], "registry.example/$$X:$${Y:-z}");
+        assert_eq!(
+            web["dns_search"],
+            json!([
+                "$$AWS_SECRET_ACCESS_KEY.exfil.example",
+                "$${GITHUB_TOKEN:-none}"
+            ])
+        );
+        assert_eq!(web["dns_opt"], json!(["$$X:$${Y:-z}", "$${Y:-z}"]));
+        assert_eq!(web["sysctls"]["net.core.somaxconn"], escaped_dollars);
+        assert_eq!(web["runtime"], "$$X");
+        assert_eq!(web["extra_hosts"], json!(["$${Y:-z}=$$X"]));
+        let sources: Vec<&Value> = web["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|mount| mount.get("source"))
+            .collect();
+        assert!(
+            sources.contains(&&json!("claim-$$X"))
+                && sources.contains(&&json!("/var/$$X/$${Y:-z}")),
+            "{sources:?}"
+        );
+        assert!(document["volumes"]["claim-$X"]["external"] == true);
+        // Kubernetes' expansion is done on the raw text, then escaped once: no `$$$$`.
+        assert_eq!(web["environment"]["PLAIN"], escaped_dollars);
+        assert_eq!(web["environment"]["NOTE"], escaped_dollars);
+        assert_eq!(web["environment"]["TIER"], escaped_dollars);
+        assert_eq!(web["environment"]["S_a"], escaped_dollars);
+        assert_eq!(
+            web["environment"]["URL"],
+            "https://$$X and $${Y:-z}@$${Y:-z}/"
+        );
+        assert_eq!(
+            web["command"],
+            json!(["--a=$$X", "--b=$${Y:-z}", "--token=$$X and $${Y:-z}"])
+        );
+        assert_eq!(web["annotations"]["note"], escaped_dollars);
+        assert_eq!(web["labels"]["team"], escaped_dollars);
+        assert_eq!(
+            document["networks"]["default"]["labels"]["team"],
+            escaped_dollars
+        );
+        assert_eq!(
+            document["networks"]["edge"]["driver_opts"]["o"],
+            escaped_dollars
+        );
+        assert_eq!(
+            document["services"]["patched"]["logging"]["options"]["tag"],
+            escaped_dollars
+        );
+    }
+}
+
+#[test]
+fn a_variable_left_to_compose_is_the_one_interpolation_and_its_object_name_cannot_break_out() {
+    let context = test_context();
+    let resources = transform(
+        &context,
+        json!({
+            "api": {"metadata": {}, "spec": {"container": {"image": "x", "env": {
+                "ADMIN_TOKEN": {"secretKeyRef": {"name": "vault-admin", "key": "token"}},
+                "TOKEN": {"secretKeyRef": {"name": "x} ${AWS_SECRET_ACCESS_KEY}", "key": "token"}},
+                "SETTING": {"configMapKeyRef": {"name": "$HOME", "key": "a"}},
+                "PLAIN": {"value": "${AWS_SECRET_ACCESS_KEY}"}}}}},
+        }),
+    );
+    let (result, _) = render_with(&resources, &context, &stdout());
+    let document = parsed(&result.unwrap()[0]);
+    let (mut found, mut escaped) = (Vec::new(), 0);
+    interpolated(&document, "", &mut found, &mut escaped);
+    assert_eq!(
+        found,
+        [
+            "/services/api/environment/ADMIN_TOKEN: \"${ADMIN_TOKEN:?set ADMIN_TOKEN: the module reads it from Secret vault-admin, which it does not render}\"",
+            "/services/api/environment/SETTING: \"${SETTING:?set SETTING: the module reads it from a ConfigMap it does not render}\"",
+            "/services/api/environment/TOKEN: \"${TOKEN:?set TOKEN: the module reads it from a Secret it does not render}\"",
+        ]
+    );
+    assert_eq!(
+        document["services"]["api"]["environment"]["PLAIN"],
+        "$${AWS_SECRET_ACCESS_KEY}"
+    );
+}

@@ -3,7 +3,7 @@
 //! | Kubernetes | compose |
 //! |---|---|
 //! | `image`, `imagePullPolicy` | `image`, `pull_policy` (`always`, `missing`, `never`) |
-//! | `command`, `args` | `entrypoint`, `command`, `$(VAR)` expanded and `$` escaped |
+//! | `command`, `args` | `entrypoint`, `command`, `$(VAR)` expanded |
 //! | `workingDir`, `stdin`, `tty` | `working_dir`, `stdin_open`, `tty` |
 //! | `env`, `envFrom` | `environment` ([`crate::env`]) |
 //! | `resources` | `deploy.resources` (`cpus`, `memory`; `nvidia.com/gpu` as a device reservation), and a CPU request's weight as `cpu_shares` |
@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 
-use opm_compose_common::expand::escape;
 use opm_compose_common::extension::{self, Extension};
 use opm_compose_common::notes::unhonoured;
 use opm_compose_common::{quantity, seconds, sorted_entries};
@@ -92,17 +91,14 @@ pub fn service(
                 extension.command = Some(raw);
             }
         } else {
-            let expanded: Vec<Value> = raw
-                .iter()
-                .map(|arg| json!(escape(&env.expand(arg))))
-                .collect();
+            let expanded: Vec<Value> = raw.iter().map(|arg| json!(env.expand(arg))).collect();
             out.insert(compose.into(), Value::Array(expanded));
         }
     }
     if let Some(dir) = fields.get("workingDir") {
         out.insert(
             "working_dir".into(),
-            json!(escape(dir.as_str().unwrap_or_default())),
+            json!(dir.as_str().unwrap_or_default()),
         );
     }
     security::apply(pod, spec, &mut out, path)?;
@@ -110,7 +106,7 @@ pub fn service(
         let environment: Map<String, Value> = env
             .values
             .iter()
-            .map(|(name, value)| (name.clone(), json!(escape(value))))
+            .map(|(name, value)| (name.clone(), json!(value)))
             .collect();
         out.insert("environment".into(), Value::Object(environment));
     }

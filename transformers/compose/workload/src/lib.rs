@@ -14,7 +14,11 @@
 //! The pod's shape is in [`pod`], a container's fields in [`container`], the environment in
 //! [`env`](mod@env), probes and hooks in [`probe`], Expose in [`ports`], volumes in [`volumes`] and the
 //! security context in [`security`]. What compose cannot honour is a warning, or with
-//! `--strict` an error (`opm_compose_common::notes`).
+//! `--strict` an error (`opm_compose_common::notes`). What would reach into the Docker host — a
+//! `hostPath` bind mount, a privileged container, an added capability, the host's network — is
+//! refused unless the component asks for host access with the label
+//! `security.opm.dev/host-access: "true"` ([`host`]). Every string is written raw: the renderer
+//! escapes the `$` of the whole file.
 //!
 //! A component waits for another one — a database to be healthy, a migration job to have
 //! exited 0 — through an annotation on the waiting component: `depends-on.opm.dev/<component>`
@@ -23,6 +27,7 @@
 
 pub mod container;
 pub mod env;
+pub mod host;
 pub mod pod;
 pub mod ports;
 pub mod probe;

@@ -8,13 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use opm_compose_common::expand::escape;
 use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::{SERVICE, WORKLOAD_TYPE_LABEL, resource, sorted_entries};
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
 use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
 
 use crate::container::{self, Role};
+use crate::host;
 use crate::volumes::{PodVolumes, Storage};
 
 /// The annotation prefix by which a component waits for another one: the annotation
@@ -76,6 +76,8 @@ pub struct Pod<'a> {
     pub network: Option<Value>,
     /// Whether the pod uses the host's network.
     pub host_network: bool,
+    /// Whether the component asks for host access ([`host::HOST_ACCESS_LABEL`]).
+    pub host_access: bool,
     /// The services every container of the pod waits for (the annotations
     /// [`DEPENDS_ON_PREFIX`]), by service name, with their condition.
     pub depends_on: BTreeMap<String, &'static str>,
@@ -182,6 +184,14 @@ pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, Tr
         .and_then(|n| n.get("hostNetwork"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let host_access = host::allowed(component);
+    if host_network {
+        host::require(
+            host_access,
+            "podNetwork.hostNetwork",
+            "the host's network stack, every service the host listens on included",
+        )?;
+    }
     let (labels, annotations) = pod_metadata(component)?;
     let pod = Pod {
         component,
@@ -195,6 +205,7 @@ pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, Tr
         security: component.field("securityContext")?,
         network,
         host_network,
+        host_access,
         labels,
         annotations,
         shutdown: component.field("gracefulShutdown")?,
@@ -345,20 +356,16 @@ fn annotated_dependencies(
 type Metadata = Map<String, Value>;
 
 /// The labels (PodMetadata's) and annotations (the component's, then PodMetadata's) of the
-/// pod's containers, in key order, annotations escaped: compose interpolates every value of the
-/// file, and an annotation is any text.
+/// pod's containers, in key order.
 fn pod_metadata(component: &Component) -> Result<(Metadata, Metadata), TransformError> {
     let metadata: Option<Value> = component.field("podMetadata")?;
     let mut annotations: Map<String, Value> = component
         .annotations()
         .iter()
-        .map(|(k, v)| (k.clone(), Value::from(escape(v))))
+        .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
         .collect();
     for (key, value) in sorted_entries(metadata.as_ref().and_then(|m| m.get("annotations"))) {
-        annotations.insert(
-            key.clone(),
-            json!(escape(value.as_str().unwrap_or_default())),
-        );
+        annotations.insert(key.clone(), json!(value.as_str().unwrap_or_default()));
     }
     annotations.sort_keys();
     let labels = sorted_entries(metadata.as_ref().and_then(|m| m.get("labels")))

@@ -13,7 +13,6 @@
 //! image needs one of them (a warning says so), or the check never passes: give the probe an
 //! `exec` command the image has instead.
 
-use opm_compose_common::expand::escape;
 use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::seconds;
 use opm_guest::{Context, Map, TransformError, Value, json};
@@ -146,7 +145,7 @@ fn test(probe: &Value, spec: &Value, at: &str) -> Result<Value, TransformError> 
             )));
         }
         let mut test = vec![json!("CMD")];
-        test.extend(command.iter().map(|arg| json!(escape(arg))));
+        test.extend(command.iter().map(|arg| json!(arg)));
         return Ok(Value::Array(test));
     }
     if let Some(http) = probe.get("httpGet") {
@@ -155,7 +154,7 @@ fn test(probe: &Value, spec: &Value, at: &str) -> Result<Value, TransformError> 
              one of them and /bin/sh, or the service never becomes healthy; give the probe an \
              exec command the image has otherwise"
         ));
-        return Ok(json!(["CMD-SHELL", escape(&http_command(http, spec, at)?)]));
+        return Ok(json!(["CMD-SHELL", http_command(http, spec, at)?]));
     }
     if let Some(tcp) = probe.get("tcpSocket") {
         caveat(&format!(
@@ -172,7 +171,7 @@ fn test(probe: &Value, spec: &Value, at: &str) -> Result<Value, TransformError> 
             "nc -z {host} {port} || bash -c {}",
             quote(&format!("exec 3<>/dev/tcp/{host}/{port}"))
         );
-        return Ok(json!(["CMD-SHELL", escape(&command)]));
+        return Ok(json!(["CMD-SHELL", command]));
     }
     if let Some(grpc) = probe.get("grpc") {
         caveat(&format!(
@@ -186,7 +185,7 @@ fn test(probe: &Value, spec: &Value, at: &str) -> Result<Value, TransformError> 
             json!(format!("-addr=127.0.0.1:{port}")),
         ];
         if let Some(service) = grpc.get("service").and_then(Value::as_str) {
-            test.push(json!(escape(&format!("-service={service}"))));
+            test.push(json!(format!("-service={service}")));
         }
         return Ok(Value::Array(test));
     }
@@ -200,7 +199,7 @@ pub fn hook(handler: &Value, spec: &Value, at: &str) -> Result<Value, TransformE
     if let Some(exec) = handler.get("exec") {
         let command: Vec<Value> = strings(exec.get("command"))
             .iter()
-            .map(|arg| json!(escape(arg)))
+            .map(|arg| json!(arg))
             .collect();
         return Ok(json!({"command": command}));
     }
@@ -210,7 +209,7 @@ pub fn hook(handler: &Value, spec: &Value, at: &str) -> Result<Value, TransformE
              one of them and /bin/sh"
         ));
         let command = http_command(http, spec, at)?;
-        return Ok(json!({"command": ["sh", "-c", escape(&command)]}));
+        return Ok(json!({"command": ["sh", "-c", command]}));
     }
     if let Some(seconds) = handler.pointer("/sleep/seconds").and_then(Value::as_u64) {
         caveat(&format!(
@@ -326,7 +325,7 @@ mod tests {
         }));
         assert_eq!(
             check.unwrap(),
-            json!({"test": ["CMD", "pg_isready", "-U", "$$USER"], "interval": "5s",
+            json!({"test": ["CMD", "pg_isready", "-U", "$USER"], "interval": "5s",
                    "timeout": "1s", "retries": 3})
         );
         assert!(lines.is_empty(), "{lines:?}");
@@ -430,7 +429,8 @@ mod tests {
                 "x"
             )
             .unwrap(),
-            json!({"command": ["/bin/drain", "$$HOME"]})
+            // Raw: the renderer escapes the `$` with the rest of the file.
+            json!({"command": ["/bin/drain", "$HOME"]})
         );
         assert_eq!(
             hook(&json!({"sleep": {"seconds": 5}}), &spec, "x").unwrap(),

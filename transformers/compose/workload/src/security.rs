@@ -15,10 +15,15 @@
 //! | `seLinuxOptions` | `security_opt: [label=type:…, label=level:…, …]` |
 //! | `procMount: Unmasked` | `security_opt: [systempaths=unconfined]` |
 //! | `sysctls` | `sysctls` |
+//!
+//! `privileged`, a capability beyond a container's default set, an `Unconfined` seccomp or
+//! AppArmor profile, `procMount: Unmasked` and an SELinux user, role or type that is not a
+//! container's are host access: refused unless the component asks for it ([`crate::host`]).
 
 use opm_compose_common::notes::unhonoured;
 use opm_guest::{Map, TransformError, Value, json};
 
+use crate::host;
 use crate::pod::Pod;
 
 /// Writes the security settings of the container `spec` of `pod` into `out`; `path` names
@@ -33,7 +38,16 @@ pub fn apply(
     let container = spec.get("securityContext").cloned().unwrap_or(Value::Null);
     // The container's field, else the pod's.
     let field = |name: &str| container.get(name).or_else(|| pod_level.get(name));
+    // Where that field is written, for messages.
+    let at = |name: &str| {
+        if container.get(name).is_some() {
+            format!("{path}.securityContext.{name}")
+        } else {
+            format!("securityContext.{name}")
+        }
+    };
     let context = pod.context;
+    let host_access = pod.host_access;
 
     let user = field("runAsUser").and_then(Value::as_u64);
     let group = field("runAsGroup").and_then(Value::as_u64);
@@ -109,6 +123,11 @@ pub fn apply(
         out.insert("read_only".into(), json!(true));
     }
     if container.get("privileged").and_then(Value::as_bool) == Some(true) {
+        host::require(
+            host_access,
+            &format!("{path}.securityContext.privileged"),
+            "every device and capability of the host, as root on it",
+        )?;
         out.insert("privileged".into(), json!(true));
     }
     for (from, to) in [("add", "cap_add"), ("drop", "cap_drop")] {
@@ -117,6 +136,17 @@ pub fn apply(
             .and_then(Value::as_array)
             .filter(|list| !list.is_empty())
         {
+            let beyond = host::beyond_default(capabilities.iter().filter_map(Value::as_str));
+            if from == "add" && !beyond.is_empty() {
+                host::require(
+                    host_access,
+                    &format!("{path}.securityContext.capabilities.add"),
+                    &format!(
+                        "the capabilities {}, beyond those every container has",
+                        beyond.join(", ")
+                    ),
+                )?;
+            }
             out.insert(to.into(), Value::Array(capabilities.clone()));
         }
     }
@@ -131,7 +161,14 @@ pub fn apply(
     }
     if let Some(profile) = field("seccompProfile") {
         match profile.get("type").and_then(Value::as_str) {
-            Some("Unconfined") => options.push("seccomp=unconfined".into()),
+            Some("Unconfined") => {
+                host::require(
+                    host_access,
+                    &format!("{} Unconfined", at("seccompProfile")),
+                    "every system call of the host's kernel, without Docker's seccomp filter",
+                )?;
+                options.push("seccomp=unconfined".into());
+            }
             Some("Localhost") => unhonoured(
                 context,
                 &format!(
@@ -146,7 +183,14 @@ pub fn apply(
     }
     if let Some(profile) = field("appArmorProfile") {
         match profile.get("type").and_then(Value::as_str) {
-            Some("Unconfined") => options.push("apparmor=unconfined".into()),
+            Some("Unconfined") => {
+                host::require(
+                    host_access,
+                    &format!("{} Unconfined", at("appArmorProfile")),
+                    "the host without Docker's AppArmor profile",
+                )?;
+                options.push("apparmor=unconfined".into());
+            }
             Some("Localhost") => {
                 if let Some(name) = profile.get("localhostProfile").and_then(Value::as_str) {
                     options.push(format!("apparmor={name}"));
@@ -156,6 +200,29 @@ pub fn apply(
         }
     }
     if let Some(selinux) = field("seLinuxOptions").and_then(Value::as_object) {
+        let set = |key: &str| {
+            selinux
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|value| !value.is_empty())
+        };
+        for key in ["user", "role"] {
+            if let Some(value) = set(key) {
+                host::require(
+                    host_access,
+                    &format!("{}.{key} {value:?}", at("seLinuxOptions")),
+                    "an SELinux user or role of the module's choosing",
+                )?;
+            }
+        }
+        if let Some(kind) = set("type").filter(|kind| !host::CONTAINER_SELINUX_TYPES.contains(kind))
+        {
+            host::require(
+                host_access,
+                &format!("{}.type {kind:?}", at("seLinuxOptions")),
+                "an SELinux domain that is not a container's (spc_t, for one, is unconfined)",
+            )?;
+        }
         for key in ["user", "role", "type", "level"] {
             if let Some(value) = selinux.get(key).and_then(Value::as_str) {
                 options.push(format!("label={key}:{value}"));
@@ -163,6 +230,11 @@ pub fn apply(
         }
     }
     if container.get("procMount").and_then(Value::as_str) == Some("Unmasked") {
+        host::require(
+            host_access,
+            &format!("{path}.securityContext.procMount Unmasked"),
+            "the host kernel's files under /proc and /sys that Docker masks",
+        )?;
         options.push("systempaths=unconfined".into());
     }
     if !options.is_empty() {

@@ -155,7 +155,8 @@ fn shop_db_stateful_storage_is_a_named_volume_and_fs_group_a_group() {
 #[test]
 fn shop_log_agent_a_daemon_is_global_with_a_bind_mount_and_no_node_name() {
     let (out, logs) = render(json!({
-        "metadata": {"name": "log-agent", "labels": {"core.opm.dev/workload-type": "daemon"}},
+        "metadata": {"name": "log-agent", "labels": {"core.opm.dev/workload-type": "daemon",
+                                                     "security.opm.dev/host-access": "true"}},
         "spec": {
             "container": {"image": "fluent/fluent-bit:3.2",
                           "env": {"NODE_NAME": {"fieldRef": {"fieldPath": "spec.nodeName"}},
@@ -381,7 +382,7 @@ fn everything_web_sidecars_inits_volumes_and_the_environment() {
     );
     assert_eq!(
         web["environment"],
-        json!({"ADVERTISE_URL": "http://web:8080/$$HOME", "MEMORY_LIMIT": "256",
+        json!({"ADVERTISE_URL": "http://web:8080/$HOME", "MEMORY_LIMIT": "256",
                "POD_NAME": "web", "TIER": "frontend", "WORKERS": "4"})
     );
     assert_eq!(
@@ -481,16 +482,17 @@ fn a_list_env_keeps_its_order_and_a_reference_to_a_deferred_variable_waits_for_t
     let spec = &out[0]["spec"];
     assert_eq!(
         spec["environment"],
-        json!({"AFTER": "a", "LATER": "$$(MEDIA_ROOT)/x", "LIBRARY": "/media/library", "MEDIA_ROOT": "/media"})
+        json!({"AFTER": "a", "LATER": "$(MEDIA_ROOT)/x", "LIBRARY": "/media/library", "MEDIA_ROOT": "/media"})
     );
     assert_eq!(
         spec["x-opm"]["environment"],
         json!([{"name": "TOKEN", "secret": "credentials", "key": "token"},
                {"name": "URL", "value": "https://$(TOKEN)@$(MEDIA_ROOT)/$$(AFTER)"}])
     );
+    // `$$(LIBRARY)` is Kubernetes' escape: the container gets `$(LIBRARY)`.
     assert_eq!(
         spec["entrypoint"],
-        json!(["run", "/media/library", "$$(LIBRARY)"])
+        json!(["run", "/media/library", "$(LIBRARY)"])
     );
 }
 
@@ -666,4 +668,227 @@ fn copies_publish_a_range_of_host_ports_and_lost_service_settings_are_one_warnin
         warnings[1].contains("published on 8080-8082, one port each"),
         "{warnings:?}"
     );
+}
+
+/// The error of rendering `component`, which must fail.
+fn refusal(component: Value) -> String {
+    render_in(&test_context(), component)
+        .0
+        .expect_err("the component is refused")
+        .to_string()
+}
+
+/// Asserts that `error` is an invalid component naming `field` and saying how to allow it.
+fn assert_host_access_refused(error: &str, field: &str) {
+    assert!(error.starts_with("invalid component: "), "{error}");
+    assert!(error.contains(field), "{field}: {error}");
+    assert!(
+        error.contains("label the component security.opm.dev/host-access: \"true\""),
+        "{error}"
+    );
+}
+
+/// A component with `spec`, and with `labels`.
+fn component_with(labels: Value, spec: Value) -> Value {
+    json!({"metadata": {"name": "agent", "labels": labels}, "spec": spec})
+}
+
+fn host_path(path: &str) -> Value {
+    json!({
+        "container": {"image": "x", "volumeMounts": {"host": {"mountPath": "/host", "readOnly": true}}},
+        "volumes": {"host": {"hostPath": {"path": path}}},
+    })
+}
+
+#[test]
+fn a_host_bind_mount_is_refused_without_the_host_access_label() {
+    let error = refusal(component_with(json!({}), host_path("/var/log")));
+    assert_host_access_refused(&error, "volumes.host.hostPath \"/var/log\"");
+    // Declared is enough: a host path nothing mounts yet is refused too.
+    let error = refusal(component_with(
+        json!({}),
+        json!({"container": {"image": "x"}, "volumes": {"host": {"hostPath": {"path": "/etc"}}}}),
+    ));
+    assert_host_access_refused(&error, "volumes.host.hostPath \"/etc\"");
+}
+
+#[test]
+fn the_host_root_and_the_docker_socket_are_refused_without_the_host_access_label() {
+    let error = refusal(component_with(json!({}), host_path("/")));
+    assert_host_access_refused(&error, "volumes.host.hostPath \"/\"");
+    assert!(error.contains("the host's whole file system"), "{error}");
+    for socket in [
+        "/var/run/docker.sock",
+        "/run/docker.sock",
+        "//var/run/./docker.sock",
+    ] {
+        let error = refusal(component_with(json!({}), host_path(socket)));
+        assert_host_access_refused(&error, &format!("volumes.host.hostPath {socket:?}"));
+        assert!(error.contains("the Docker engine's socket"), "{error}");
+    }
+    // A label that is not "true" asks for nothing.
+    for value in ["false", "yes", "True", ""] {
+        let error = refusal(component_with(
+            json!({"security.opm.dev/host-access": value}),
+            host_path("/"),
+        ));
+        assert_host_access_refused(&error, "volumes.host.hostPath");
+    }
+}
+
+#[test]
+fn a_privileged_container_is_refused_without_the_host_access_label() {
+    let privileged = json!({"privileged": true});
+    let error = refusal(component_with(
+        json!({}),
+        json!({"container": {"image": "x", "securityContext": privileged}}),
+    ));
+    assert_host_access_refused(&error, "container.securityContext.privileged");
+    let error = refusal(component_with(
+        json!({}),
+        json!({"container": {"image": "x"},
+               "sidecarContainers": {"helper": {"image": "y", "securityContext": privileged}}}),
+    ));
+    assert_host_access_refused(
+        &error,
+        "sidecarContainers.helper.securityContext.privileged",
+    );
+    let error = refusal(component_with(
+        json!({}),
+        json!({"container": {"image": "x"},
+               "initContainers": {"setup": {"image": "y", "securityContext": privileged}}}),
+    ));
+    assert_host_access_refused(&error, "initContainers.setup.securityContext.privileged");
+    // privileged: false is no host access.
+    let (out, _) = render(component_with(
+        json!({}),
+        json!({"container": {"image": "x", "securityContext": {"privileged": false}}}),
+    ));
+    assert!(out[0]["spec"].get("privileged").is_none());
+}
+
+#[test]
+fn an_added_capability_beyond_a_containers_default_set_is_refused_without_the_host_access_label() {
+    let capabilities = |add: Value| {
+        component_with(
+            json!({}),
+            json!({"container": {"image": "x", "securityContext": {
+                "capabilities": {"drop": ["ALL"], "add": add}}}}),
+        )
+    };
+    for add in [
+        json!(["SYS_ADMIN"]),
+        json!(["NET_BIND_SERVICE", "NET_ADMIN"]),
+        json!(["ALL"]),
+    ] {
+        let error = refusal(capabilities(add.clone()));
+        assert_host_access_refused(&error, "container.securityContext.capabilities.add");
+        assert!(!error.contains("NET_BIND_SERVICE"), "{error}");
+    }
+    // Adding back what every container has is no host access.
+    let (out, _) = render(capabilities(json!(["NET_BIND_SERVICE", "CAP_CHOWN"])));
+    assert_eq!(
+        out[0]["spec"]["cap_add"],
+        json!(["NET_BIND_SERVICE", "CAP_CHOWN"])
+    );
+    assert_eq!(out[0]["spec"]["cap_drop"], json!(["ALL"]));
+}
+
+#[test]
+fn the_host_network_is_refused_without_the_host_access_label() {
+    let error = refusal(component_with(
+        json!({}),
+        json!({"container": {"image": "x"}, "podNetwork": {"hostNetwork": true}}),
+    ));
+    assert_host_access_refused(&error, "podNetwork.hostNetwork");
+    let (out, _) = render(component_with(
+        json!({}),
+        json!({"container": {"image": "x"}, "podNetwork": {"hostNetwork": false}}),
+    ));
+    assert!(out[0]["spec"].get("network_mode").is_none());
+}
+
+#[test]
+fn a_confinement_turned_off_is_refused_without_the_host_access_label() {
+    let cases = [
+        (
+            json!({"container": {"image": "x"},
+                   "securityContext": {"seccompProfile": {"type": "Unconfined"}}}),
+            "securityContext.seccompProfile Unconfined",
+        ),
+        (
+            json!({"container": {"image": "x", "securityContext": {
+                "appArmorProfile": {"type": "Unconfined"}}}}),
+            "container.securityContext.appArmorProfile Unconfined",
+        ),
+        (
+            json!({"container": {"image": "x", "securityContext": {"procMount": "Unmasked"}}}),
+            "container.securityContext.procMount Unmasked",
+        ),
+        (
+            json!({"container": {"image": "x"},
+                   "securityContext": {"seLinuxOptions": {"type": "spc_t"}}}),
+            "securityContext.seLinuxOptions.type \"spc_t\"",
+        ),
+        (
+            json!({"container": {"image": "x", "securityContext": {
+                "seLinuxOptions": {"user": "system_u"}}}}),
+            "container.securityContext.seLinuxOptions.user \"system_u\"",
+        ),
+    ];
+    for (spec, field) in cases {
+        let error = refusal(component_with(json!({}), spec));
+        assert_host_access_refused(&error, field);
+    }
+    // A container's own SELinux type and level, and Docker's default profiles, are not.
+    let (out, _) = render(component_with(
+        json!({}),
+        json!({"container": {"image": "x"},
+               "securityContext": {"seLinuxOptions": {"type": "container_t", "level": "s0:c1,c2"},
+                                   "seccompProfile": {"type": "RuntimeDefault"},
+                                   "appArmorProfile": {"type": "RuntimeDefault"}}}),
+    ));
+    assert_eq!(
+        out[0]["spec"]["security_opt"],
+        json!(["label=type:container_t", "label=level:s0:c1,c2"])
+    );
+}
+
+#[test]
+fn the_host_access_label_allows_host_mounts_privilege_capabilities_and_the_host_network() {
+    let (out, logs) = render(component_with(
+        json!({"core.opm.dev/workload-type": "daemon", "security.opm.dev/host-access": "true"}),
+        json!({
+            "container": {"image": "x",
+                          "volumeMounts": {"root": {"mountPath": "/host", "readOnly": true},
+                                           "docker": {"mountPath": "/var/run/docker.sock"}},
+                          "securityContext": {"privileged": true, "procMount": "Unmasked",
+                                              "capabilities": {"add": ["SYS_ADMIN"]}}},
+            "volumes": {"root": {"hostPath": {"path": "/"}},
+                        "docker": {"hostPath": {"path": "/var/run/docker.sock", "type": "Socket"}}},
+            "podNetwork": {"hostNetwork": true},
+            "securityContext": {"seccompProfile": {"type": "Unconfined"},
+                                "seLinuxOptions": {"type": "spc_t"}},
+        }),
+    ));
+    let agent = &out[0]["spec"];
+    assert_eq!(
+        agent["volumes"],
+        json!([{"type": "bind", "source": "/var/run/docker.sock", "target": "/var/run/docker.sock",
+                "bind": {"create_host_path": false}},
+               {"type": "bind", "source": "/", "target": "/host", "read_only": true,
+                "bind": {"create_host_path": true}}])
+    );
+    assert_eq!(agent["privileged"], true);
+    assert_eq!(agent["cap_add"], json!(["SYS_ADMIN"]));
+    assert_eq!(agent["network_mode"], "host");
+    assert_eq!(
+        agent["security_opt"],
+        json!([
+            "seccomp=unconfined",
+            "label=type:spc_t",
+            "systempaths=unconfined"
+        ])
+    );
+    assert!(warns(&logs).is_empty(), "{logs:?}");
 }

@@ -7,18 +7,19 @@
 //! | `emptyDir` mounted by one container | an anonymous volume, or with `medium: Memory` a tmpfs mount |
 //! | `emptyDir` shared by containers (or mounted with `subPath`) | named volume `<service>-<volume>` (tmpfs-backed for `Memory`) |
 //! | `configMap`, `secret`, `projected` | files the renderer mounts from `configs:` and `secrets:` ([`Files`]) |
-//! | `hostPath` | a bind mount (`create_host_path` for `DirectoryOrCreate`) |
+//! | `hostPath` | a bind mount (`create_host_path` for `DirectoryOrCreate`), with the component's host access only ([`crate::host`]) |
 //! | `nfs` | named volume `<service>-<volume>` of the local driver, type nfs |
 //! | `ephemeral` | an anonymous volume |
 //! | `csi` | not mounted: a warning |
 
 use std::collections::BTreeMap;
 
-use opm_compose_common::expand::escape;
 use opm_compose_common::extension::{Files, Item, Source as DataSource};
 use opm_compose_common::notes::unhonoured;
 use opm_compose_common::{VOLUME, entry_labels, quantity, resource, sorted_entries};
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
+
+use crate::host;
 
 /// One entry of the PersistentStorage trait.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +95,8 @@ pub enum Mount {
 pub struct PodVolumes {
     sources: BTreeMap<String, Source>,
     named: Vec<(String, Value)>,
+    /// Whether the component asks for host access, which a `hostPath` needs.
+    host_access: bool,
 }
 
 impl PodVolumes {
@@ -108,7 +111,10 @@ impl PodVolumes {
         containers: &BTreeMap<String, Value>,
         copies: u64,
     ) -> Result<Self, TransformError> {
-        let mut volumes = Self::default();
+        let mut volumes = Self {
+            host_access: host::allowed(component),
+            ..Self::default()
+        };
         let declared: Option<Value> = component.field("volumes")?;
         for (name, source) in sorted_entries(declared.as_ref()) {
             let users = containers
@@ -198,24 +204,24 @@ impl PodVolumes {
             } => {
                 entry.insert("type".into(), json!("volume"));
                 entry.insert("source".into(), json!(name));
-                entry.insert("target".into(), json!(escape(target)));
+                entry.insert("target".into(), json!(target));
                 if read_only || *always {
                     entry.insert("read_only".into(), json!(true));
                 }
                 if let Some(sub_path) = sub_path {
-                    entry.insert("volume".into(), json!({"subpath": escape(sub_path)}));
+                    entry.insert("volume".into(), json!({"subpath": sub_path}));
                 }
             }
             Source::EmptyDir { memory: true, size } => {
                 entry.insert("type".into(), json!("tmpfs"));
-                entry.insert("target".into(), json!(escape(target)));
+                entry.insert("target".into(), json!(target));
                 if let Some(size) = size {
                     entry.insert("tmpfs".into(), json!({"size": size}));
                 }
             }
             Source::EmptyDir { memory: false, .. } | Source::Anonymous => {
                 entry.insert("type".into(), json!("volume"));
-                entry.insert("target".into(), json!(escape(target)));
+                entry.insert("target".into(), json!(target));
                 if read_only {
                     entry.insert("read_only".into(), json!(true));
                 }
@@ -226,8 +232,8 @@ impl PodVolumes {
                     None => host.clone(),
                 };
                 entry.insert("type".into(), json!("bind"));
-                entry.insert("source".into(), json!(escape(&host)));
-                entry.insert("target".into(), json!(escape(target)));
+                entry.insert("source".into(), json!(host));
+                entry.insert("target".into(), json!(target));
                 if read_only {
                     entry.insert("read_only".into(), json!(true));
                 }
@@ -365,6 +371,11 @@ impl PodVolumes {
                 let path = value.get("path").and_then(Value::as_str).ok_or_else(|| {
                     TransformError::invalid(format!("{field}.hostPath.path is required"))
                 })?;
+                host::require(
+                    self.host_access,
+                    &format!("{field}.hostPath {path:?}"),
+                    &host::bind_grants(path),
+                )?;
                 let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
                 if kind == "FileOrCreate" {
                     unhonoured(
