@@ -314,6 +314,18 @@ transformers: {{}}
     dir
 }
 
+/// `opm mod COMMAND MODULE -p kubernetes -p PROVIDER EXTRA…`.
+fn beside_kubernetes(
+    command: &str,
+    module: &str,
+    provider: &str,
+    extra: &[&str],
+) -> opm_tests::Run {
+    let mut args = vec!["mod", command, module, "-p", "kubernetes", "-p", provider];
+    args.extend_from_slice(extra);
+    opm(args)
+}
+
 /// A provider that ships only a renderer writes the others' objects in its own form when it is
 /// named to: a third-party renderer for the standard transformers, whatever platform label it
 /// states. `mod vet` and `--verbose` say which renderer writes the files.
@@ -322,33 +334,13 @@ fn a_provider_that_ships_only_a_renderer_writes_the_standard_transformers_object
     let dir = renderer_only_provider("listing");
     let module = module(dir.path(), "list");
     let provider = dir.path().display().to_string();
-    let run = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &provider,
-        "--renderer",
-        "listing",
-    ]);
+    let run = beside_kubernetes("build", &module, &provider, &["--renderer", "listing"]);
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(
         run.stdout,
         "Service api api\nDeployment api api\nSecret creds creds\n"
     );
-    let vet = opm([
-        "mod",
-        "vet",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &provider,
-        "--renderer",
-        "listing",
-    ]);
+    let vet = beside_kubernetes("vet", &module, &provider, &["--renderer", "listing"]);
     assert!(vet.exited(0), "{}", vet.stderr);
     assert!(
         vet.stdout
@@ -374,7 +366,7 @@ fn a_second_provider_cannot_take_over_the_renderer_unless_it_is_named() {
     let module = module(acme.path(), "inject");
     let provider = acme.path().display().to_string();
     for command in ["build", "vet"] {
-        let run = opm(["mod", command, &module, "-p", "kubernetes", "-p", &provider]);
+        let run = beside_kubernetes(command, &module, &provider, &[]);
         assert!(run.exited(2), "{command}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{command}");
         for expected in [
@@ -390,18 +382,7 @@ fn a_second_provider_cannot_take_over_the_renderer_unless_it_is_named() {
             );
         }
     }
-    let named = ["--renderer", "acme-style"];
-    let bad = opm([
-        "mod",
-        "build",
-        &module,
-        "-p",
-        "kubernetes",
-        "-p",
-        &provider,
-        "--renderer",
-        "nobody",
-    ]);
+    let bad = beside_kubernetes("build", &module, &provider, &["--renderer", "nobody"]);
     assert!(bad.exited(2), "{}", bad.stderr);
     assert!(
         bad.stderr.contains("--renderer nobody: no provider"),
@@ -420,11 +401,13 @@ fn a_second_provider_cannot_take_over_the_renderer_unless_it_is_named() {
         &deploy.display().to_string(),
     ]);
     assert!(clean.exited(0), "{}", clean.stderr);
-    let mut args = vec!["mod", "diff", &module, "-p", "kubernetes", "-p", &provider];
-    args.extend(named);
     let against = deploy.display().to_string();
-    args.extend(["--against", &against]);
-    let diff = opm(args);
+    let diff = beside_kubernetes(
+        "diff",
+        &module,
+        &provider,
+        &["--renderer", "acme-style", "--against", &against],
+    );
     assert!(diff.exited(1), "{}{}", diff.stdout, diff.stderr);
     assert!(
         diff.stdout.contains("added: Pod kube-system/injected"),

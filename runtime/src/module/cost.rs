@@ -191,51 +191,20 @@ impl Estimator<'_> {
                 }
             },
             Expr::List(list) => {
-                let mut cost = Cost {
-                    steps: 1.0,
-                    bytes: 8.0,
-                    peak: 0.0,
-                    items: list.elements.len() as f64,
-                    item_bytes: 0.0,
-                    item_items: 0.0,
-                };
-                for element in &list.elements {
-                    let item = self.cost(element, locals);
-                    cost.steps += item.steps;
-                    cost.bytes += item.bytes + 8.0;
-                    cost.peak = cost.peak.max(item.peak);
-                    cost.item_bytes = cost.item_bytes.max(item.bytes);
-                    cost.item_items = cost.item_items.max(item.items);
-                }
-                cost.peak = cost.peak.max(cost.bytes);
-                cost
+                let parts: Vec<Cost> = list.elements.iter().map(|e| self.cost(e, locals)).collect();
+                collection(list.elements.len(), &parts)
             }
             Expr::Map(cel::common::ast::MapExpr { entries })
             | Expr::Struct(cel::common::ast::StructExpr { entries, .. }) => {
-                let mut cost = Cost {
-                    steps: 1.0,
-                    bytes: 8.0,
-                    peak: 0.0,
-                    items: entries.len() as f64,
-                    item_bytes: 0.0,
-                    item_items: 0.0,
-                };
-                for entry in entries {
-                    let parts = match &entry.expr {
+                let parts: Vec<Cost> = entries
+                    .iter()
+                    .flat_map(|entry| match &entry.expr {
                         EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
                         EntryExpr::StructField(field) => vec![&field.value],
-                    };
-                    for part in parts {
-                        let item = self.cost(part, locals);
-                        cost.steps += item.steps;
-                        cost.bytes += item.bytes + 8.0;
-                        cost.peak = cost.peak.max(item.peak);
-                        cost.item_bytes = cost.item_bytes.max(item.bytes);
-                        cost.item_items = cost.item_items.max(item.items);
-                    }
-                }
-                cost.peak = cost.peak.max(cost.bytes);
-                cost
+                    })
+                    .map(|part| self.cost(part, locals))
+                    .collect();
+                collection(entries.len(), &parts)
             }
             Expr::Call(call) => {
                 let target = call.target.as_deref().map(|t| self.cost(t, locals));
@@ -317,6 +286,27 @@ impl Estimator<'_> {
             _ => None,
         }
     }
+}
+
+/// A list or map literal of `items` items, made of `parts` (its items, or its keys and values).
+fn collection(items: usize, parts: &[Cost]) -> Cost {
+    let mut cost = Cost {
+        steps: 1.0,
+        bytes: 8.0,
+        peak: 0.0,
+        items: items as f64,
+        item_bytes: 0.0,
+        item_items: 0.0,
+    };
+    for part in parts {
+        cost.steps += part.steps;
+        cost.bytes += part.bytes + 8.0;
+        cost.peak = cost.peak.max(part.peak);
+        cost.item_bytes = cost.item_bytes.max(part.bytes);
+        cost.item_items = cost.item_items.max(part.items);
+    }
+    cost.peak = cost.peak.max(cost.bytes);
+    cost
 }
 
 /// An item of what `container` costs: its largest item, whatever the key. What the item holds

@@ -327,6 +327,21 @@ mod tests {
 
     use super::*;
 
+    /// The context of a module `shop` rendered by `kubernetes`.
+    fn context() -> RenderContext {
+        RenderContext {
+            name: "shop".into(),
+            instance: "shop".into(),
+            namespace: "shop".into(),
+            version: "1.0.0".into(),
+            provider: "kubernetes".into(),
+            timestamp: "1970-01-01T00:00:00Z".into(),
+            strict: false,
+            module_labels: BTreeMap::new(),
+            secret_kinds: Vec::new(),
+        }
+    }
+
     /// A runner whose first call waits (at most `patience`) until every other call has run:
     /// a slow call at the head of the list.
     struct FirstWaitsForTheRest {
@@ -380,17 +395,7 @@ mod tests {
             ran: AtomicUsize::new(0),
             patience: Duration::from_secs(20),
         };
-        let context = RenderContext {
-            name: "shop".into(),
-            instance: "shop".into(),
-            namespace: "shop".into(),
-            version: "1.0.0".into(),
-            provider: "kubernetes".into(),
-            timestamp: "1970-01-01T00:00:00Z".into(),
-            strict: false,
-            module_labels: BTreeMap::new(),
-            secret_kinds: Vec::new(),
-        };
+        let context = context();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
@@ -455,17 +460,7 @@ mod tests {
             provider: "p".into(),
             input: "{}".into(),
         };
-        let context = RenderContext {
-            name: "shop".into(),
-            instance: "shop".into(),
-            namespace: "shop".into(),
-            version: "1.0.0".into(),
-            provider: "kubernetes".into(),
-            timestamp: "1970-01-01T00:00:00Z".into(),
-            strict: false,
-            module_labels: BTreeMap::new(),
-            secret_kinds: Vec::new(),
-        };
+        let context = context();
         let rendered = execute_with(&Returns(vec![deep]), &[&call], &context, &limits.into());
         assert!(rendered.resources.is_empty());
         let failure = format!("{}", rendered.failures[0].error);
