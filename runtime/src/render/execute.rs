@@ -441,8 +441,10 @@ mod tests {
             r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"deep"}},"x":[{}]}}"#,
             vec![chain.as_str(); 40].join(",")
         );
-        let mut limits = Limits::default();
-        limits.output = deep.len();
+        let limits = Limits {
+            output: deep.len(),
+            ..Limits::default()
+        };
         let value: Value = serde_json::from_str(&deep).unwrap();
         let bound = super::super::write::yaml_bound(&value);
         let written = super::super::write::yaml(&value).unwrap().len();
