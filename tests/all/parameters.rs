@@ -422,3 +422,42 @@ fn a_cel_expression_that_would_cost_without_bound_is_refused_before_it_runs() {
         assert!(run.exited(0), "{expression}: {}", run.stderr);
     }
 }
+
+/// Issue 43, finding 1: an expression that iterates a map visited its keys in another order in
+/// every render (CEL's maps are hash maps), so Grafana's `grafana.ini` and its checksum changed
+/// on every deploy. Every comprehension over a map iterates its keys in order: five renders,
+/// one output, the keys sorted.
+#[test]
+fn an_expression_that_iterates_a_map_renders_the_same_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = opm_tests::write_file(
+        dir.path(),
+        "module.yaml",
+        r#"apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: env, version: 0.1.0}
+config:
+  properties:
+    env: {type: object, additionalProperties: {type: string}, default: {D: "4", B: "2", A: "1", C: "3"}}
+components:
+  web:
+    resources:
+      Container:
+        image: nginx:1.27
+        env: "${ config.env.map(k, {'name': k, 'value': config.env[k]}) }"
+      ConfigMap:
+        data:
+          ini: "${ config.env.map(k, k + ' = ' + config.env[k]).join('\\n') }"
+          any: "${ string(config.env.exists(k, k == 'C')) }"
+"#,
+    );
+    let first = opm(["mod", "build", &module]);
+    assert!(first.exited(0), "{}", first.stderr);
+    for _ in 0..4 {
+        let again = opm(["mod", "build", &module]);
+        assert_eq!(again.stdout, first.stdout, "two renders of one module differ");
+    }
+    let at = |needle: &str| first.stdout.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at("name: A") < at("name: B") && at("name: B") < at("name: C"), "{}", first.stdout);
+    assert!(at("A = 1") < at("B = 2") && at("C = 3") < at("D = 4"), "{}", first.stdout);
+}

@@ -19,7 +19,8 @@
 //! deep and comprehensions (`map`, `filter`, `all`, `exists`) at most [`MAX_COMPREHENSIONS`]
 //! deep; its steps and the sizes of its values are bounded before it runs
 //! ([`super::cost`]), and a module's expressions together by [`MAX_CEL_TIME`]. Evaluation is
-//! deterministic: maps come out with their keys sorted.
+//! deterministic: maps come out with their keys sorted, and a comprehension over a map visits
+//! its keys in order ([`IN_ORDER`]).
 //!
 //! A reference to a parameter (`config.a.b`, `config.items[0]`, `module.name`) is read
 //! directly, without CEL; it is what most of a module's `${…}` are, and a large module has
@@ -162,6 +163,18 @@ impl Cel {
         let _ = env.add_extension(cel::extensions::strings);
         let env = Arc::new(env);
         let mut context = cel::Context::with_env(Arc::clone(&env));
+        // What every comprehension iterates (`in_order`): a map's keys in order, anything else
+        // as it is.
+        context
+            .add_function(IN_ORDER, |range: cel::Value| match range {
+                cel::Value::Map(map) => {
+                    let mut keys: Vec<&cel::objects::Key> = map.map.keys().collect();
+                    keys.sort();
+                    cel::Value::List(Arc::new(keys.into_iter().map(cel::Value::from).collect()))
+                }
+                other => other,
+            })
+            .expect("the name is not one of CEL's");
         for (name, value) in variables {
             context.add_variable_from_value(*name, to_cel(value));
         }
@@ -215,7 +228,65 @@ fn compile(env: &cel::Env, expression: &str) -> Result<cel::IdedExpr, String> {
             "the expression nests map, filter, all and exists over {MAX_COMPREHENSIONS} deep"
         ));
     }
+    let mut parsed = parsed;
+    in_order(&mut parsed);
     Ok(parsed)
+}
+
+/// The function every comprehension's range goes through ([`in_order`]).
+const IN_ORDER: &str = "opmInOrder";
+
+/// Makes every comprehension of `expr` that has one variable iterate a map's keys in order:
+/// CEL's maps are hash maps, whose order changes from one run to the next, so
+/// `config.env.map(k, …)` made a list in another order in every render (issue 43). The range
+/// becomes a call of [`IN_ORDER`], which gives a map's keys sorted and anything else as it is.
+/// A comprehension with two variables (`m.all(k, v, …)`) is left as it is: over a list, the
+/// first is the index.
+fn in_order(expr: &mut cel::IdedExpr) {
+    use cel::common::ast::{CallExpr, EntryExpr, Expr};
+    match &mut expr.expr {
+        Expr::Call(call) => {
+            call.target.iter_mut().for_each(|t| in_order(t));
+            call.args.iter_mut().for_each(in_order);
+        }
+        Expr::Comprehension(c) => {
+            for part in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                in_order(part);
+            }
+            if c.iter_var2.is_none() {
+                let range = std::mem::take(&mut c.iter_range);
+                c.iter_range = cel::IdedExpr {
+                    id: range.id,
+                    expr: Expr::Call(CallExpr {
+                        func_name: IN_ORDER.to_owned(),
+                        target: None,
+                        args: vec![range],
+                    }),
+                };
+            }
+        }
+        Expr::List(list) => list.elements.iter_mut().for_each(in_order),
+        Expr::Select(select) => in_order(&mut select.operand),
+        Expr::Map(cel::common::ast::MapExpr { entries })
+        | Expr::Struct(cel::common::ast::StructExpr { entries, .. }) => {
+            for entry in entries {
+                match &mut entry.expr {
+                    EntryExpr::MapEntry(entry) => {
+                        in_order(&mut entry.key);
+                        in_order(&mut entry.value);
+                    }
+                    EntryExpr::StructField(field) => in_order(&mut field.value),
+                }
+            }
+        }
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
+    }
 }
 
 /// How deeply comprehensions nest in `expr`.
