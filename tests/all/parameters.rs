@@ -455,9 +455,25 @@ components:
     assert!(first.exited(0), "{}", first.stderr);
     for _ in 0..4 {
         let again = opm(["mod", "build", &module]);
-        assert_eq!(again.stdout, first.stdout, "two renders of one module differ");
+        assert_eq!(
+            again.stdout, first.stdout,
+            "two renders of one module differ"
+        );
     }
-    let at = |needle: &str| first.stdout.find(needle).unwrap_or_else(|| panic!("{needle}"));
-    assert!(at("name: A") < at("name: B") && at("name: B") < at("name: C"), "{}", first.stdout);
-    assert!(at("A = 1") < at("B = 2") && at("C = 3") < at("D = 4"), "{}", first.stdout);
+    let at = |needle: &str| {
+        first
+            .stdout
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}"))
+    };
+    assert!(
+        at("name: A") < at("name: B") && at("name: B") < at("name: C"),
+        "{}",
+        first.stdout
+    );
+    assert!(
+        at("A = 1") < at("B = 2") && at("C = 3") < at("D = 4"),
+        "{}",
+        first.stdout
+    );
 }

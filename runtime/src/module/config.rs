@@ -4,7 +4,8 @@
 //! When a module has `config`, values files and `--set` set *parameters*, not the module
 //! document: they are merged in order into one tree, every key checked against the schema (a
 //! key the schema does not declare is an error with the name it is likely a typo of), the
-//! schema's `default`s fill what is not set, and the result is validated against the schema.
+//! schema's `default`s fill what is not set — a map the values set is deep-merged over a map
+//! default, `null` removing a default's key — and the result is validated against the schema.
 //! Each problem names the values file, line and column, or the `--set` argument, that supplied
 //! the bad part. The parameters are then what `${config.…}` references and expressions read.
 //!
@@ -184,15 +185,40 @@ pub(crate) fn fill_defaults(schema: &Json, value: &mut Json) {
         return;
     };
     for (key, property) in properties {
-        if !object.contains_key(key) {
-            if let Some(default) = property.get("default") {
+        match (object.get_mut(key), property.get("default")) {
+            (None, Some(default)) => {
                 object.insert(key.clone(), default.clone());
-            } else if has_defaults(property) {
+            }
+            (None, None) if has_defaults(property) => {
                 object.insert(key.clone(), Json::Object(Map::new()));
             }
+            // A map the values set is merged over the map its default holds, as Helm merges
+            // values over a chart's.
+            (Some(value), Some(default)) => merge_over(value, default),
+            _ => {}
         }
         if let Some(child) = object.get_mut(key) {
             fill_defaults(property, child);
+        }
+    }
+}
+
+/// `value` deep-merged over `default` where both are maps: a key `value` lacks is the
+/// default's, a key both have merges again, and a key `value` sets to `null` removes the
+/// default's entry. Anything else — a scalar, a list, a map over a non-map — replaces.
+fn merge_over(value: &mut Json, default: &Json) {
+    let (Json::Object(value), Json::Object(default)) = (value, default) else {
+        return;
+    };
+    for (key, default) in default {
+        match value.get_mut(key) {
+            None => {
+                value.insert(key.clone(), default.clone());
+            }
+            Some(Json::Null) => {
+                value.remove(key);
+            }
+            Some(set) => merge_over(set, default),
         }
     }
 }
@@ -236,6 +262,30 @@ mod tests {
         assert_eq!(
             parameters("domain: git.example.com").unwrap(),
             json!({"domain": "git.example.com", "replicas": 1, "ingress": {"enabled": false}})
+        );
+    }
+
+    /// Issue 43, finding 3: a values file that set one key of a map parameter lost the rest of
+    /// its default (`grafanaIni.server.root_url` dropped the default `paths` section), and
+    /// `key: null` could not remove one default entry. Maps merge over their defaults, deeply;
+    /// `null` removes a default's key; scalars and lists replace.
+    #[test]
+    fn a_map_parameter_merges_over_its_default_and_null_removes_a_key() {
+        let schema = "properties:\n  ini:\n    type: object\n    additionalProperties: {type: object}\n    default: {server: {root_url: 'http://localhost', port: '3000'}, paths: {data: /var/lib/grafana}, smtp: {enabled: 'false'}}\n  hosts: {type: array, default: [a, b]}\n";
+        let config = Config::read(&node(schema, "module.yaml")).unwrap();
+        let values = node(
+            "ini: {server: {root_url: 'https://grafana.example.com'}, smtp: null}\nhosts: [c]\n",
+            "values.yaml",
+        );
+        assert_eq!(
+            config.parameters(&values).unwrap(),
+            json!({
+                "ini": {
+                    "server": {"root_url": "https://grafana.example.com", "port": "3000"},
+                    "paths": {"data": "/var/lib/grafana"},
+                },
+                "hosts": ["c"],
+            })
         );
     }
 

@@ -110,7 +110,11 @@ fn write_patches(patches: &[PlanPatch], out: &mut dyn Write) -> io::Result<()> {
 /// The parameters, one line each (nested ones dotted): type, the value this render uses, and
 /// the description.
 fn write_config(config: &PlanConfig, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "config (set with -f VALUES and --set NAME=VALUE):")?;
+    writeln!(
+        out,
+        "config (set with -f VALUES and --set NAME=VALUE; a map merges over its default, null \
+         removes a key):"
+    )?;
     let mut rows = Vec::new();
     parameter_rows(&config.schema, Some(&config.parameters), "", &mut rows);
     let width = rows.iter().map(|(name, ..)| name.len()).max().unwrap_or(0);
