@@ -712,3 +712,86 @@ fn a_large_modules_components_read_in_parallel_read_as_one_by_one() {
         format!("{:?}", serial.components().collect::<Vec<_>>())
     );
 }
+
+/// Every attachment value of `module`, in order, as JSON text: what a render reads of it.
+fn values_of(module: &Module) -> String {
+    module
+        .components()
+        .flat_map(|c| c.resources.iter().chain(&c.traits).chain(&c.policies))
+        .map(|a| serde_json::to_string(&a.value).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+mod determinism {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A module of `components` components whose Object holds `expression` over the map
+    /// parameter `m`, whose default is `entries`.
+    fn module_text(entries: &[(String, String)], components: usize, expression: &str) -> String {
+        let default: serde_json::Map<String, serde_json::Value> = entries
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone())))
+            .collect();
+        let mut text = format!(
+            "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: m, version: 0.1.0}}\n\
+             config:\n  properties:\n    m: {{type: object, additionalProperties: {{type: string}}, \
+             default: {}}}\ncomponents:\n",
+            serde_json::Value::Object(default)
+        );
+        for index in 0..components {
+            text.push_str(&format!(
+                "  c{index}:\n    resources:\n      Object: {{apiVersion: v1, kind: List, metadata: {{name: x}}, items: \"${{ {expression} }}\"}}\n"
+            ));
+        }
+        text
+    }
+
+    const EXPRESSIONS: &[&str] = &[
+        "config.m.map(k, k + '=' + config.m[k]).join(',')",
+        "config.m.filter(k, config.m[k] > 'm').map(k, {'k': k})",
+        "config.m.map(k, config.m.filter(j, j < k).size())",
+        "config.m.exists_one(k, k == 'a') ? 'one' : 'not one'",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Issue 43, finding 1: what an expression makes of a map is the same in every load of
+        /// the module, on one thread or two, whatever the map's size and keys.
+        #[test]
+        fn an_expression_over_a_map_gives_one_value_whatever_the_run_and_the_threads(
+            entries in proptest::collection::btree_map("[a-z]{1,6}", "[a-z]{0,4}", 0..40),
+            expression in 0..EXPRESSIONS.len(),
+            components in prop_oneof![Just(1usize), Just(PARALLEL_FROM + 3)],
+        ) {
+            let entries: Vec<(String, String)> = entries.into_iter().collect();
+            let files = Files::new();
+            let path = files.write(
+                "module.yaml",
+                &module_text(&entries, components, EXPRESSIONS[expression]),
+            );
+            let mut seen = None;
+            for threads in [1, 2, 1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let module = load_on(
+                    Some(&pool),
+                    &path,
+                    &[],
+                    &[],
+                    &Instance::default(),
+                    &no_env,
+                    &mut BTreeSet::new(),
+                )
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let values = values_of(&module);
+                match &seen {
+                    None => seen = Some(values),
+                    Some(first) => prop_assert_eq!(first, &values, "{} threads", threads),
+                }
+            }
+        }
+    }
+}
