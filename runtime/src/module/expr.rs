@@ -152,7 +152,11 @@ impl Scope {
                 known.join(", ")
             )
         };
-        format!("{name:?} is not defined{hint}")
+        let close = crate::names::suggest(name, self.variables.keys().copied());
+        format!(
+            "{name:?} is not defined{}{hint}",
+            crate::names::did_you_mean(&close)
+        )
     }
 }
 
@@ -205,7 +209,8 @@ impl Cel {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let value = cel::Value::resolve(program, &self.variables).map_err(|e| e.to_string())?;
+        let value = cel::Value::resolve(program, &self.variables)
+            .map_err(|e| super::cel_words::words(&e, variables))?;
         from_cel(&value)
     }
 }
@@ -930,6 +935,46 @@ mod tests {
         resolve(&mut node, &mut scope(), &env, &mut BTreeSet::new())
             .map(|()| node.to_json())
             .map_err(|e| e.to_string())
+    }
+
+    /// Issue 43, finding 9: the interpreter's errors named Rust values
+    /// (`Unsupported binary operator 'add': String("GF_PATHS_"), Int(1)`) and offered no
+    /// did-you-mean. Each class in CEL's own terms, with its exact text.
+    #[test]
+    fn an_expression_error_is_in_cel_terms_with_a_suggestion() {
+        for (text, expected) in [
+            (
+                "a: ${ 'GF_PATHS_' + 1 }",
+                "`+` cannot take a string (\"GF_PATHS_\") and an int (1); write string(…) around \
+                 the other to make text of it",
+            ),
+            (
+                "a: ${ toLower(config.host) }",
+                "\"toLower\" is not defined: expressions see config, instance, module and CEL's \
+                 functions",
+            ),
+            (
+                "a: ${ confg.host }",
+                "\"confg\" is not defined; did you mean \"config\"?; expressions see config, \
+                 instance and module (write $${ for a literal ${)",
+            ),
+            (
+                "a: ${ config.ingress['enabeld'] }",
+                "there is no key \"enabeld\"; did you mean \"enabled\"? (has(…) tests for an \
+                 optional one)",
+            ),
+            (
+                "a: ${ config.replicas < 'three' }",
+                "`<` cannot take an int and a string",
+            ),
+        ] {
+            let error = resolved(text).unwrap_err();
+            assert!(error.ends_with(expected), "{text}:\n{error}\n{expected}");
+            assert!(
+                !error.contains("String(") && !error.contains("Int("),
+                "{error}"
+            );
+        }
     }
 
     #[test]

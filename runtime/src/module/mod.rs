@@ -27,6 +27,7 @@
 //! assert_eq!(module.components().next().unwrap().resources[0].name, "Container");
 //! ```
 
+pub mod cel_words;
 mod config;
 pub mod cost;
 mod document;
