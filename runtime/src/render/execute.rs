@@ -327,6 +327,17 @@ mod tests {
 
     use super::*;
 
+    /// A call that returned `documents` at no cost.
+    fn returning(documents: Vec<String>) -> CallOutcome {
+        CallOutcome {
+            result: Ok(documents),
+            logs: Vec::new(),
+            logs_dropped: 0,
+            fuel_used: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+
     /// The context of a module `shop` rendered by `kubernetes`.
     fn context() -> RenderContext {
         RenderContext {
@@ -362,13 +373,7 @@ mod tests {
                 }
             }
             self.ran.fetch_add(1, Ordering::SeqCst);
-            Ok(CallOutcome {
-                result: Ok(Vec::new()),
-                logs: Vec::new(),
-                logs_dropped: 0,
-                fuel_used: 0,
-                elapsed: Duration::ZERO,
-            })
+            Ok(returning(Vec::new()))
         }
 
         fn digest(&self, _: &str) -> String {
@@ -416,13 +421,7 @@ mod tests {
 
     impl Runner for Returns {
         fn call(&self, _: &Call, _: &wit::Context, _: &Limits) -> Result<CallOutcome, String> {
-            Ok(CallOutcome {
-                result: Ok(self.0.clone()),
-                logs: Vec::new(),
-                logs_dropped: 0,
-                fuel_used: 0,
-                elapsed: Duration::ZERO,
-            })
+            Ok(returning(self.0.clone()))
         }
 
         fn digest(&self, _: &str) -> String {
