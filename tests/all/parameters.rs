@@ -477,3 +477,37 @@ components:
         first.stdout
     );
 }
+
+/// Issue 43, finding 7: one module for two platforms had no per-platform switch: a
+/// Kubernetes-only trait broke `-p docker-compose --strict`. Expressions see the platform the
+/// render is for, `instance.platform`, and a condition on it leaves the trait out where the
+/// platform has no such thing.
+#[test]
+fn a_condition_on_the_platform_renders_one_module_strictly_for_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = opm_tests::write_file(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: both, version: 0.1.0}
+components:
+  web:
+    resources:
+      Container: {image: 'nginx:1.27', env: {PLATFORM: {value: '${instance.platform}'}}}
+    traits:
+      UpdateStrategy:
+        $when: ${instance.platform == 'kubernetes'}
+        type: Recreate
+",
+    );
+    let kubernetes = opm(["mod", "build", &module, "--strict"]);
+    assert!(kubernetes.exited(0), "{}", kubernetes.stderr);
+    assert!(kubernetes.stdout.contains("type: Recreate"), "{}", kubernetes.stdout);
+    assert!(kubernetes.stdout.contains("value: kubernetes"), "{}", kubernetes.stdout);
+    let compose = opm(["mod", "build", &module, "-p", "docker-compose", "--strict"]);
+    assert!(compose.exited(0), "{}", compose.stderr);
+    assert!(compose.stdout.contains("PLATFORM: compose"), "{}", compose.stdout);
+    let vet = opm(["mod", "vet", &module, "-p", "docker-compose"]);
+    assert!(vet.stdout.contains("left out by conditions"), "{}", vet.stdout);
+}

@@ -647,6 +647,9 @@ pub struct Instance {
     pub name: Option<String>,
     /// The namespace; `None` for the module's `metadata.namespace`, else `default`.
     pub namespace: Option<String>,
+    /// The platform the render is for (its providers' `core.opm.dev/format`: `kubernetes`,
+    /// `compose`); `None` for `kubernetes`.
+    pub platform: Option<String>,
 }
 
 impl Instance {
@@ -656,7 +659,10 @@ impl Instance {
     ///   instances of a module in one namespace do not collide: `""` for the module's own name,
     ///   else the instance's name and `-` (`docs/rendering.md#instances`). A component refers
     ///   to an object another component renders as `${instance.prefix}NAME`;
-    /// - `namespace`: the namespace the resources land in.
+    /// - `namespace`: the namespace the resources land in;
+    /// - `platform`: the platform the render is for (`kubernetes`, `compose`), so that one
+    ///   module can leave out what a platform does not have (`$when: ${instance.platform ==
+    ///   'kubernetes'}`).
     fn scope(&self, module: &serde_json::Value) -> serde_json::Value {
         let field = |key: &str| module.get(key).and_then(serde_json::Value::as_str);
         let module_name = field("name");
@@ -671,7 +677,8 @@ impl Instance {
             .as_deref()
             .or(field("namespace"))
             .unwrap_or("default");
-        serde_json::json!({"name": name, "prefix": prefix, "namespace": namespace})
+        let platform = self.platform.as_deref().unwrap_or(patch::DEFAULT_PLATFORM);
+        serde_json::json!({"name": name, "prefix": prefix, "namespace": namespace, "platform": platform})
     }
 }
 

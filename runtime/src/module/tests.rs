@@ -518,12 +518,13 @@ fn expressions_see_the_instance_and_the_namespace_the_render_names() {
     );
     let own_name = Instance {
         name: Some("shop".into()),
-        namespace: None,
+        ..Instance::default()
     };
     assert_eq!(env_of(own_name), env_of(Instance::default()));
     let second = Instance {
         name: Some("shop-eu".into()),
         namespace: Some("eu".into()),
+        ..Instance::default()
     };
     assert_eq!(
         env_of(second),

@@ -165,6 +165,21 @@ pub fn build_with(
             };
         }
     };
+    // The providers first: the module's expressions see the platform they render for.
+    let providers = match provider::load_set(
+        &request.providers,
+        &request.module,
+        request.renderer.as_deref(),
+        env,
+    ) {
+        Ok(providers) => providers,
+        Err(error) => {
+            return Built {
+                redactor: Redactor::new(BTreeSet::new()),
+                render: Err(error.into()),
+            };
+        }
+    };
     let mut sensitive = BTreeSet::new();
     let reads = crate::module::env::EnvReads::new(env, request.allow_env.as_deref());
     let lookup = |name: &str| reads.lookup(name);
@@ -176,15 +191,18 @@ pub fn build_with(
         &crate::module::Instance {
             name: request.instance.clone(),
             namespace: request.namespace.clone(),
+            platform: providers.format().map(str::to_owned),
         },
         &lookup,
         &mut sensitive,
     ));
     let redactor = Redactor::new(sensitive);
     let env_read = reads.read();
-    let render = module
-        .map_err(anyhow::Error::from)
-        .and_then(|module| render(request, module, pool, env, env_read, &redactor, runner));
+    let render = module.map_err(anyhow::Error::from).and_then(|module| {
+        render(
+            request, module, providers, pool, env, env_read, &redactor, runner,
+        )
+    });
     Built { redactor, render }
 }
 
@@ -222,21 +240,20 @@ fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     pool.build().context("starting the render threads")
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the stages' inputs, each used once: a struct of them would only be unpacked"
+)]
 fn render(
     request: &Request,
     module: crate::module::Module,
+    providers: ProviderSet,
     pool: rayon::ThreadPool,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     env_read: Vec<String>,
     redactor: &Redactor,
     runner: Option<&dyn Runner>,
 ) -> anyhow::Result<Render> {
-    let providers = provider::load_set(
-        &request.providers,
-        &request.module,
-        request.renderer.as_deref(),
-        env,
-    )?;
     let mut plan = pool.install(|| {
         matching::plan_providers(
             &module,

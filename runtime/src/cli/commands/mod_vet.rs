@@ -37,6 +37,16 @@ pub enum VetFormat {
 
 /// Runs `opm mod vet`.
 pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    // The providers first, as a render loads them: the module's expressions see the platform.
+    let providers = match provider::load_set(
+        &args.module.provider,
+        &args.module.module,
+        args.module.renderer.as_deref(),
+        out.env,
+    ) {
+        Ok(providers) => providers,
+        Err(error) => return Ok(crate::report::exit_status(Err(error.into()), out.stderr)),
+    };
     let mut sensitive = BTreeSet::new();
     let allowed = args.module.allow_env();
     let reads = module::env::EnvReads::new(out.env, allowed.as_deref());
@@ -48,6 +58,7 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         &module::Instance {
             name: args.module.instance.clone(),
             namespace: None,
+            platform: providers.format().map(str::to_owned),
         },
         &lookup,
         &mut sensitive,
@@ -64,7 +75,7 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         vet(
             &args,
             &module,
-            out.env,
+            &providers,
             reads.read(),
             &mut stdout,
             &mut stderr,
@@ -79,24 +90,18 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 fn vet(
     args: &VetArgs,
     module: &module::Module,
-    env: &dyn Fn(&str) -> Option<String>,
+    providers: &provider::ProviderSet,
     env_read: Vec<String>,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let providers = provider::load_set(
-        &args.module.provider,
-        &args.module.module,
-        args.module.renderer.as_deref(),
-        env,
-    )?;
     let mut plan = matching::plan_providers(
         module,
         &providers.manifests(),
         args.module.strict,
         matching::Explain::Everything,
     );
-    plan.set_renderer(crate::render::build::renderer_of(&providers)?.2);
+    plan.set_renderer(crate::render::build::renderer_of(providers)?.2);
     plan.set_env_read(env_read);
     match args.output {
         VetFormat::Text => plan.write_text(stdout)?,
