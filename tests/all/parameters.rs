@@ -503,11 +503,27 @@ components:
     );
     let kubernetes = opm(["mod", "build", &module, "--strict"]);
     assert!(kubernetes.exited(0), "{}", kubernetes.stderr);
-    assert!(kubernetes.stdout.contains("type: Recreate"), "{}", kubernetes.stdout);
-    assert!(kubernetes.stdout.contains("value: kubernetes"), "{}", kubernetes.stdout);
+    assert!(
+        kubernetes.stdout.contains("type: Recreate"),
+        "{}",
+        kubernetes.stdout
+    );
+    assert!(
+        kubernetes.stdout.contains("value: kubernetes"),
+        "{}",
+        kubernetes.stdout
+    );
     let compose = opm(["mod", "build", &module, "-p", "docker-compose", "--strict"]);
     assert!(compose.exited(0), "{}", compose.stderr);
-    assert!(compose.stdout.contains("PLATFORM: compose"), "{}", compose.stdout);
+    assert!(
+        compose.stdout.contains("PLATFORM: compose"),
+        "{}",
+        compose.stdout
+    );
     let vet = opm(["mod", "vet", &module, "-p", "docker-compose"]);
-    assert!(vet.stdout.contains("left out by conditions"), "{}", vet.stdout);
+    assert!(
+        vet.stdout.contains("left out by conditions"),
+        "{}",
+        vet.stdout
+    );
 }
