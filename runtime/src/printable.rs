@@ -58,10 +58,7 @@ pub fn truncate(text: &str, most: usize) -> String {
     if text.len() <= most {
         return text.to_owned();
     }
-    let mut end = most;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(most);
     format!("{}… ({} bytes in all)", &text[..end], text.len())
 }
 

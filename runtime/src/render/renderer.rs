@@ -227,13 +227,8 @@ pub fn run(
             }
             for (index, reason) in refused {
                 let reason = crate::printable::truncate(&reason, layout::MAX_REFUSAL_REASON);
-                let Some(resource) = rendered.resources.get(index as usize) else {
-                    rendered.renderer_failure = Some(fail(format!(
-                        "refused resource #{index}, but it was given {}",
-                        rendered.resources.len()
-                    )));
-                    return;
-                };
+                // In range: `check_refusals` refused any other position.
+                let resource = &rendered.resources[index as usize];
                 let (provider, digest) = owner_of(&resource.transformer);
                 rendered.failures.push(Failure {
                     component: resource.component.clone(),
