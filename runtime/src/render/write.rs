@@ -305,3 +305,28 @@ fn swap(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
     std::fs::rename(a, b)?;
     std::fs::rename(&aside, a)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whoever can write `--out-dir` can write its record: a record over the size opm reads,
+    /// or one that is not a regular file, is refused before any of it is read, and the
+    /// directory is left as it was.
+    #[test]
+    fn a_record_over_its_size_limit_or_not_a_file_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        // Sparse: as large as it says, without the bytes on disk.
+        let record = std::fs::File::create(out.join(MANIFEST)).unwrap();
+        record.set_len(MAX_MANIFEST_BYTES + 1).unwrap();
+        let error = check_replaceable(&out).unwrap_err().to_string();
+        assert!(error.contains("is not opm's record of what it wrote"), "{error}");
+        std::fs::remove_file(out.join(MANIFEST)).unwrap();
+        std::fs::create_dir(out.join(MANIFEST)).unwrap();
+        let error = check_replaceable(&out).unwrap_err().to_string();
+        assert!(error.contains("is not opm's record of what it wrote"), "{error}");
+        assert!(out.join(MANIFEST).is_dir());
+    }
+}
