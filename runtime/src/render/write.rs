@@ -322,11 +322,17 @@ mod tests {
         let record = std::fs::File::create(out.join(MANIFEST)).unwrap();
         record.set_len(MAX_MANIFEST_BYTES + 1).unwrap();
         let error = check_replaceable(&out).unwrap_err().to_string();
-        assert!(error.contains("is not opm's record of what it wrote"), "{error}");
+        assert!(
+            error.contains("is not opm's record of what it wrote"),
+            "{error}"
+        );
         std::fs::remove_file(out.join(MANIFEST)).unwrap();
         std::fs::create_dir(out.join(MANIFEST)).unwrap();
         let error = check_replaceable(&out).unwrap_err().to_string();
-        assert!(error.contains("is not opm's record of what it wrote"), "{error}");
+        assert!(
+            error.contains("is not opm's record of what it wrote"),
+            "{error}"
+        );
         assert!(out.join(MANIFEST).is_dir());
     }
 }
