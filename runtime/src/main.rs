@@ -4,6 +4,27 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    use opm_runtime::sandbox::isolated::{self, CompileProcess};
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|arg| arg == isolated::SUBCOMMAND) {
+        let rest: Vec<String> = args[2..]
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        return isolated::serve(&rest);
+    }
+    // Every component this process compiles is compiled in a child of this binary, under a
+    // memory limit and a deadline (`sandbox::isolated`).
+    match CompileProcess::from_env(
+        CompileProcess::this_program(),
+        &opm_runtime::cli::process_env,
+    ) {
+        Ok(process) => isolated::use_children(process),
+        Err(error) => {
+            eprintln!("opm: {error}");
+            return ExitCode::from(2);
+        }
+    }
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut out = opm_runtime::cli::Output {
@@ -13,7 +34,7 @@ fn main() -> ExitCode {
         stderr_is_terminal: std::io::stderr().is_terminal(),
         stdout_is_terminal: std::io::stdout().is_terminal(),
     };
-    opm_runtime::cli::run(std::env::args_os(), &mut out)
+    opm_runtime::cli::run(args, &mut out)
 }
 
 /// glibc's allocator spent a fifth to a quarter of a 10,000-component render consolidating

@@ -79,14 +79,10 @@ impl Fixture {
 const CONFIG: &str =
     "providers:\n  - name: kubernetes\n    version: ^0.2\n    source: ../../registry\n";
 
-/// `opm provider init` compiles every component of what it installs into the compile cache, so
-/// that the first render of the project compiles nothing: `--verbose=json` says where each
-/// component's code came from. The provider's components are the embedded ones with a custom
-/// section more, so that their code is not the one built into opm.
-#[test]
-fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
-    let fixture = Fixture::new(CONFIG, &[]);
-    let bundle = repacked_with(
+/// The embedded provider as 0.2.0 with a custom section more in each component, so that their
+/// code is not the one built into opm and must be compiled.
+fn kubernetes_to_compile() -> Vec<u8> {
+    repacked_with(
         provider::embedded_bundle(),
         |manifest| manifest["metadata"]["version"] = Value::from("0.2.0"),
         |component| {
@@ -95,20 +91,37 @@ fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
             bytes.extend(b"opm-test");
             bytes
         },
-    );
-    fixture.publish("0.2.0", &bundle);
-    let components = bundle::read("test", &bundle).unwrap().components.len();
-    let cache = fixture.dir.path().join("cache");
-    let with_cache = |args: &[&str]| {
+    )
+}
+
+impl Fixture {
+    /// Runs `opm args` in the project with its own compile cache and the environment `vars`.
+    fn opm_cached(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let cache = self.dir.path().join("cache");
         Command::new(env!("CARGO_BIN_EXE_opm"))
             .args(args)
-            .current_dir(fixture.app())
+            .current_dir(self.app())
             .env_remove("OPM_REGISTRY")
+            .env_remove("OPM_COMPILE_MEMORY")
+            .env_remove("OPM_COMPILE_TIMEOUT")
             .env("OPM_CACHE_DIR", cache.join("dir"))
             .env("OPM_CACHE_KEY", cache.join("key/key"))
+            .envs(vars.iter().copied())
             .output()
             .expect("opm runs")
-    };
+    }
+}
+
+/// `opm provider init` compiles every component of what it installs into the compile cache, so
+/// that the first render of the project compiles nothing: `--verbose=json` says where each
+/// component's code came from.
+#[test]
+fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
+    let fixture = Fixture::new(CONFIG, &[]);
+    let bundle = kubernetes_to_compile();
+    fixture.publish("0.2.0", &bundle);
+    let components = bundle::read("test", &bundle).unwrap().components.len();
+    let with_cache = |args: &[&str]| fixture.opm_cached(args, &[]);
 
     let (stdout, _) = exited(&with_cache(&["provider", "init"]), 0);
     assert!(
@@ -145,6 +158,75 @@ fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
             && stdout.contains(&format!(" s, {components} there already")),
         "{stdout}"
     );
+}
+
+/// The fourth security pass: a compiler's memory and time were bounded by nothing. Every
+/// compile runs in a child `opm` under a data-segment limit and a deadline
+/// (`OPM_COMPILE_MEMORY` in MiB, `OPM_COMPILE_TIMEOUT` in seconds; `sandbox::isolated`): past
+/// either, that component fails by name, a render goes on to report the others, and `provider
+/// init` — which compiles before it locks — leaves the lock as it was.
+#[test]
+fn a_compile_past_its_memory_or_time_fails_by_name_and_init_locks_nothing() {
+    let fixture = Fixture::new(CONFIG, &[]);
+    let bundle = kubernetes_to_compile();
+    fixture.publish("0.2.0", &bundle);
+    let lock = fixture.app().join(".opm/providers.lock.json");
+
+    let (_, stderr) = exited(
+        &fixture.opm_cached(&["provider", "init"], &[("OPM_COMPILE_MEMORY", "24")]),
+        2,
+    );
+    assert!(
+        stderr.contains("compiling needed more than 24 MiB, the limit (OPM_COMPILE_MEMORY)")
+            && stderr.contains("kubernetes 0.2.0 was not locked"),
+        "{stderr}"
+    );
+    assert!(!lock.exists(), "nothing is locked");
+    let (_, stderr) = exited(
+        &fixture.opm_cached(&["provider", "init"], &[("OPM_COMPILE_TIMEOUT", "0.001")]),
+        2,
+    );
+    assert!(
+        stderr.contains("compiling took longer than 0.001 s, the limit (OPM_COMPILE_TIMEOUT)"),
+        "{stderr}"
+    );
+    assert!(!lock.exists(), "nothing is locked");
+
+    // A render of the bundle compiles in children too: every transformer it calls fails by name.
+    let path = fixture.dir.path().join("kubernetes-0.2.0.opmb");
+    std::fs::write(&path, &bundle).expect("write");
+    // Outside the project, which names the provider but has not locked it.
+    let hello = hello_in(&fixture.dir.path().join("outside"));
+    let path = path.display().to_string();
+    let build = ["mod", "build", hello.as_str(), "-p", path.as_str()];
+    let (stdout, stderr) = exited(
+        &fixture.opm_cached(&build, &[("OPM_COMPILE_MEMORY", "24")]),
+        1,
+    );
+    assert!(stdout.is_empty(), "{stdout}");
+    for transformer in ["DeploymentTransformer", "ServiceTransformer"] {
+        assert!(
+            stderr.lines().any(|line| line.contains(transformer)
+                && line.contains("more than 24 MiB, the limit (OPM_COMPILE_MEMORY)")),
+            "{transformer}: {stderr}"
+        );
+    }
+    let (_, stderr) = exited(
+        &fixture.opm_cached(&build, &[("OPM_COMPILE_MEMORY", "none")]),
+        2,
+    );
+    assert!(
+        stderr.contains("OPM_COMPILE_MEMORY=none: not a positive number"),
+        "{stderr}"
+    );
+
+    // Within the default limits the same code renders what the embedded provider renders, and
+    // init locks.
+    let (compiled, _) = exited(&fixture.opm_cached(&build, &[]), 0);
+    let (embedded, _) = exited(&fixture.opm(&["mod", "build", &hello]), 0);
+    assert_eq!(compiled, embedded);
+    exited(&fixture.opm_cached(&["provider", "init"], &[]), 0);
+    assert!(lock.exists(), "locked");
 }
 
 #[test]

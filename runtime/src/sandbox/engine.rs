@@ -10,7 +10,7 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
 use super::call::{self, CallState};
-use super::{CallOutcome, CompileCache, CompileError, Limits, pool, wasi};
+use super::{CallOutcome, CompileCache, CompileError, Limits, isolated, pool, wasi};
 use crate::contract::{self, TRANSFORMER_EXPORT};
 use crate::redact::Redactor;
 use crate::wit::renderer::RendererWorldPre;
@@ -42,6 +42,8 @@ pub struct Sandbox {
     /// With [`contract::Compiler::Tiered`]: the Winch sandbox that compiles and runs what has no
     /// code yet, made when the first such component comes (`None` inside when it cannot be).
     quick: Option<OnceLock<Option<Box<Sandbox>>>>,
+    /// The child process each compile runs in, if any (see [`isolated`]).
+    isolated: Option<isolated::CompileProcess>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -195,7 +197,15 @@ impl Sandbox {
             optimizing: compiler != contract::Compiler::Baseline,
             pool_limits: *limits,
             quick: (compiler == contract::Compiler::Tiered).then(OnceLock::new),
+            isolated: isolated::default_process(),
         })
+    }
+
+    /// Compiles in children of `process` (`None`: in this process) rather than as
+    /// [`isolated::use_children`] said.
+    pub fn with_compile_process(mut self, process: Option<isolated::CompileProcess>) -> Self {
+        self.isolated = process;
+        self
     }
 
     /// The Winch sandbox of a tiered one, made on first use with this one's limits, cache and
@@ -208,6 +218,7 @@ impl Sandbox {
                     Sandbox::with_compiler(&self.pool_limits, contract::Compiler::Baseline).ok()?;
                 quick.cache.clone_from(&self.cache);
                 quick.redactor = Arc::clone(&self.redactor);
+                quick.isolated.clone_from(&self.isolated);
                 Some(Box::new(quick))
             })
             .as_deref()
@@ -456,10 +467,34 @@ impl Sandbox {
                 return Ok((component, CodeSource::Cache, self));
             }
         }
-        let component = Component::new(&self.engine, bytes)?;
-        if let Some(cache) = &self.cache {
-            cache.store(&self.engine, hash, &component);
-        }
+        let component = match &self.isolated {
+            Some(process) => {
+                let code = process
+                    .compile(!self.optimizing, self.pool_limits.wasm_stack, bytes)
+                    .map_err(wasmtime::Error::msg)?;
+                // SAFETY: `Component::deserialize` requires bytes that wasmtime's serialization
+                // made for an engine compatible with this one. `code` is such bytes: the child
+                // is this very program (`/proc/self/exe`, the file this process runs even when
+                // the one on disk has been replaced since), which made them with
+                // `Engine::precompile_component` for an engine of `codegen::config` with this
+                // engine's compiler, and wrote them whole on a pipe only it holds. Were the
+                // component able to subvert the compiler, it could do so in this process just
+                // as well; the child only bounds the compiler's memory and time. wasmtime checks
+                // the code's header against this engine again and refuses a mismatch.
+                let component = unsafe { Component::deserialize(&self.engine, &code) }?;
+                if let Some(cache) = &self.cache {
+                    cache.store_code(&self.engine, hash, &code);
+                }
+                component
+            }
+            None => {
+                let component = Component::new(&self.engine, bytes)?;
+                if let Some(cache) = &self.cache {
+                    cache.store(&self.engine, hash, &component);
+                }
+                component
+            }
+        };
         drop(turn);
         Ok((component, CodeSource::Compiled, self))
     }

@@ -35,6 +35,8 @@ mod call;
 #[cfg(feature = "sandbox")]
 mod engine;
 mod error;
+#[cfg(feature = "sandbox")]
+pub mod isolated;
 pub mod limits;
 pub mod outcome;
 #[cfg(feature = "sandbox")]

@@ -8,9 +8,10 @@
 //! Without `--upgrade`, a locked provider keeps its locked version and bytes; with it, each
 //! moves to the newest version its requirement allows, and a move to an older version is said.
 //! `--dry-run` writes nothing and says what it would do; `--force` installs again what is
-//! already installed. Then every component of every locked provider is compiled into the compile
-//! cache (`opm cache dir`), in parallel, so that no render of the project compiles: what a CI
-//! job that keeps the cache between runs pays once. Two `init`s of one project never interleave: each holds an exclusive lock
+//! already installed. Then every component of every provider is compiled into the compile cache
+//! (`opm cache dir`), in parallel, so that no render of the project compiles — what a CI job
+//! that keeps the cache between runs pays once — and only then is the lock written: a provider
+//! whose components do not compile is never locked. Two `init`s of one project never interleave: each holds an exclusive lock
 //! on `.opm/.init.lock`, and every file is written to a temporary name and renamed.
 
 use std::process::ExitCode;
@@ -67,50 +68,55 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     })?;
     if args.dry_run {
         writeln!(out.stdout, "dry run: nothing was installed or locked")?;
-    } else {
-        let count = done.lock.providers.len();
-        writeln!(
-            out.stdout,
-            "locked {count} provider{} in {}",
-            if count == 1 { "" } else { "s" },
-            done.lock_path.display()
-        )?;
-        let root = installed::find(&std::env::current_dir()?, out.env)?
-            .context("the project's .opm directory went away")?;
-        let project = installed::Project::load(&root)?;
-        for locked in &done.lock.providers {
-            let provider = installed::load_locked(&project, &done.lock, &locked.name)?;
-            compile_into_cache(&provider, out)?;
-        }
+        return Ok(ExitCode::SUCCESS);
     }
+    // Each provider is compiled before the lock names it: one whose components cannot be
+    // compiled (within the compiler's limits, `sandbox::isolated`) is never locked, and the lock
+    // stays as it was.
+    let root = installed::find(&std::env::current_dir()?, out.env)?
+        .context("the project's .opm directory went away")?;
+    let project = installed::Project::load(&root)?;
+    for locked in &done.lock.providers {
+        let provider = installed::load_locked(&project, &done.lock, &locked.name)?;
+        compile_into_cache(&provider, out)
+            .with_context(|| format!("{} {} was not locked", locked.name, locked.version))?;
+    }
+    done.write_lock()?;
+    let count = done.lock.providers.len();
+    writeln!(
+        out.stdout,
+        "locked {count} provider{} in {}",
+        if count == 1 { "" } else { "s" },
+        done.lock_path.display()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Compiles every component of `provider` into the compile cache the environment names and
-/// says so; without a cache, says that renders will compile instead. Shared with `opm provider
-/// pull`.
+/// says so; without a cache, compiles them all the same, as the check that they can be, and
+/// says that renders will compile them again. Shared with `opm provider pull`.
 pub fn compile_into_cache(provider: &Provider, out: &mut Output<'_>) -> anyhow::Result<()> {
     let metadata = &provider.manifest.metadata;
-    let Some(cache) = CompileCache::from_env(out.env) else {
-        writeln!(
-            out.stdout,
-            "{} {}: no compile cache (see `opm cache dir`): renders compile its components on \
-             first use",
-            metadata.name, metadata.version
-        )?;
-        return Ok(());
-    };
+    let cache = CompileCache::from_env(out.env);
+    let kept = cache.is_some();
     let started = std::time::Instant::now();
     let done = crate::render::compile_into_cache(provider, cache)?;
-    writeln!(
-        out.stdout,
-        "{} {}: {} component{} compiled into the compile cache in {:.1} s, {} there already",
-        metadata.name,
-        metadata.version,
-        done.compiled,
-        if done.compiled == 1 { "" } else { "s" },
-        started.elapsed().as_secs_f64(),
-        done.had
-    )?;
+    let plural = if done.compiled == 1 { "" } else { "s" };
+    let seconds = started.elapsed().as_secs_f64();
+    if kept {
+        writeln!(
+            out.stdout,
+            "{} {}: {} component{plural} compiled into the compile cache in {seconds:.1} s, {} \
+             there already",
+            metadata.name, metadata.version, done.compiled, done.had
+        )?;
+    } else {
+        writeln!(
+            out.stdout,
+            "{} {}: {} component{plural} compiled in {seconds:.1} s; no compile cache (see `opm \
+             cache dir`): renders compile them again on first use",
+            metadata.name, metadata.version, done.compiled
+        )?;
+    }
     Ok(())
 }

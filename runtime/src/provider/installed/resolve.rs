@@ -94,18 +94,36 @@ impl fmt::Display for Step {
     }
 }
 
-/// What [`init`] locked, and where.
-#[derive(Debug, Clone)]
+/// What [`init`] installed and will lock, and where; the project's init lock is held until it
+/// is dropped, so that what is checked before [`write_lock`](Self::write_lock) is what is
+/// locked.
+#[derive(Debug)]
 pub struct Initialized {
     /// Every provider's lock entry, by name.
     pub lock: Lock,
     /// The lock file (not written in a dry run).
     pub lock_path: PathBuf,
+    dry_run: bool,
+    _guard: ExclusiveLock,
 }
 
-/// Resolves, verifies and installs every provider of the project found from `cwd`, then
-/// writes the lock (neither in a dry run); `step` hears of each provider as it is done. `env`
-/// is where `$OPM_REGISTRY` is read.
+impl Initialized {
+    /// Writes the lock (not in a dry run): only once every provider is installed and whatever
+    /// the caller checks of them (`opm provider init` compiles each one first) has passed, so
+    /// that a provider that cannot be used is never locked.
+    pub fn write_lock(&self) -> anyhow::Result<()> {
+        if !self.dry_run {
+            let text = serde_json::to_string_pretty(&self.lock)? + "\n";
+            crate::files::write_atomically(&self.lock_path, text.as_bytes())
+                .with_context(|| format!("cannot write {}", self.lock_path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Resolves, verifies and installs every provider of the project found from `cwd` (not in a
+/// dry run) and says what the lock will hold, which [`Initialized::write_lock`] writes; `step`
+/// hears of each provider as it is done. `env` is where `$OPM_REGISTRY` is read.
 pub fn init(
     cwd: &Path,
     options: &Options,
@@ -134,13 +152,12 @@ pub fn init(
         let entry = resolve(&project, requirement, &old, options, env, step)?;
         lock.providers.push(entry);
     }
-    let lock_path = project.lock_path();
-    if !options.dry_run {
-        let text = serde_json::to_string_pretty(&lock)? + "\n";
-        crate::files::write_atomically(&lock_path, text.as_bytes())
-            .with_context(|| format!("cannot write {}", lock_path.display()))?;
-    }
-    Ok(Initialized { lock, lock_path })
+    Ok(Initialized {
+        lock,
+        lock_path: project.lock_path(),
+        dry_run: options.dry_run,
+        _guard,
+    })
 }
 
 /// Resolves, verifies and (unless a dry run) installs one provider; returns its lock entry.
@@ -305,6 +322,7 @@ fn relative_to(path: &Path, root: &Path) -> String {
 }
 
 /// An exclusive advisory lock on a file, held until dropped.
+#[derive(Debug)]
 struct ExclusiveLock {
     /// Held open: closing it releases the lock.
     _file: std::fs::File,
