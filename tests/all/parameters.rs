@@ -50,7 +50,7 @@ fn parameters_from_values_and_set_reach_the_objects_and_conditions_leave_parts_o
     assert!(vet.stdout.contains("= \"git.acme.io\""), "{}", vet.stdout);
     assert!(
         vet.stdout.contains(
-            "left out by conditions:\n  component \"gitea\", HttpRoute: ${config.route.enabled} is false ("
+            "left out:\n  component \"gitea\", HttpRoute: ${config.route.enabled} is false ("
         ),
         "{}",
         vet.stdout
@@ -522,8 +522,81 @@ components:
     );
     let vet = opm(["mod", "vet", &module, "-p", "docker-compose"]);
     assert!(
-        vet.stdout.contains("left out by conditions"),
+        vet.stdout
+            .contains("left out:\n  component \"web\", UpdateStrategy: "),
         "{}",
         vet.stdout
     );
+}
+
+/// Issue 43, finding 2: nothing below an attachment could be left out by a condition — `null`
+/// failed the schema, `$when` worked only on whole attachments. A `${…}` whose value is `null`
+/// leaves out the field or list item it stands for, `$when` works on any map entry and list item
+/// (what it leaves out is never evaluated, so it may use parameters that are not set), and `mod
+/// vet` says what was left out and why.
+#[test]
+fn a_null_or_a_false_condition_leaves_out_any_field_or_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = opm_tests::write_file(
+        dir.path(),
+        "module.yaml",
+        r#"apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: optional, version: 0.1.0}
+config:
+  properties:
+    probes: {type: boolean, default: false}
+    smtp:
+      type: object
+      properties: {enabled: {type: boolean, default: false}, host: {type: string}}
+    debug: {type: string}
+components:
+  web:
+    resources:
+      Container:
+        image: nginx:1.27
+        startupProbe: "${config.probes ? {'httpGet': {'path': '/', 'port': 80}} : null}"
+        env:
+          - {name: A, value: "1"}
+          - {$when: "${config.smtp.enabled}", name: SMTP_HOST, value: "${config.smtp.host}"}
+          - {$when: "${!config.smtp.enabled}", $value: {name: MAIL, value: "off"}}
+          - "${has(config.debug) ? {'name': 'DEBUG_TOO', 'value': config.debug} : null}"
+"#,
+    );
+    let off = opm(["mod", "build", &module, "--strict"]);
+    assert!(off.exited(0), "{}", off.stderr);
+    assert!(!off.stdout.contains("startupProbe"), "{}", off.stdout);
+    assert!(!off.stdout.contains("SMTP_HOST"), "{}", off.stdout);
+    assert!(!off.stdout.contains("DEBUG_TOO"), "{}", off.stdout);
+    assert!(off.stdout.contains("name: MAIL\n"), "{}", off.stdout);
+
+    let on = opm([
+        "mod",
+        "build",
+        &module,
+        "--strict",
+        "--set",
+        "probes=true",
+        "--set",
+        "smtp.enabled=true",
+        "--set",
+        "smtp.host=mail.acme.io",
+        "--set",
+        "debug=verbose",
+    ]);
+    assert!(on.exited(0), "{}", on.stderr);
+    for present in ["startupProbe:", "value: mail.acme.io", "name: DEBUG_TOO"] {
+        assert!(on.stdout.contains(present), "{present}: {}", on.stdout);
+    }
+    assert!(!on.stdout.contains("name: MAIL"), "{}", on.stdout);
+
+    let vet = opm(["mod", "vet", &module]);
+    assert!(vet.exited(0), "{}", vet.stderr);
+    for line in [
+        "  component \"web\", Container /env/1: ${config.smtp.enabled} is false (",
+        "  component \"web\", Container /startupProbe: ${config.probes ? {'httpGet': {'path': '/', 'port': 80}} : null} is null (",
+        "  component \"web\", Container /env/2: ${has(config.debug) ? {'name': 'DEBUG_TOO', 'value': config.debug} : null} is null (",
+    ] {
+        assert!(vet.stdout.contains(line), "{line}\n{}", vet.stdout);
+    }
 }

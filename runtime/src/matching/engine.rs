@@ -201,14 +201,18 @@ pub fn plan_providers(
                 component: e.component.clone(),
                 patch: None,
                 definition: e.definition.clone(),
+                path: e.path.clone(),
                 condition: e.condition.clone(),
+                null: e.reason == crate::module::Reason::Null,
                 at: e.origin.clone(),
             })
             .chain(module.left_out_patches().iter().map(|p| LeftOut {
                 component: String::new(),
                 patch: Some(p.index),
                 definition: None,
+                path: None,
                 condition: p.condition.clone(),
+                null: false,
                 at: p.origin.clone(),
             }))
             .collect(),

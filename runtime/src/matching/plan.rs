@@ -98,7 +98,8 @@ pub struct PlanConfig {
     pub parameters: serde_json::Value,
 }
 
-/// A component, one of its attachments, or a patch, that a false condition left out.
+/// A component, one of its attachments or a part of one, or a patch, that a false condition or
+/// a `null` left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeftOut {
@@ -111,8 +112,15 @@ pub struct LeftOut {
     /// The attachment as written; none when the component is left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub definition: Option<String>,
-    /// The condition, as written.
+    /// Where in the attachment (a JSON pointer) when only a part of it is left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The condition, as written, or the expression whose value is `null`.
     pub condition: String,
+    /// Whether it is left out for a `null` (`${…}` whose value is `null`) rather than a false
+    /// condition.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub null: bool,
     /// Where the condition is written.
     pub at: Origin,
 }

@@ -554,44 +554,154 @@ fn closing_brace(body: &str) -> Option<usize> {
     found
 }
 
-/// Resolves every `${…}` in the strings of `node` (and its map keys' values), in place.
+/// Resolves every `${…}` in the strings of `node` (and its map keys' values), in place. A map
+/// entry or list item whose whole value is one `${…}` that is `null` is left out.
 pub(crate) fn resolve(
     node: &mut Node,
     scope: &mut Scope,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     sensitive: &mut BTreeSet<String>,
 ) -> Result<(), ModuleError> {
+    resolve_at(node, &Path::Root, scope, env, sensitive, &mut Vec::new()).map(|_| ())
+}
+
+/// Where a node is below the one a walk started at, made only when it is asked for.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    /// The JSON pointer (`/env/1/value`).
+    fn pointer(&self) -> String {
+        match self {
+            Path::Root => String::new(),
+            Path::Key(parent, key) => {
+                format!(
+                    "{}/{}",
+                    parent.pointer(),
+                    key.replace('~', "~0").replace('/', "~1")
+                )
+            }
+            Path::Index(parent, index) => format!("{}/{index}", parent.pointer()),
+        }
+    }
+}
+
+/// A part a `${…}` whose value is `null` left out: where (a JSON pointer from where the walk
+/// started), the expression as written, and its place in the file.
+type Absent = (String, String, Origin);
+
+/// [`resolve`] of `node` at `path`: whether `node` itself is to be left out (its whole value is
+/// one `${…}` that is `null`), what was left out below it added to `absent`.
+fn resolve_at(
+    node: &mut Node,
+    path: &Path<'_>,
+    scope: &mut Scope,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    sensitive: &mut BTreeSet<String>,
+    absent: &mut Vec<Absent>,
+) -> Result<bool, ModuleError> {
     match &mut node.value {
         Value::String(text) if text.contains("${") => {
             let resolved = resolve_string(text, &node.origin, scope, env, sensitive)?;
+            // Only a string that is one expression resolves to anything but a string.
+            if matches!(resolved.value, Value::Null) {
+                absent.push((path.pointer(), text.clone(), node.origin.clone()));
+                return Ok(true);
+            }
             *node = resolved;
         }
         Value::List(items) => {
-            for item in items {
-                resolve(item, scope, env, sensitive)?;
+            let mut left_out = Vec::new();
+            for (index, item) in items.iter_mut().enumerate() {
+                if resolve_at(
+                    item,
+                    &Path::Index(path, index),
+                    scope,
+                    env,
+                    sensitive,
+                    absent,
+                )? {
+                    left_out.push(index);
+                }
             }
+            remove_at(items, &left_out);
         }
         Value::Map(entries) => {
-            for entry in entries {
-                resolve(&mut entry.value, scope, env, sensitive)?;
+            let mut left_out = Vec::new();
+            for (index, entry) in entries.iter_mut().enumerate() {
+                let Entry { key, value, .. } = entry;
+                if resolve_at(value, &Path::Key(path, key), scope, env, sensitive, absent)? {
+                    left_out.push(index);
+                }
             }
+            remove_at(entries, &left_out);
         }
         _ => {}
     }
-    Ok(())
+    Ok(false)
+}
+
+/// [`resolve`] of one component: what it takes from the environment, and what a `null` left
+/// out of its attachments.
+fn resolve_component(
+    component: &mut Entry,
+    scope: &mut Scope,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<(BTreeSet<String>, Vec<Excluded>), ModuleError> {
+    let mut found = BTreeSet::new();
+    let mut absent = Vec::new();
+    resolve_at(
+        &mut component.value,
+        &Path::Root,
+        scope,
+        env,
+        &mut found,
+        &mut absent,
+    )?;
+    let excluded = absent
+        .into_iter()
+        .map(|(pointer, expression, origin)| {
+            // `/traits/Replicas/…`: the attachment, and where in it.
+            let mut parts = pointer.splitn(4, '/').skip(1);
+            let section = parts.next().unwrap_or_default();
+            let (definition, path) = match (section, parts.next()) {
+                ("resources" | "traits" | "policies", Some(definition)) => (
+                    Some(definition.replace("~1", "/").replace("~0", "~")),
+                    parts.next().map(|rest| format!("/{rest}")),
+                ),
+                _ => (None, Some(pointer.clone())),
+            };
+            Excluded {
+                component: component.key.clone(),
+                definition,
+                path,
+                condition: expression,
+                reason: Reason::Null,
+                origin,
+            }
+        })
+        .collect();
+    Ok((found, excluded))
 }
 
 /// [`resolve`] over the module document `root`: a large module's components in parallel on
-/// `pool` (see `per_component`), what they take from the environment added to `sensitive`.
+/// `pool` (see `per_component`), what they take from the environment added to `sensitive`;
+/// what a `null` left out of the components.
 pub(crate) fn resolve_module(
     root: &mut Node,
     scope: &mut Scope,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     sensitive: &mut BTreeSet<String>,
     pool: Option<&rayon::ThreadPool>,
-) -> Result<(), ModuleError> {
+) -> Result<Vec<Excluded>, ModuleError> {
+    let mut excluded = Vec::new();
     let Value::Map(entries) = &mut root.value else {
-        return resolve(root, scope, env, sensitive);
+        resolve(root, scope, env, sensitive)?;
+        return Ok(excluded);
     };
     for entry in entries {
         match &mut entry.value.value {
@@ -600,19 +710,18 @@ pub(crate) fn resolve_module(
                     components.iter_mut().collect(),
                     scope,
                     pool,
-                    |component: &mut Entry, scope| {
-                        let mut found = BTreeSet::new();
-                        resolve(&mut component.value, scope, env, &mut found).map(|()| found)
-                    },
+                    |component: &mut Entry, scope| resolve_component(component, scope, env),
                 );
-                for found in resolved {
-                    sensitive.extend(found?);
+                for outcome in resolved {
+                    let (found, absent) = outcome?;
+                    sensitive.extend(found);
+                    excluded.extend(absent);
                 }
             }
             _ => resolve(&mut entry.value, scope, env, sensitive)?,
         }
     }
-    Ok(())
+    Ok(excluded)
 }
 
 fn resolve_string(
@@ -706,17 +815,31 @@ fn from_json(value: Json, origin: &Origin) -> Node {
     Node::new(value, origin.clone())
 }
 
-/// A component or an attachment that a condition left out.
+/// A component, an attachment or a part of one that a condition or a `null` left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Excluded {
     /// The component.
     pub component: String,
     /// The attachment's name as written, or `None` when the whole component is left out.
     pub definition: Option<String>,
-    /// The condition as written (`${config.ingress.enabled}`).
+    /// Where in the attachment (a JSON pointer, `/startupProbe`, `/env/2`) when only a part of
+    /// it is left out.
+    pub path: Option<String>,
+    /// The condition or the expression as written (`${config.ingress.enabled}`).
     pub condition: String,
+    /// Why it is left out.
+    pub reason: Reason,
     /// Where the condition is written.
     pub origin: Origin,
+}
+
+/// Why a part of a module is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Its condition (`when`, `$when`) is false.
+    False,
+    /// It is one `${…}` whose value is `null`.
+    Null,
 }
 
 /// Evaluates the conditions of `root`'s components: a component's `when` and an attachment's
@@ -777,7 +900,9 @@ fn condition(
         excluded.push(Excluded {
             component: component.key.clone(),
             definition: None,
+            path: None,
             condition: text,
+            reason: Reason::False,
             origin,
         });
         return Ok((false, excluded));
@@ -798,15 +923,73 @@ fn condition(
                 excluded.push(Excluded {
                     component: component.key.clone(),
                     definition: Some(attachment.key.clone()),
+                    path: None,
                     condition: text,
+                    reason: Reason::False,
                     origin,
                 });
                 left_out.push(index);
+                continue;
             }
+            let mut parts = Vec::new();
+            nested_conditions(&mut attachment.value, &Path::Root, scope, &mut parts)?;
+            excluded.extend(parts.into_iter().map(|(pointer, text, origin)| Excluded {
+                component: component.key.clone(),
+                definition: Some(attachment.key.clone()),
+                path: Some(pointer),
+                condition: text,
+                reason: Reason::False,
+                origin,
+            }));
         }
         remove_at(attachments, &left_out);
     }
     Ok((true, excluded))
+}
+
+/// The `$when` of every map entry and list item below an attachment (`{$when: …, …}`, or
+/// `{$when: …, $value: V}` for a value that is not a map): a false one leaves its entry or item
+/// out before anything in it is evaluated, a true one is removed from what stays. What was left
+/// out is added to `out`, at its JSON pointer from `path`.
+fn nested_conditions(
+    node: &mut Node,
+    path: &Path<'_>,
+    scope: &mut Scope,
+    out: &mut Vec<(String, String, Origin)>,
+) -> Result<(), ModuleError> {
+    let mut left_out = Vec::new();
+    let mut visit = |value: &mut Node, at: &Path<'_>, scope: &mut Scope| {
+        if let Some(((text, keep), origin)) = take_condition(value, "$when", scope)? {
+            if !keep {
+                out.push((at.pointer(), text, origin));
+                return Ok(false);
+            }
+            unwrap_value(value)?;
+        }
+        nested_conditions(value, at, scope, out)?;
+        Ok::<_, ModuleError>(true)
+    };
+    match &mut node.value {
+        Value::Map(entries) => {
+            for (index, entry) in entries.iter_mut().enumerate() {
+                let Entry { key, value, .. } = entry;
+                if !visit(value, &Path::Key(path, key), scope)? {
+                    left_out.push(index);
+                }
+            }
+            remove_at(entries, &left_out);
+        }
+        Value::List(items) => {
+            for (index, item) in items.iter_mut().enumerate() {
+                if !visit(item, &Path::Index(path, index), scope)? {
+                    left_out.push(index);
+                }
+            }
+            remove_at(items, &left_out);
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// `work` done on each of `items` in order, with `scope`: a large module's components in

@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::origin::Origin;
-pub use expr::Excluded;
+pub use expr::{Excluded, Reason};
 pub use patch::{LeftOutPatch, Patch};
 
 use crate::definitions::{DefinitionKind, DefinitionSpec};
@@ -573,7 +573,14 @@ fn assemble(
         }
         None => (Vec::new(), Vec::new()),
     };
-    expr::resolve_module(&mut root, &mut scope, env, sensitive, surroundings.pool)?;
+    let mut excluded = excluded;
+    excluded.extend(expr::resolve_module(
+        &mut root,
+        &mut scope,
+        env,
+        sensitive,
+        surroundings.pool,
+    )?);
     if let (Some((index, entry)), tree::Value::Map(entries)) = (metadata, &mut root.value) {
         entries.insert(index, entry);
     }

@@ -54,16 +54,20 @@ impl Plan {
         }
         if !self.left_out.is_empty() {
             writeln!(out)?;
-            writeln!(out, "left out by conditions:")?;
+            writeln!(out, "left out:")?;
             for left in &self.left_out {
-                let what = match (&left.definition, left.patch) {
+                let mut what = match (&left.definition, left.patch) {
                     (_, Some(patch)) => format!("patches[{patch}]"),
                     (Some(definition), None) => {
                         format!("component {:?}, {definition}", left.component)
                     }
                     (None, None) => format!("component {:?}", left.component),
                 };
-                writeln!(out, "  {what}: {} is false ({})", left.condition, left.at)?;
+                if let Some(path) = &left.path {
+                    what = format!("{what} {path}");
+                }
+                let why = if left.null { "null" } else { "false" };
+                writeln!(out, "  {what}: {} is {why} ({})", left.condition, left.at)?;
             }
         }
         write_problems("warning", &self.warnings, out)?;
