@@ -600,3 +600,116 @@ components:
         assert!(vet.stdout.contains(line), "{line}\n{}", vet.stdout);
     }
 }
+
+/// Issue 43, item 3: a module's `locals` are computed once, in order, and read as `local.NAME`;
+/// with `merge`, `keys` and `sha256` a Grafana-style ini is written from a map whose default a
+/// values file merges into, and its checksum follows it.
+#[test]
+fn locals_and_the_value_building_functions_write_an_ini_from_a_merged_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = opm_tests::write_file(
+        dir.path(),
+        "module.yaml",
+        r#"apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: grafana, version: 0.1.0}
+config:
+  properties:
+    ini: {type: object, default: {server: {root_url: "http://localhost", http_port: 3000}, paths: {data: /var/lib/grafana}}}
+    extraEnv: {type: object, additionalProperties: {type: string}, default: {}}
+locals:
+  sections: "${ config.ini.keys() }"
+  ini: "${ local.sections.map(s, '[' + s + ']\\n' + config.ini[s].keys().map(k, k + ' = ' + string(config.ini[s][k])).join('\\n')).join('\\n\\n') }"
+  env: "${ merge({'GF_PATHS_DATA': config.ini.paths.data}, config.extraEnv) }"
+components:
+  grafana:
+    resources:
+      Container:
+        image: grafana/grafana:12.1.0
+        env: "${ local.env.keys().map(k, {'name': k, 'value': local.env[k]}) }"
+      ConfigMap:
+        data:
+          grafana.ini: "${local.ini}"
+          checksum: "${sha256(local.ini)}"
+"#,
+    );
+    let values = write(
+        dir.path(),
+        "prod.yaml",
+        "ini: {server: {root_url: 'https://grafana.acme.io'}}\nextraEnv: {GF_LOG_MODE: console}\n",
+    );
+    let run = opm(["mod", "build", &module, "-f", &values, "--strict"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let yaml = &run.stdout;
+    assert!(
+        yaml.contains(
+            "[paths]\n    data = /var/lib/grafana\n\n    [server]\n    http_port = 3000\n    root_url = https://grafana.acme.io"
+        ),
+        "the default's other sections stay: {yaml}"
+    );
+    for env in ["name: GF_LOG_MODE", "name: GF_PATHS_DATA"] {
+        assert!(yaml.contains(env), "{env}: {yaml}");
+    }
+    let default = opm(["mod", "build", &module]);
+    assert!(default.exited(0), "{}", default.stderr);
+    let checksum = |yaml: &str| {
+        yaml.lines()
+            .find_map(|line| line.trim().strip_prefix("checksum: "))
+            .map(str::to_owned)
+            .expect("a checksum")
+    };
+    assert_eq!(checksum(yaml).len(), 64);
+    assert_ne!(
+        checksum(yaml),
+        checksum(&default.stdout),
+        "it follows the ini"
+    );
+
+    let typo = module.replace("module.yaml", "typo.yaml");
+    std::fs::write(
+        &typo,
+        std::fs::read_to_string(&module)
+            .unwrap()
+            .replace("${local.ini}", "${local.inii}"),
+    )
+    .unwrap();
+    let run = opm(["mod", "build", &typo]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("in ${local.inii}: local has no \"inii\""),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Found in issue 43's pass: CEL's interpreter recurses into every operation of an expression,
+/// tens of kilobytes of stack each, and `1+1+…+1` of 60 terms (239 bytes) in 40 components
+/// overflowed a render thread's stack: opm aborted. The expression is refused by its depth, by
+/// name and place, before it runs.
+#[test]
+fn a_chain_of_operations_deep_enough_to_overflow_the_stack_is_refused_before_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = vec!["1"; 60].join("+");
+    let components: String = (0..40)
+        .map(|i| {
+            format!("  c{i}:\n    resources:\n      Container: {{image: nginx, args: ['${{{chain}}}']}}\n")
+        })
+        .collect();
+    let module = opm_tests::write_file(
+        dir.path(),
+        "module.yaml",
+        &format!(
+            "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: deep, version: 0.1.0}}\ncomponents:\n{components}"
+        ),
+    );
+    let run = opm(["mod", "build", &module, "-j", "2"]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "module.yaml:7:40: in ${1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1}: the expression is 60 operations deep, over the limit of 32"
+        ),
+        "{}",
+        run.stderr
+    );
+}

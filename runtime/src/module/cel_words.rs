@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use cel::ExecutionError;
 use serde_json::Value as Json;
 
-/// The functions an expression may call: CEL's standard ones and the strings extension's, as
-/// a misspelt name is compared against.
+/// The functions an expression may call — CEL's standard ones, the strings, lists and math
+/// extensions' and opm's own — as a misspelt name is compared against.
 const FUNCTIONS: &[&str] = &[
     "size",
     "contains",
@@ -48,6 +48,31 @@ const FUNCTIONS: &[&str] = &[
     "format",
     "reverse",
     "strings.quote",
+    "sort",
+    "sortBy",
+    "distinct",
+    "flatten",
+    "slice",
+    "lists.range",
+    "math.ceil",
+    "math.floor",
+    "math.round",
+    "math.abs",
+    "math.greatest",
+    "math.least",
+    // opm's own (`super::functions`).
+    "merge",
+    "keys",
+    "values",
+    "toJson",
+    "toYaml",
+    "fromJson",
+    "fromYaml",
+    "lower",
+    "upper",
+    "b64enc",
+    "b64dec",
+    "sha256",
 ];
 
 /// The CEL type of `value`, as CEL names it.

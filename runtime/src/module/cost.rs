@@ -206,6 +206,26 @@ impl Estimator<'_> {
                     .collect();
                 collection(entries.len(), &parts)
             }
+            // `lists.range(n)` makes n ints: known when n is written, else the most it makes.
+            Expr::Call(call)
+                if call.func_name == "lists.range"
+                    || call.func_name == "range"
+                        && matches!(call.target.as_deref().map(|t| &t.expr),
+                            Some(Expr::Ident(name)) if name == "lists") =>
+            {
+                let n = match call.args.first().map(|a| &a.expr) {
+                    Some(Expr::Literal(LiteralValue::Int(n))) => (*n.inner()).max(0) as f64,
+                    _ => 1_000_000.0,
+                };
+                Cost {
+                    steps: 1.0 + n,
+                    bytes: 16.0 * n + 8.0,
+                    peak: 16.0 * n + 8.0,
+                    items: n,
+                    item_bytes: 8.0,
+                    item_items: 0.0,
+                }
+            }
             Expr::Call(call) => {
                 let target = call.target.as_deref().map(|t| self.cost(t, locals));
                 let args: Vec<Cost> = call.args.iter().map(|a| self.cost(a, locals)).collect();
@@ -339,8 +359,8 @@ fn call_cost(function: &str, target: Option<Cost>, args: &[Cost]) -> Cost {
         item_items: first.item_items.max(1.0),
     };
     match function {
-        // Concatenation of strings or lists.
-        "_+_" => Cost {
+        // Concatenation of strings or lists; a merge of two maps.
+        "_+_" | "merge" => Cost {
             steps: steps + bytes_in / BYTES_PER_STEP,
             bytes: bytes_in,
             peak: peak_in.max(bytes_in),
@@ -385,6 +405,26 @@ fn call_cost(function: &str, target: Option<Cost>, args: &[Cost]) -> Cost {
             }
         }
         "string" | "format" => grown(bytes_in * 2.0 + 32.0),
+        // JSON escapes a control character in six bytes; YAML indents every line by its depth.
+        "toJson" => grown(first.bytes * 6.0 + 32.0),
+        "toYaml" => grown(first.bytes * 8.0 + 32.0),
+        // A text's value: each byte may start an item (`[1,1,1]`), measured at 16 bytes.
+        "fromJson" | "fromYaml" => grown(first.bytes * 16.0 + 8.0),
+        // A character's case may take three bytes where it took one.
+        "lower" | "upper" => grown(first.bytes * 3.0),
+        "b64enc" => grown(first.bytes * 4.0 / 3.0 + 4.0),
+        "sha256" => Cost {
+            steps: steps + bytes_in / BYTES_PER_STEP,
+            ..Cost::string(64.0, 0.0)
+        },
+        // A comparison sort: n log n comparisons of items.
+        "sort" | "@sortByAssociatedKeys" => {
+            let n = first.items.max(1.0);
+            Cost {
+                steps: steps + n * n.log2().max(1.0) * (1.0 + first.item_bytes / BYTES_PER_STEP),
+                ..first
+            }
+        }
         // Functions whose value is no larger than the first thing they are given
         // (`lowerAscii`, `trim`, `substring`, `reverse`, `charAt`), or a scalar (comparisons,
         // `size`, `contains`, `matches`, conversions): scanning what they are given is their

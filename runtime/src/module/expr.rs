@@ -34,10 +34,25 @@ use serde_json::Value as Json;
 use super::tree::{Entry, Node, Value};
 use super::{ModuleError, Origin};
 
+/// The module's section of named values that expressions read as `local.NAME`.
+pub(crate) const LOCALS: &str = "locals";
+
+/// The variable the locals are in.
+const LOCAL: &str = "local";
+
 /// The longest expression, in bytes.
-pub const MAX_EXPRESSION: usize = 1000;
+pub const MAX_EXPRESSION: usize = 2000;
 /// The deepest nesting of brackets in an expression.
 pub const MAX_NESTING: usize = 16;
+/// The deepest syntax tree of an expression, in operations: CEL's interpreter recurses into
+/// every level, 35–50 KiB of stack each, and 60 levels overflowed a thread of 2 MiB
+/// (`1+1+…+1`, 239 bytes, aborted a render of 40 components). At this depth an expression needs
+/// at most about 1.6 MiB, within a 2 MiB thread; render threads have [`THREAD_STACK`].
+pub const MAX_DEPTH: usize = 32;
+
+/// The stack of a thread that evaluates expressions: the render's threads (a thread's stack
+/// is address space; only what is used is memory).
+pub const THREAD_STACK: usize = 16 << 20;
 /// The deepest nesting of comprehensions (`map`, `filter`, `all`, `exists`, `exists_one`).
 pub const MAX_COMPREHENSIONS: usize = 2;
 
@@ -74,6 +89,12 @@ impl Scope {
             started: std::time::Instant::now(),
             cel: None,
         }
+    }
+
+    /// Sets `local` to `locals`: what the module's `locals` section has resolved so far.
+    fn set_locals(&mut self, locals: Json) {
+        self.variables.insert(LOCAL, locals);
+        self.cel = None;
     }
 
     /// A scope with the variables of this one, and its start, for another thread: the
@@ -163,10 +184,14 @@ impl Scope {
 impl Cel {
     fn new(variables: &BTreeMap<&'static str, Json>) -> Self {
         let mut env = cel::Env::stdlib();
-        // lowerAscii, upperAscii, split, join, replace, trim, substring and the like.
+        // lowerAscii, upperAscii, split, join, replace, trim, substring, format and the like;
+        // sort, sortBy, distinct, flatten, reverse, slice, lists.range; math.
         let _ = env.add_extension(cel::extensions::strings);
+        let _ = env.add_extension(cel::extensions::lists);
+        let _ = env.add_extension(cel::extensions::math);
         let env = Arc::new(env);
         let mut context = cel::Context::with_env(Arc::clone(&env));
+        super::functions::add(&mut context);
         // What every comprehension iterates (`in_order`): a map's keys in order, anything else
         // as it is.
         context
@@ -228,9 +253,17 @@ fn compile(env: &cel::Env, expression: &str) -> Result<cel::IdedExpr, String> {
                 .collect::<Vec<_>>()
                 .join("; ")
         })?;
-    if comprehension_depth(&parsed) > MAX_COMPREHENSIONS {
+    let depth = depths(&parsed);
+    if depth.comprehensions > MAX_COMPREHENSIONS {
         return Err(format!(
             "the expression nests map, filter, all and exists over {MAX_COMPREHENSIONS} deep"
+        ));
+    }
+    if depth.syntax > MAX_DEPTH {
+        return Err(format!(
+            "the expression is {} operations deep, over the limit of {MAX_DEPTH} (a long chain \
+             of `+` or `&&` is one level per operand: build the parts in locals, or join a list)",
+            depth.syntax
         ));
     }
     let mut parsed = parsed;
@@ -295,15 +328,20 @@ fn in_order(expr: &mut cel::IdedExpr) {
 }
 
 /// How deeply comprehensions nest in `expr`.
-fn comprehension_depth(expr: &cel::IdedExpr) -> usize {
+/// How deep `expr` is: in operations (every call, operator, selection, list or map is one
+/// level over its deepest part) and in comprehensions.
+fn depths(expr: &cel::IdedExpr) -> Depths {
     use cel::common::ast::{EntryExpr, Expr};
     let deepest = |exprs: &mut dyn Iterator<Item = &cel::IdedExpr>| {
-        exprs.map(comprehension_depth).max().unwrap_or(0)
+        exprs.map(depths).fold(Depths::default(), |a, b| Depths {
+            syntax: a.syntax.max(b.syntax),
+            comprehensions: a.comprehensions.max(b.comprehensions),
+        })
     };
-    match &expr.expr {
+    let below = match &expr.expr {
         Expr::Call(call) => deepest(&mut call.target.iter().map(|t| &**t).chain(&call.args)),
         Expr::Comprehension(c) => {
-            1 + deepest(
+            let parts = deepest(
                 &mut [
                     &c.iter_range,
                     &c.accu_init,
@@ -312,10 +350,14 @@ fn comprehension_depth(expr: &cel::IdedExpr) -> usize {
                     &c.result,
                 ]
                 .into_iter(),
-            )
+            );
+            Depths {
+                comprehensions: parts.comprehensions + 1,
+                ..parts
+            }
         }
         Expr::List(list) => deepest(&mut list.elements.iter()),
-        Expr::Select(select) => comprehension_depth(&select.operand),
+        Expr::Select(select) => depths(&select.operand),
         Expr::Map(cel::common::ast::MapExpr { entries })
         | Expr::Struct(cel::common::ast::StructExpr { entries, .. }) => {
             deepest(&mut entries.iter().flat_map(|e| match &e.expr {
@@ -323,8 +365,19 @@ fn comprehension_depth(expr: &cel::IdedExpr) -> usize {
                 EntryExpr::StructField(field) => vec![&field.value],
             }))
         }
-        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => 0,
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => Depths::default(),
+    };
+    Depths {
+        syntax: below.syntax + 1,
+        ..below
     }
+}
+
+/// What [`depths`] measures.
+#[derive(Debug, Clone, Copy, Default)]
+struct Depths {
+    syntax: usize,
+    comprehensions: usize,
 }
 
 /// The deepest nesting of `(`, `[` and `{` in `expression`, outside string literals.
@@ -439,7 +492,7 @@ fn is_reserved(name: &str) -> bool {
 
 /// A JSON value as a CEL value: whole numbers are `int` (as Kubernetes reads them), or `uint`
 /// past `int`'s range.
-fn to_cel(value: &Json) -> cel::Value {
+pub(super) fn to_cel(value: &Json) -> cel::Value {
     match value {
         Json::Null => cel::Value::Null,
         Json::Bool(b) => cel::Value::Bool(*b),
@@ -459,7 +512,7 @@ fn to_cel(value: &Json) -> cel::Value {
 }
 
 /// A CEL value as JSON, map keys sorted; what JSON cannot hold is an error.
-fn from_cel(value: &cel::Value) -> Result<Json, String> {
+pub(super) fn from_cel(value: &cel::Value) -> Result<Json, String> {
     Ok(match value {
         cel::Value::Null => Json::Null,
         cel::Value::Bool(b) => Json::Bool(*b),
@@ -563,6 +616,46 @@ pub(crate) fn resolve(
     sensitive: &mut BTreeSet<String>,
 ) -> Result<(), ModuleError> {
     resolve_at(node, &Path::Root, scope, env, sensitive, &mut Vec::new()).map(|_| ())
+}
+
+/// Resolves the module's `locals` (a map of names to values, each of which may hold `${…}`) in
+/// the order written, each seeing those before it as `local.NAME`, and puts them in `scope`: a
+/// value computed once and used by many expressions, as a chart's `define` or a `let`.
+pub(crate) fn resolve_locals(
+    mut locals: Entry,
+    scope: &mut Scope,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    sensitive: &mut BTreeSet<String>,
+) -> Result<(), ModuleError> {
+    let Value::Map(entries) = &mut locals.value.value else {
+        return Err(ModuleError::invalid(
+            locals.value.origin.clone(),
+            format!(
+                "{LOCALS} is a map of names to values, not {}",
+                locals.value.describe()
+            ),
+        ));
+    };
+    let mut resolved = serde_json::Map::new();
+    scope.set_locals(Json::Object(resolved.clone()));
+    for entry in entries {
+        if !is_identifier(&entry.key) || is_reserved(&entry.key) {
+            return Err(ModuleError::invalid(
+                entry.key_origin.clone(),
+                format!(
+                    "{LOCALS}: {:?} is not a name an expression can read as {LOCAL}.NAME (letters, \
+                     digits and _, not starting with a digit, not a CEL keyword)",
+                    entry.key
+                ),
+            ));
+        }
+        let mut value =
+            std::mem::replace(&mut entry.value, Node::new(Value::Null, Origin::whole("")));
+        resolve(&mut value, scope, env, sensitive)?;
+        resolved.insert(entry.key.clone(), value.to_json());
+        scope.set_locals(Json::Object(resolved.clone()));
+    }
+    Ok(())
 }
 
 /// Where a node is below the one a walk started at, made only when it is asked for.
@@ -1134,7 +1227,7 @@ mod tests {
             (
                 "a: ${ toLower(config.host) }",
                 "\"toLower\" is not defined: expressions see config, instance, module and CEL's \
-                 functions",
+                 functions; did you mean \"lower\"?",
             ),
             (
                 "a: ${ confg.host }",
@@ -1431,13 +1524,106 @@ mod tests {
         }
     }
 
+    /// Issue 43, item 3: the functions that build values as charts do, each with the example
+    /// docs/expressions.md gives.
+    #[test]
+    fn the_functions_that_build_values_give_what_the_docs_say() {
+        let mut scope = Scope::new(
+            Some(&json!({
+                "ini": {"server": {"root_url": "https://g.acme.io", "port": 3000}, "paths": {"data": "/var/lib"}},
+                "extra": {"server": {"port": 8080, "root_url": null}, "log": {"mode": "console"}},
+                "env": {"B": "2", "A": "1"},
+                "password": "s3cret",
+            })),
+            json!({"name": "grafana"}),
+            json!({"name": "grafana"}),
+        );
+        let cases = [
+            (
+                "merge(config.ini, config.extra)",
+                json!({"server": {"port": 8080}, "paths": {"data": "/var/lib"}, "log": {"mode": "console"}}),
+            ),
+            (
+                "config.ini.merge({'paths': {'logs': '/log'}}).paths",
+                json!({"data": "/var/lib", "logs": "/log"}),
+            ),
+            ("keys(config.env)", json!(["A", "B"])),
+            ("config.env.values()", json!(["1", "2"])),
+            ("toJson(config.env)", json!(r#"{"A":"1","B":"2"}"#)),
+            (
+                "toYaml({'b': [1, 2], 'a': 'x'})",
+                json!("a: x\nb:\n- 1\n- 2\n"),
+            ),
+            ("fromJson('{\"a\": [1, true]}')", json!({"a": [1, true]})),
+            ("fromYaml('a: 1\\nb: [x, z]').b", json!(["x", "z"])),
+            ("lower('ÄB') + upper('äb')", json!("äbÄB")),
+            ("b64enc(config.password)", json!("czNjcmV0")),
+            ("b64dec('czNjcmV0')", json!("s3cret")),
+            (
+                "sha256('abc')",
+                json!("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            ),
+            ("[3, 1, 2].sort()", json!([1, 2, 3])),
+            (
+                "[{'n': 'b'}, {'n': 'a'}].sortBy(x, x.n)",
+                json!([{"n": "a"}, {"n": "b"}]),
+            ),
+            (
+                "[1, [2, 3]].flatten().distinct().reverse()",
+                json!([3, 2, 1]),
+            ),
+            ("lists.range(3)", json!([0, 1, 2])),
+            ("'%s:%d'.format(['port', 80])", json!("port:80")),
+            ("math.greatest(1, 5, 3)", json!(5)),
+        ];
+        for (expression, expected) in cases {
+            assert_eq!(scope.evaluate(expression), Ok(expected), "{expression}");
+        }
+        for (expression, error) in [
+            ("merge(config.env, 1)", "takes two maps"),
+            ("fromJson('{')", "fromJson"),
+            ("b64dec('/w==')", "not UTF-8"),
+            ("lists.range(config.env.size())", "refused before it runs"),
+        ] {
+            let found = scope.evaluate(expression).expect_err(expression);
+            assert!(found.contains(error), "{expression}: {found}");
+        }
+    }
+
     #[test]
     fn evaluation_is_bounded() {
         let deep = format!("a: '${{{}1{}}}'", "(".repeat(20), ")".repeat(20));
         assert!(resolved(&deep).unwrap_err().contains("nests brackets"));
         let nested = "a: '${ [1].map(x, [1].map(y, [1].map(z, z))) }'";
         assert!(resolved(nested).unwrap_err().contains("nests map"));
-        let long = format!("a: '${{ {} }}'", "1 + ".repeat(300) + "1");
-        assert!(resolved(&long).unwrap_err().contains("over the limit"));
+        let long = format!("a: '${{ {} }}'", "1 + ".repeat(600) + "1");
+        assert!(
+            resolved(&long)
+                .unwrap_err()
+                .contains("over the limit of 2000")
+        );
+        // Issue 43's pass: a chain of 60 `+` (239 bytes) overflowed a render thread's stack in
+        // CEL's interpreter and aborted opm; it is refused by its depth before it runs, on a
+        // thread with no more stack than a test's.
+        let chain = format!("a: '${{ {} }}'", vec!["1"; 60].join("+"));
+        let refused = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || resolved(&chain))
+            .unwrap()
+            .join()
+            .expect("no overflow");
+        assert!(
+            refused
+                .unwrap_err()
+                .contains("60 operations deep, over the limit of 32"),
+        );
+        let within = format!("a: '${{ {} }}'", vec!["1"; 31].join("+"));
+        let value = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || resolved(&within))
+            .unwrap()
+            .join()
+            .expect("no overflow");
+        assert_eq!(value, Ok(json!({"a": 31})));
     }
 }

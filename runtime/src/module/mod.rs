@@ -33,6 +33,7 @@ pub mod cost;
 mod document;
 pub mod env;
 pub mod expr;
+mod functions;
 pub mod patch;
 mod set;
 mod simple;
@@ -491,6 +492,8 @@ fn assemble(
     // Patches are the module file's own: taken out before values merge, so that no values file
     // or --set can add or change one (with a config, they set parameters the patches may use).
     let patches = take_entry(&mut root, patch::KEY);
+    // So are the locals, for the same reason.
+    let locals = take_entry(&mut root, expr::LOCALS);
     // With a config, values and --set set parameters; without one, they change the document.
     let mut parameters = Node::new(tree::Value::Map(Vec::new()), Origin::whole("values"));
     let (target, base, path) = match &config {
@@ -562,6 +565,9 @@ fn assemble(
         .map_or_else(|| serde_json::json!({}), |(_, e)| metadata_fields(&e.value));
     let instance = instance.scope(&module_scope);
     let mut scope = expr::Scope::new(parameters.as_ref(), module_scope, instance);
+    if let Some((_, entry)) = locals {
+        expr::resolve_locals(entry, &mut scope, env, sensitive)?;
+    }
     let excluded = expr::apply_conditions(&mut root, &mut scope, surroundings.pool)?;
     let (kept_patches, left_out_patches) = match patches {
         Some((_, mut entry)) => {

@@ -232,7 +232,9 @@ fn fewer_huge_pages_for(path: &Path) {
 
 /// The render's threads: `jobs` of them, or one per core.
 fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
-    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("opm-render-{i}"));
+    let mut pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("opm-render-{i}"))
+        .stack_size(crate::module::expr::THREAD_STACK);
     if let Some(jobs) = jobs {
         anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
         pool = pool.num_threads(jobs);

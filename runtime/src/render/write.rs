@@ -20,38 +20,7 @@ pub fn yaml_of(json: &str) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// An upper bound on the bytes of `value`'s YAML document, worked out before it is written: YAML
-/// indents every line by its depth, and a string's line breaks start new indented lines, so a
-/// deeply nested resource is many times its JSON (8 MB of JSON became 976 MB). Each node counts
-/// its indentation and punctuation, each string its bytes, an escape for each control
-/// character and an indentation for each line break.
-pub fn yaml_bound(value: &Value) -> usize {
-    fn text(s: &str, depth: usize) -> usize {
-        let controls = s.bytes().filter(|b| *b < 0x20 || *b == 0x7f).count();
-        let breaks = s.bytes().filter(|b| *b == b'\n').count();
-        s.len() + controls * 5 + breaks * (2 * depth + 4) + 2
-    }
-    fn node(value: &Value, depth: usize) -> usize {
-        let line = 2 * depth + 6;
-        match value {
-            Value::String(s) => line + text(s, depth),
-            Value::Array(items) => {
-                line + items
-                    .iter()
-                    .map(|item| node(item, depth + 1))
-                    .fold(0, usize::saturating_add)
-            }
-            Value::Object(map) => {
-                line + map
-                    .iter()
-                    .map(|(key, item)| text(key, depth).saturating_add(node(item, depth + 1)))
-                    .fold(0, usize::saturating_add)
-            }
-            _ => line + 32,
-        }
-    }
-    node(value, 0)
-}
+pub use crate::yaml::bound as yaml_bound;
 
 /// One YAML document, ending in a newline.
 pub fn yaml(value: &Value) -> anyhow::Result<String> {
