@@ -713,3 +713,60 @@ fn a_chain_of_operations_deep_enough_to_overflow_the_stack_is_refused_before_it_
         run.stderr
     );
 }
+
+/// Issue 43, finding 9: a typo in a branch not taken shipped — `config.autoscaling.minReplica`
+/// passed `mod vet` until `--set autoscaling.enabled=true`. Every expression's syntax, limits
+/// and parameters are checked when the module is read, whichever branch a render takes.
+#[test]
+fn a_typo_in_a_branch_not_taken_is_an_error_when_the_module_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = |name: &str, text: &str| {
+        opm_tests::write_file(
+            dir.path(),
+            name,
+            &format!(
+                "apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {{name: typo, version: 0.1.0}}
+config:
+  properties:
+    autoscaling:
+      type: object
+      properties: {{enabled: {{type: boolean, default: false}}, minReplicas: {{type: integer, default: 1}}}}
+components:
+  web:
+    resources:
+      Container: {{image: 'nginx:1.27'}}
+    traits:
+      Replicas:
+        $when: ${{!config.autoscaling.enabled}}
+        $value: 2
+      Scaling:
+        $when: ${{config.autoscaling.enabled}}
+        {text}
+"
+            ),
+        )
+    };
+    for (name, text) in [
+        ("reference.yaml", "min: ${config.autoscaling.minReplica}"),
+        (
+            "expression.yaml",
+            "min: ${config.autoscaling.minReplica + 1}",
+        ),
+        ("syntax.yaml", "min: ${config.autoscaling.minReplicas +}"),
+    ] {
+        let path = module(name, text);
+        let vet = opm(["mod", "vet", &path]);
+        assert!(vet.exited(2), "{name}: {}", vet.stdout);
+        let expected = if name == "syntax.yaml" {
+            format!("{name}:19:14: in ${{config.autoscaling.minReplicas +}}: ")
+        } else {
+            format!(
+                "{name}:19:14: in ${{{}}}: config.autoscaling has no parameter \"minReplica\"; did you mean \"minReplicas\"?",
+                text.trim_start_matches("min: ${").trim_end_matches('}')
+            )
+        };
+        assert!(vet.stderr.contains(&expected), "{expected}\n{}", vet.stderr);
+    }
+}

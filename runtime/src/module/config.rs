@@ -119,6 +119,45 @@ fn dotted(pointer: &str) -> String {
     text
 }
 
+impl Config {
+    /// Whether the schema declares the parameter at `path` (keys, and `None` for a list index):
+    /// an error that names it, with the key it is likely a typo of, when a closed object has no
+    /// such key. What lies under a free-form object is not checked.
+    pub(crate) fn check_reference(&self, path: &[Option<&str>]) -> Result<(), String> {
+        let mut schema = &self.schema;
+        let mut walked = String::from("config");
+        for step in path {
+            match step {
+                None => match schema.get("items") {
+                    Some(items) => schema = items,
+                    None => return Ok(()),
+                },
+                Some(key) => {
+                    if let Some(child) = schema
+                        .get("properties")
+                        .and_then(Json::as_object)
+                        .and_then(|p| p.get(*key))
+                    {
+                        schema = child;
+                    } else if let Some(declared) = closed(schema) {
+                        return Err(format!(
+                            "{walked} has no parameter {key:?}{}",
+                            did_you_mean_among(key, declared.keys().map(String::as_str))
+                        ));
+                    } else if let Some(extra @ Json::Object(_)) = schema.get("additionalProperties")
+                    {
+                        schema = extra;
+                    } else {
+                        return Ok(());
+                    }
+                    walked = format!("{walked}.{key}");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Whether the object schema `schema` refuses keys it does not declare: it declares
 /// `properties` and does not allow others.
 fn closed(schema: &Json) -> Option<&Map<String, Json>> {

@@ -182,14 +182,19 @@ impl Scope {
 }
 
 impl Cel {
-    fn new(variables: &BTreeMap<&'static str, Json>) -> Self {
+    /// CEL's standard environment and the extensions expressions may use: lowerAscii,
+    /// upperAscii, split, join, replace, trim, substring, format and the like; sort, sortBy,
+    /// distinct, flatten, reverse, slice, lists.range; math.
+    fn env() -> cel::Env {
         let mut env = cel::Env::stdlib();
-        // lowerAscii, upperAscii, split, join, replace, trim, substring, format and the like;
-        // sort, sortBy, distinct, flatten, reverse, slice, lists.range; math.
         let _ = env.add_extension(cel::extensions::strings);
         let _ = env.add_extension(cel::extensions::lists);
         let _ = env.add_extension(cel::extensions::math);
-        let env = Arc::new(env);
+        env
+    }
+
+    fn new(variables: &BTreeMap<&'static str, Json>) -> Self {
+        let env = Arc::new(Self::env());
         let mut context = cel::Context::with_env(Arc::clone(&env));
         super::functions::add(&mut context);
         // What every comprehension iterates (`in_order`): a map's keys in order, anything else
@@ -656,6 +661,158 @@ pub(crate) fn resolve_locals(
         scope.set_locals(Json::Object(resolved.clone()));
     }
     Ok(())
+}
+
+/// Checks every `${…}` of `root` — in a part a condition will leave out as much as in one it
+/// keeps — before any is evaluated: its syntax and limits, and that every parameter it reads
+/// (`config.a.b`) is one the config schema declares, with the name it is likely a typo of. A
+/// typo in a branch not taken would otherwise pass `mod vet` until the day it is taken.
+pub(crate) fn check_all(
+    root: &Node,
+    config: Option<&super::config::Config>,
+) -> Result<(), ModuleError> {
+    let mut env = None;
+    check_node(root, config, &mut env)
+}
+
+fn check_node(
+    node: &Node,
+    config: Option<&super::config::Config>,
+    env: &mut Option<cel::Env>,
+) -> Result<(), ModuleError> {
+    match &node.value {
+        Value::String(text) if text.contains("${") => {
+            let fail = |message: String| ModuleError::invalid(node.origin.clone(), message);
+            for piece in pieces(text).map_err(fail)? {
+                let Piece::Expression(expression) = piece else {
+                    continue;
+                };
+                let within =
+                    |message: String| fail(format!("in ${{{}}}: {message}", expression.trim()));
+                if let Some(path) = reference(expression) {
+                    if let (Some(config), Some(Step::Key(root))) = (config, path.first())
+                        && root == "config"
+                    {
+                        let steps: Vec<Option<&str>> = path[1..]
+                            .iter()
+                            .map(|step| match step {
+                                Step::Key(key) => Some(key.as_str()),
+                                Step::Index(_) => None,
+                            })
+                            .collect();
+                        config.check_reference(&steps).map_err(within)?;
+                    }
+                    continue;
+                }
+                if expression.len() > MAX_EXPRESSION {
+                    return Err(within(format!(
+                        "the expression is {} bytes long, over the limit of {MAX_EXPRESSION}",
+                        expression.len()
+                    )));
+                }
+                if nesting(expression) > MAX_NESTING {
+                    return Err(within(format!(
+                        "the expression nests brackets over {MAX_NESTING} deep"
+                    )));
+                }
+                let env = env.get_or_insert_with(Cel::env);
+                let program = compile(env, expression).map_err(within)?;
+                if let Some(config) = config {
+                    let mut problem = None;
+                    parameters_read(&program, &mut Vec::new(), &mut |path| {
+                        if problem.is_none() {
+                            problem = config.check_reference(path).err();
+                        }
+                    });
+                    if let Some(problem) = problem {
+                        return Err(within(problem));
+                    }
+                }
+            }
+        }
+        Value::List(items) => {
+            for item in items {
+                check_node(item, config, env)?;
+            }
+        }
+        Value::Map(entries) => {
+            for entry in entries {
+                check_node(&entry.value, config, env)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Calls `found` with the path of every parameter `expr` reads by name (`config.a.b`, as keys
+/// after `config`), where no comprehension variable named `config` hides it.
+fn parameters_read(
+    expr: &cel::IdedExpr,
+    shadowing: &mut Vec<String>,
+    found: &mut dyn FnMut(&[Option<&str>]),
+) {
+    use cel::common::ast::{EntryExpr, Expr};
+    // A chain of selections down to `config`: the keys, outermost last.
+    fn chain<'a>(expr: &'a cel::IdedExpr, keys: &mut Vec<Option<&'a str>>) -> bool {
+        match &expr.expr {
+            Expr::Ident(name) => name == "config",
+            Expr::Select(select) => {
+                let rooted = chain(&select.operand, keys);
+                keys.push(Some(select.field.as_str()));
+                rooted
+            }
+            _ => false,
+        }
+    }
+    if let Expr::Select(_) = &expr.expr
+        && !shadowing.iter().any(|name| name == "config")
+    {
+        let mut keys = Vec::new();
+        if chain(expr, &mut keys) {
+            found(&keys);
+            return;
+        }
+    }
+    match &expr.expr {
+        Expr::Call(call) => {
+            for part in call.target.iter().map(|t| &**t).chain(&call.args) {
+                parameters_read(part, shadowing, found);
+            }
+        }
+        Expr::Comprehension(c) => {
+            parameters_read(&c.iter_range, shadowing, found);
+            parameters_read(&c.accu_init, shadowing, found);
+            shadowing.push(c.iter_var.clone());
+            shadowing.extend(c.iter_var2.clone());
+            shadowing.push(c.accu_var.clone());
+            for part in [&c.loop_cond, &c.loop_step, &c.result] {
+                parameters_read(part, shadowing, found);
+            }
+            shadowing.truncate(shadowing.len() - 2 - usize::from(c.iter_var2.is_some()));
+        }
+        Expr::List(list) => {
+            for item in &list.elements {
+                parameters_read(item, shadowing, found);
+            }
+        }
+        Expr::Select(select) => parameters_read(&select.operand, shadowing, found),
+        Expr::Map(cel::common::ast::MapExpr { entries })
+        | Expr::Struct(cel::common::ast::StructExpr { entries, .. }) => {
+            for entry in entries {
+                match &entry.expr {
+                    EntryExpr::MapEntry(entry) => {
+                        parameters_read(&entry.key, shadowing, found);
+                        parameters_read(&entry.value, shadowing, found);
+                    }
+                    EntryExpr::StructField(field) => {
+                        parameters_read(&field.value, shadowing, found)
+                    }
+                }
+            }
+        }
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
+    }
 }
 
 /// Where a node is below the one a walk started at, made only when it is asked for.

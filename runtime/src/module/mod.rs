@@ -568,6 +568,7 @@ fn assemble(
     if let Some((_, entry)) = locals {
         expr::resolve_locals(entry, &mut scope, env, sensitive)?;
     }
+    expr::check_all(&root, config.as_ref())?;
     let excluded = expr::apply_conditions(&mut root, &mut scope, surroundings.pool)?;
     let (kept_patches, left_out_patches) = match patches {
         Some((_, mut entry)) => {
