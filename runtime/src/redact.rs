@@ -43,6 +43,10 @@ pub struct Redactor {
     matcher: Option<AhoCorasick>,
     /// How many values were too short to redact.
     unredacted: usize,
+    /// Finds the names and paths that are never redacted (see [`Redactor::keeping`]).
+    public: Option<AhoCorasick>,
+    /// How many sensitive values occur inside one of those.
+    in_public: usize,
 }
 
 impl Redactor {
@@ -50,9 +54,24 @@ impl Redactor {
     /// [`MIN_REDACTED_CHARS`] characters only counted; each other value is redacted in every
     /// form the module documentation lists.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        Self::keeping(secrets, Vec::new())
+    }
+
+    /// [`new`](Self::new), but a match that lies inside one of the texts `public` — the names
+    /// of the module, its components, namespace and instance, and the paths of its files — is
+    /// left as it is, so that a Secret value that is also an ordinary word of those (a database
+    /// user called as the app is) does not make every message unreadable. A sensitive value
+    /// that occurs in one of them is counted for [`warning`](Self::warning): where that name is
+    /// printed, so is the value.
+    pub fn keeping(secrets: impl IntoIterator<Item = String>, public: Vec<String>) -> Self {
+        let public: Vec<String> = public.into_iter().filter(|p| !p.is_empty()).collect();
         let mut needles = Vec::new();
         let mut unredacted = 0;
+        let mut in_public = 0;
         for secret in secrets {
+            if !secret.is_empty() && public.iter().any(|text| text.contains(secret.as_str())) {
+                in_public += 1;
+            }
             if secret.is_empty() {
                 continue;
             }
@@ -67,9 +86,14 @@ impl Redactor {
         let matcher = (!needles.is_empty()).then(|| {
             AhoCorasick::new(&needles).expect("a few thousand literal strings build a matcher")
         });
+        let public = (!public.is_empty()).then(|| {
+            AhoCorasick::new(&public).expect("a few hundred literal strings build a matcher")
+        });
         Self {
             matcher,
             unredacted,
+            public,
+            in_public,
         }
     }
 
@@ -83,19 +107,34 @@ impl Redactor {
         self.unredacted
     }
 
-    /// The warning to show when some values are too short to redact.
+    /// The warning to show when some values are too short to redact, or are names opm prints
+    /// as they are (a line each).
     pub fn warning(&self) -> Option<String> {
+        let plural = |count: usize| {
+            if count == 1 { ("", "is") } else { ("s", "are") }
+        };
+        let mut lines = Vec::new();
         let count = self.unredacted;
-        (count > 0).then(|| {
-            format!(
+        if count > 0 {
+            let (s, are) = plural(count);
+            lines.push(format!(
                 "{count} sensitive value{s} (from a Secret or ${{env:…}}) {are} shorter than \
                  {MIN_REDACTED_CHARS} characters and {are} not redacted on stderr: short values \
                  match ordinary text, and where [redacted] stood a reader could tell which word \
-                 it was; use longer secrets",
-                s = if count == 1 { "" } else { "s" },
-                are = if count == 1 { "is" } else { "are" },
-            )
-        })
+                 it was; use longer secrets"
+            ));
+        }
+        let count = self.in_public;
+        if count > 0 {
+            let (s, are) = plural(count);
+            lines.push(format!(
+                "{count} sensitive value{s} (from a Secret or ${{env:…}}) {are} part of the \
+                 module's, a component's, the namespace's or the instance's name or a file's \
+                 path, which opm prints as they are: where that name is printed, so is the \
+                 value; use a secret that is not a name"
+            ));
+        }
+        (!lines.is_empty()).then(|| lines.join("\nwarning: "))
     }
 
     /// `text` with every stretch covered by a sensitive string replaced by [`REDACTED`].
@@ -108,6 +147,13 @@ impl Redactor {
             .find_overlapping_iter(text)
             .map(|found| (found.start(), found.end()))
             .collect();
+        if let Some(public) = &self.public {
+            let kept: Vec<(usize, usize)> = public
+                .find_overlapping_iter(text)
+                .map(|found| (found.start(), found.end()))
+                .collect();
+            found.retain(|(start, end)| !kept.iter().any(|(from, to)| from <= start && end <= to));
+        }
         found.sort_unstable();
         let mut covered: Vec<(usize, usize)> = Vec::new();
         for (start, end) in found {

@@ -770,3 +770,92 @@ components:
         assert!(vet.stderr.contains(&expected), "{expected}\n{}", vet.stderr);
     }
 }
+
+/// Issue 43, finding 8: upstream defaults put the app's own name in Secrets, and every message
+/// read `[redacted]/module.yaml:…: component "[redacted]-mail"`. A value the module's own file
+/// writes is public; the module's, components', namespace's and instance's names and the files'
+/// paths are never redacted, and a secret that is one of them is warned about. What the
+/// environment, a values file or `--set` supplies stays redacted.
+#[test]
+fn a_secret_that_is_the_modules_name_leaves_messages_readable_and_env_values_stay_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("nextcloud");
+    std::fs::create_dir_all(&project).unwrap();
+    let module = opm_tests::write_file(
+        &project,
+        "module.yaml",
+        r#"apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: nextcloud, version: 0.1.0}
+config:
+  properties:
+    db: {type: object, properties: {user: {type: string, default: nextcloud}, password: {type: string, default: changeme-literal}}}
+    replicas: {type: integer, default: 1}
+components:
+  nextcloud-mail:
+    resources:
+      Container: {image: 'nextcloud:31', env: {TOKEN: {value: '${env:OPM_TEST_TOKEN}'}}}
+    traits: {Replicas: '${config.replicas}'}
+  nextcloud-db:
+    resources:
+      Secret:
+        type: Opaque
+        stringData: {user: '${config.db.user}', password: '${config.db.password}', token: '${env:OPM_TEST_TOKEN}'}
+"#,
+    );
+    let home = dir.path().display().to_string();
+    let env = [
+        ("OPM_TEST_TOKEN", "tok-4f9a1c-secret"),
+        ("HOME", home.as_str()),
+    ];
+    // A failing render: its error names the file and the component, readably.
+    let run = opm_env(
+        [
+            "mod",
+            "build",
+            &module,
+            "--set",
+            "replicas=-3",
+            "--verbose=json",
+        ],
+        &env,
+    );
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("[redacted]/") && !run.stderr.contains("\"[redacted]"),
+        "{}",
+        run.stderr
+    );
+    for readable in [
+        "nextcloud/module.yaml:12:14: component \\\"nextcloud-mail\\\"",
+        "\"module\":\"nextcloud\"",
+        "\"component\":\"nextcloud-db\"",
+    ] {
+        assert!(run.stderr.contains(readable), "{readable}\n{}", run.stderr);
+    }
+    assert!(!run.stderr.contains("tok-4f9a1c-secret"), "{}", run.stderr);
+    assert!(!run.stderr.contains("warning: "), "{}", run.stderr);
+
+    // A password supplied on the command line that is the module's name: still redacted
+    // wherever it is not the name itself, and warned about.
+    let vet = opm_env(
+        ["mod", "vet", &module, "--set", "db.password=nextcloud-mail"],
+        &env,
+    );
+    assert!(vet.exited(0), "{}", vet.stderr);
+    assert!(
+        vet.stderr.contains(
+            "part of the module's, a component's, the namespace's or the instance's name"
+        ),
+        "{}",
+        vet.stderr
+    );
+    for readable in [
+        "module nextcloud with provider kubernetes",
+        "db.user      string   = \"nextcloud\"",
+        "component nextcloud-mail (",
+    ] {
+        assert!(vet.stdout.contains(readable), "{readable}\n{}", vet.stdout);
+    }
+    assert!(!vet.stdout.contains("tok-4f9a1c-secret"), "{}", vet.stdout);
+}

@@ -488,6 +488,11 @@ fn assemble(
     sensitive: &mut BTreeSet<String>,
 ) -> Result<Module, ModuleError> {
     let Surroundings { instance, env, .. } = *surroundings;
+    // What the module's own file writes literally is public: a Secret value that is one of these
+    // is not redacted, unless a values file, a `--set` or the environment supplies it too.
+    let mut literal = BTreeSet::new();
+    literal_strings(&root, &mut literal);
+    let mut supplied = BTreeSet::new();
     let config = take_config(&mut root)?;
     // Patches are the module file's own: taken out before values merge, so that no values file
     // or --set can add or change one (with a config, they set parameters the patches may use).
@@ -522,6 +527,7 @@ fn assemble(
             ));
         }
         values::substitute_env(&mut overlay, env, sensitive)?;
+        literal_strings(&overlay, &mut supplied);
         // Under `config`, no key is taken for a component or a definition.
         let mut at = if path.is_empty() {
             Vec::new()
@@ -541,6 +547,7 @@ fn assemble(
             });
         }
         values::substitute_env(&mut parsed.value, env, sensitive)?;
+        literal_strings(&parsed.value, &mut supplied);
         set::apply(base, parsed, target)?;
     }
     let parameters = match &config {
@@ -591,7 +598,15 @@ fn assemble(
     if let (Some((index, entry)), tree::Value::Map(entries)) = (metadata, &mut root.value) {
         entries.insert(index, entry);
     }
-    document::collect_secrets(&root, sensitive);
+    // Everything so far came from the environment.
+    supplied.extend(sensitive.iter().cloned());
+    let mut secrets = BTreeSet::new();
+    document::collect_secrets(&root, &mut secrets);
+    sensitive.extend(
+        secrets
+            .into_iter()
+            .filter(|secret| !literal.contains(secret) || supplied.contains(secret)),
+    );
     sensitive.remove("");
     let mut module = document::interpret(
         &root,
@@ -693,6 +708,51 @@ impl Instance {
             .unwrap_or("default");
         let platform = self.platform.as_deref().unwrap_or(patch::DEFAULT_PLATFORM);
         serde_json::json!({"name": name, "prefix": prefix, "namespace": namespace, "platform": platform})
+    }
+}
+
+/// The texts opm prints as they are, whatever is sensitive ([`crate::redact::Redactor::keeping`]):
+/// the module's, its components' and its namespace's names when it was read, the instance's and
+/// namespace's given, and the paths of the module and its values files as given and absolute.
+pub fn public_names(
+    module: Option<&Module>,
+    path: &Path,
+    values: &[PathBuf],
+    instance: Option<&str>,
+    namespace: Option<&str>,
+) -> Vec<String> {
+    let mut names: Vec<String> = std::iter::once(path)
+        .chain(values.iter().map(PathBuf::as_path))
+        .flat_map(|path| {
+            let absolute = std::path::absolute(path)
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            [path.display().to_string(), absolute]
+        })
+        .chain(instance.map(str::to_owned))
+        .chain(namespace.map(str::to_owned))
+        .collect();
+    if let Some(module) = module {
+        names.push(module.name().to_owned());
+        names.extend(module.namespace().map(str::to_owned));
+        names.extend(module.components().map(|c| c.name.clone()));
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Adds every string `node` holds that is not an expression (`${…}`) to `out`.
+fn literal_strings(node: &Node, out: &mut BTreeSet<String>) {
+    match &node.value {
+        tree::Value::String(text) if !text.contains("${") => {
+            out.insert(text.clone());
+        }
+        tree::Value::List(items) => items.iter().for_each(|item| literal_strings(item, out)),
+        tree::Value::Map(entries) => entries
+            .iter()
+            .for_each(|entry| literal_strings(&entry.value, out)),
+        _ => {}
     }
 }
 

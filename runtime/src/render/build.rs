@@ -196,7 +196,16 @@ pub fn build_with(
         &lookup,
         &mut sensitive,
     ));
-    let redactor = Redactor::new(sensitive);
+    let redactor = Redactor::keeping(
+        sensitive,
+        crate::module::public_names(
+            module.as_ref().ok(),
+            &request.module,
+            &request.values,
+            request.instance.as_deref(),
+            request.namespace.as_deref(),
+        ),
+    );
     let env_read = reads.read();
     let render = module.map_err(anyhow::Error::from).and_then(|module| {
         render(

@@ -65,7 +65,16 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     ));
     // The plan is not rendered output: what vet prints on stdout goes through the redactor as
     // well as everything on stderr, the module's own load errors included.
-    let redactor = Redactor::new(sensitive);
+    let redactor = Redactor::keeping(
+        sensitive,
+        module::public_names(
+            module.as_ref().ok(),
+            &args.module.module,
+            &args.module.values,
+            args.module.instance.as_deref(),
+            None,
+        ),
+    );
     let mut stdout = RedactingWriter::new(&mut *out.stdout, &redactor);
     let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
     if let Some(warning) = redactor.warning() {
