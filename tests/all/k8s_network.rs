@@ -328,17 +328,21 @@ fn config_secret_and_storage_refuse_what_the_api_server_would() {
 /// quotes it shows `[redacted]`.
 #[test]
 fn a_secrets_decoded_data_is_redacted_from_errors() {
-    // "Not_A_Namespace_7" in base64; an invalid namespace is quoted by the error.
-    let components =
-        "  credentials:\n    resources:\n      Secret: {data: {token: Tm90X0FfTmFtZXNwYWNlXzc=}}\n";
+    // "Not_A_Workload_7" in base64; a values file gives a component that workload type, which
+    // the error quotes. (Had the module file itself written that text, it would be public.)
+    let components = "  credentials:\n    resources:\n      Secret: {data: {token: Tm90X0FfV29ya2xvYWRfNw==}}\n  web:\n    resources:\n      Container: {image: nginx}\n";
     let dir = tempfile::tempdir().unwrap();
-    let text = module(components).replace("namespace: shop", "namespace: Not_A_Namespace_7");
-    let path = write_file(dir.path(), "module.yaml", &text);
-    let run = opm(["mod", "vet", &path]);
+    let path = write_file(dir.path(), "module.yaml", &module(components));
+    let values = write_file(
+        dir.path(),
+        "values.yaml",
+        "components: {web: {metadata: {labels: {core.opm.dev/workload-type: Not_A_Workload_7}}}}\n",
+    );
+    let run = opm(["mod", "vet", &path, "-f", &values]);
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(!run.exited(0), "{said}");
-    assert!(said.contains("namespace \"[redacted]\""), "{said}");
-    assert!(!said.contains("Not_A_Namespace_7"), "{said}");
+    assert!(said.contains("\"[redacted]\""), "{said}");
+    assert!(!said.contains("Not_A_Workload_7"), "{said}");
 }
 
 /// A chart's `existingSecret`: a parameter that, when set, leaves the module's own Secret out

@@ -309,11 +309,17 @@ fn a_short_secret_is_not_redacted_and_the_render_says_so() {
     let module = write_file(
         dir.path(),
         "module.yaml",
-        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: short, version: 1.0.0}\ncomponents:\n  creds:\n    resources:\n      Secret: {stringData: {mode: job, token: long-enough-token-value}}\n  batch:\n    metadata: {labels: {core.opm.dev/workload-type: job}}\n    resources:\n      Container: {image: busybox:1.36}\n",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: short, version: 1.0.0}\ncomponents:\n  creds:\n    resources:\n      Secret: {stringData: {mode: x, token: x}}\n  batch:\n    metadata: {labels: {core.opm.dev/workload-type: job}}\n    resources:\n      Container: {image: busybox:1.36}\n",
+    );
+    // Supplied by a values file: what the module file writes itself is public.
+    let values = write_file(
+        dir.path(),
+        "values.yaml",
+        "components: {creds: {resources: {Secret: {stringData: {mode: job, token: long-enough-token-value}}}}}\n",
     );
     let warning = "warning: 1 sensitive value (from a Secret or ${env:…}) is shorter than 8 characters and is not redacted on stderr";
-    let build = opm(["mod", "build", &module, "--verbose"]);
-    let vet = opm(["mod", "vet", &module]);
+    let build = opm(["mod", "build", &module, "-f", &values, "--verbose"]);
+    let vet = opm(["mod", "vet", &module, "-f", &values]);
     for run in [&build, &vet] {
         assert!(run.exited(0), "{}", run.stderr);
         assert!(run.stderr.contains(warning), "{}", run.stderr);
@@ -342,9 +348,9 @@ fn a_secret_in_a_module_that_fails_to_load_is_redacted() {
         "module.yaml",
         &format!(
             "apiVersion: core.opm.dev/v1\nkind: Module\n\
-             metadata: {{name: leaky, version: 1.0.0, namespace: {SECRET:?}}}\n\
+             metadata: {{name: leaky, version: 1.0.0, namespace: '${{env:OPM_LEAK_TOKEN}}'}}\n\
              components:\n  api:\n    resources:\n      Container: {{image: busybox:1.36}}\n\
-             \x20     Secret: {{data: {{token: {SECRET:?}}}}}\n"
+             \x20     Secret: {{data: {{token: '${{env:OPM_LEAK_TOKEN}}'}}}}\n"
         ),
     );
     let env = [("OPM_LEAK_TOKEN", SECRET)];
