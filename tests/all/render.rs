@@ -346,12 +346,10 @@ fn a_secret_in_a_module_that_fails_to_load_is_redacted() {
     let pasted = write_file(
         dir.path(),
         "module.yaml",
-        &format!(
-            "apiVersion: core.opm.dev/v1\nkind: Module\n\
-             metadata: {{name: leaky, version: 1.0.0, namespace: '${{env:OPM_LEAK_TOKEN}}'}}\n\
-             components:\n  api:\n    resources:\n      Container: {{image: busybox:1.36}}\n\
-             \x20     Secret: {{data: {{token: '${{env:OPM_LEAK_TOKEN}}'}}}}\n"
-        ),
+        "apiVersion: core.opm.dev/v1\nkind: Module\n\
+         metadata: {name: leaky, version: 1.0.0, namespace: '${env:OPM_LEAK_TOKEN}'}\n\
+         components:\n  api:\n    resources:\n      Container: {image: busybox:1.36}\n\
+         \x20     Secret: {data: {token: '${env:OPM_LEAK_TOKEN}'}}\n",
     );
     let env = [("OPM_LEAK_TOKEN", SECRET)];
     let hello = hello();
