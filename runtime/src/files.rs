@@ -7,12 +7,27 @@ use std::path::Path;
 /// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a failure never
 /// leaves half a file (half a bundle, half a component).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, bytes, None)
+}
+
+/// [`write_atomically`], the file readable by everyone (mode 0644): what a user shares, as the
+/// editor schema `opm mod schema -o` writes, rather than the temporary file's 0600.
+pub fn write_atomically_readable(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, bytes, Some(0o644))
+}
+
+fn write_atomically_with(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.write_all(bytes)?;
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt as _;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -859,3 +859,44 @@ components:
     }
     assert!(!vet.stdout.contains("tok-4f9a1c-secret"), "{}", vet.stdout);
 }
+
+/// The module with every part of the language (tests/fixtures/modules/language.yaml) renders
+/// what each part says, valid for the API server (`kubernetes-validate --strict`).
+#[test]
+fn the_language_fixture_renders_what_each_part_says() {
+    let module = repo_root()
+        .join("tests/fixtures/modules/language.yaml")
+        .display()
+        .to_string();
+    let run = opm(["mod", "build", &module, "--strict"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    for present in [
+        "example.com/tier: web",
+        "- name: MAIL\n",
+        "claimName: web-data",
+        "[server]\n    http_port: 3000\n    root_url: http://localhost",
+    ] {
+        assert!(run.stdout.contains(present), "{present}: {}", run.stdout);
+    }
+    for absent in ["startupProbe", "SMTP_HOST", "SMTP_TOO"] {
+        assert!(!run.stdout.contains(absent), "{absent}: {}", run.stdout);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = crate::examples::documents(&run.stdout)
+        .into_iter()
+        .enumerate()
+        .map(|(index, document)| {
+            let file = format!("language-{index:02}.yaml");
+            opm_tests::write_file(dir.path(), &file, &document);
+            file
+        })
+        .collect();
+    crate::examples::assert_strict_valid(dir.path(), &files);
+    let without = opm(["mod", "build", &module, "--set", "storage=false"]);
+    assert!(without.exited(0), "{}", without.stderr);
+    assert!(
+        !without.stdout.contains("PersistentVolumeClaim"),
+        "{}",
+        without.stdout
+    );
+}

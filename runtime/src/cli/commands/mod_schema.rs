@@ -96,7 +96,7 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 
 fn write(args: &SchemaArgs, out: &mut Output<'_>, text: &str) -> anyhow::Result<ExitCode> {
     match &args.output {
-        Some(path) => crate::files::write_atomically(path, text.as_bytes())?,
+        Some(path) => crate::files::write_atomically_readable(path, text.as_bytes())?,
         None => out.stdout.write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
@@ -148,10 +148,17 @@ fn close_objects(schema: &mut Value) {
     }
 }
 
+/// What a condition may be.
+fn condition() -> Value {
+    json!({"type": ["boolean", "string"], "description": "a condition: false leaves this out (docs/expressions.md#conditions)"})
+}
+
 /// `schema`, where every value may also be a `${…}` expression (a string opm resolves before
-/// the definition's schema sees it).
+/// the definition's schema sees it), every map may carry a `$when`, and every value may be
+/// `{$when, $value}` (docs/expressions.md#conditions).
 fn with_expressions(schema: Value) -> Value {
     let expression = json!({"type": "string", "pattern": "\\$\\{", "description": "a ${…} reference or expression (docs/expressions.md)"});
+    let wrapped = json!({"type": "object", "required": ["$when", "$value"], "description": "a value left out when its $when is false"});
     let Value::Object(mut object) = schema else {
         return schema;
     };
@@ -178,37 +185,151 @@ fn with_expressions(schema: Value) -> Value {
             _ => {}
         }
     }
-    json!({"anyOf": [Value::Object(object), expression]})
-}
-
-/// Adds `$when` to the properties of the object schema `schema`, or of each of its `anyOf`
-/// forms (a definition with defaults also takes null).
-fn allow_when(schema: &mut Value, condition: &Value) {
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.insert("$when".into(), condition.clone());
-    }
-    if let Some(Value::Array(forms)) = schema.get_mut("anyOf") {
-        for form in forms {
-            allow_when(form, condition);
+    let is_map = object.get("type").is_some_and(|t| t == "object")
+        || object.contains_key("properties")
+        || object.contains_key("additionalProperties");
+    if is_map {
+        let properties = object
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(properties) = properties.as_object_mut() {
+            properties.insert("$when".into(), condition());
+        }
+        if let Some(names) = object.get_mut("propertyNames") {
+            *names = json!({"anyOf": [names.take(), {"const": "$when"}]});
+        }
+        if let Some(most) = object.get("maxProperties").and_then(Value::as_u64) {
+            object.insert("maxProperties".into(), json!(most + 1));
         }
     }
+    json!({"anyOf": [Value::Object(object), expression, wrapped]})
 }
 
-/// An attached value's schema with conditions allowed: `$when` beside the fields of an object
-/// value, or `{$when, $value}` around any value.
-fn with_conditions(schema: Value) -> Value {
-    let condition = json!({"type": ["boolean", "string"], "description": "a condition: false leaves the attachment out (docs/expressions.md#conditions)"});
-    let mut inline = schema.clone();
-    allow_when(&mut inline, &condition);
+/// An attached value's schema, kept as the definition `id`: the value with expressions and
+/// conditions allowed inside, or `{$when, $value}` around it.
+fn attachment(schema: Value, id: &str) -> Value {
     json!({"anyOf": [
-        with_expressions(inline),
+        with_expressions(schema),
         {
             "type": "object",
             "required": ["$value"],
             "additionalProperties": false,
-            "properties": {"$when": condition, "$value": with_expressions(schema)},
+            "properties": {"$when": condition(), "$value": {"$ref": format!("#/definitions/{id}")}},
         },
     ]})
+}
+
+/// The name a definition's schema is kept under in `definitions`: its FQN with every character
+/// but letters, digits, `.`, `-` and `_` made `_`, so that it is a plain JSON pointer token.
+fn schema_id(fqn: &str) -> String {
+    fqn.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The fewest bytes a part of the schema must have for a second copy of it to become a
+/// reference to one shared copy.
+const SHARED_FROM: usize = 512;
+
+/// Moves every part of `definitions` (schemas, and the parts of them) that occurs more than
+/// once and is at least [`SHARED_FROM`] bytes into a shared definition of its own, each copy
+/// made a `$ref` to it: the catalog's YAML anchors (one probe schema for three probes of five
+/// kinds of container) otherwise come out as copies, most of the schema's size.
+fn share_repeated(definitions: &mut Map<String, Value>) {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for value in definitions.values() {
+        count_schemas(value, &mut counts);
+    }
+    let mut shared: BTreeMap<String, String> = BTreeMap::new();
+    let mut made = Map::new();
+    for value in definitions.values_mut() {
+        share_in(value, &counts, &mut shared, &mut made, true);
+    }
+    definitions.extend(made);
+}
+
+/// A schema's text with its keys sorted: equal schemas have equal texts.
+fn canonical(value: &Value) -> String {
+    crate::json::compact(&crate::json::sorted(value))
+}
+
+/// Calls `visit` with every subschema of the schema `value` (not `value` itself).
+fn subschemas_mut(value: &mut Value, visit: &mut dyn FnMut(&mut Value)) {
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    for (key, child) in object.iter_mut() {
+        match key.as_str() {
+            "properties" | "patternProperties" | "definitions" | "dependencies" => {
+                if let Some(children) = child.as_object_mut() {
+                    children.values_mut().for_each(&mut *visit);
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "contains" => visit(child),
+            "anyOf" | "oneOf" | "allOf" => {
+                if let Some(children) = child.as_array_mut() {
+                    children.iter_mut().for_each(&mut *visit);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn count_schemas(value: &Value, counts: &mut BTreeMap<String, usize>) {
+    let text = canonical(value);
+    if text.len() >= SHARED_FROM {
+        *counts.entry(text).or_default() += 1;
+    }
+    let mut copy = value.clone();
+    subschemas_mut(&mut copy, &mut |child| count_schemas(child, counts));
+}
+
+/// Replaces each repeated part of `value` with a `$ref` to its shared copy, made in `made` the
+/// first time; `top` is a definition itself, which stays where it is.
+fn share_in(
+    value: &mut Value,
+    counts: &BTreeMap<String, usize>,
+    shared: &mut BTreeMap<String, String>,
+    made: &mut Map<String, Value>,
+    top: bool,
+) {
+    if !top {
+        let text = canonical(value);
+        if counts.get(&text).copied().unwrap_or(0) > 1 {
+            let id = match shared.get(&text) {
+                Some(id) => id.clone(),
+                None => {
+                    let id = format!("shared-{}", shared.len() + 1);
+                    shared.insert(text, id.clone());
+                    let mut copy = value.clone();
+                    subschemas_mut(&mut copy, &mut |child| {
+                        share_in(child, counts, shared, made, false);
+                    });
+                    made.insert(id.clone(), copy);
+                    id
+                }
+            };
+            *value = json!({"$ref": format!("#/definitions/{id}")});
+            return;
+        }
+    }
+    subschemas_mut(value, &mut |child| {
+        share_in(child, counts, shared, made, false)
+    });
 }
 
 /// The schema of modules rendered by `providers`, with `module`'s own definitions if given, as
@@ -248,28 +369,29 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
         .into_iter()
         .map(|kind| (kind, Map::new()))
         .collect();
+    // Each definition's schema once, referred to by its FQN and by its short name.
+    let mut kept = Map::new();
     for (fqn, spec) in definitions {
-        let value = with_conditions(value_schema(spec));
+        let id = schema_id(fqn);
+        kept.insert(id.clone(), attachment(value_schema(spec), &id));
+        let reference = json!({"$ref": format!("#/definitions/{id}")});
         let section = sections
             .get_mut(&spec.kind)
             .expect("every kind has a section");
-        section.insert((*fqn).to_owned(), value.clone());
+        section.insert((*fqn).to_owned(), reference.clone());
         if let Ok(parsed) = Fqn::parse(fqn)
             && short[parsed.name()].len() == 1
         {
-            let mut value = value;
-            if let Some(object) = value.as_object_mut() {
-                object.insert(
-                    "description".into(),
-                    json!(format!(
-                        "{fqn}: {}",
-                        spec.description.clone().unwrap_or_default()
-                    )),
-                );
-            }
-            section.insert(parsed.name().to_owned(), value);
+            section.insert(
+                parsed.name().to_owned(),
+                json!({
+                    "description": format!("{fqn}: {}", spec.description.clone().unwrap_or_default()),
+                    "allOf": [reference],
+                }),
+            );
         }
     }
+    share_repeated(&mut kept);
     let section = |kind: DefinitionKind| {
         json!({"type": "object", "additionalProperties": false,
                "properties": sections[&kind].clone()})
@@ -279,6 +401,7 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("opm module (definitions of provider {provider})"),
+        "definitions": kept,
         "type": "object",
         "required": ["apiVersion", "kind", "metadata", "components"],
         "additionalProperties": false,
@@ -297,6 +420,7 @@ pub fn schema(provider: &str, definitions: &[(&str, &DefinitionSpec)]) -> Value 
                 },
             },
             "config": {"type": "object", "description": "the module's parameters: a JSON Schema (docs/module-format.md#parameters-config)"},
+            "locals": {"type": "object", "description": "named values computed once, read as local.NAME (docs/module-format.md#locals)"},
             "patches": patches_schema(),
             "definitions": {"type": "object"},
             "components": {
@@ -364,9 +488,9 @@ fn patches_schema() -> Value {
                     },
                 },
                 "when": {"type": ["boolean", "string"], "description": "a condition: false leaves the patch out (docs/expressions.md#conditions)"},
-                "merge": {"type": "object", "description": "an RFC 7386 merge patch of each object"},
+                "merge": {"type": ["object", "string"], "description": "an RFC 7386 merge patch of each object, or a ${…} whose value is one"},
                 "jsonPatch": {
-                    "type": "array",
+                    "type": ["array", "string"],
                     "minItems": 1,
                     "description": "RFC 6902 JSON Patch operations, applied in order to each object",
                     "items": {"oneOf": [
