@@ -900,3 +900,33 @@ fn the_language_fixture_renders_what_each_part_says() {
         without.stdout
     );
 }
+
+/// Issue 43, item 11: names are held to the platform's rules, instance prefix included, and a
+/// name over them fails its call naming the component, the object and the rule — where a
+/// Kubernetes API server would have refused the Service, and Helm would have cut the name.
+#[test]
+fn a_name_over_the_platforms_limit_fails_naming_the_component_the_object_and_the_rule() {
+    let instance = "a-release-name-that-someone-made-rather-long-for-a-big-cluster";
+    let run = opm(["mod", "build", &opm_tests::hello(), "--instance", instance]);
+    assert!(run.exited(1), "{}", run.stderr);
+    let name = format!("{instance}-api");
+    assert!(
+        run.stderr.contains(&format!(
+            "Service {name:?} ({} characters): a Service's name is a DNS-1035 label: at most 63",
+            name.len()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("component \"api\""), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "nothing is written: {}", run.stdout);
+    // Within the limit, the same instance renders.
+    let run = opm([
+        "mod",
+        "build",
+        &opm_tests::hello(),
+        "--instance",
+        &instance[..39],
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
+}

@@ -39,6 +39,7 @@ pub(crate) fn context() -> RenderContext {
         strict: false,
         module_labels: BTreeMap::new(),
         secret_kinds: vec!["Secret".into()],
+        platform: None,
     }
 }
 

@@ -83,6 +83,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Case> {
         strict: context.strict,
         module_labels: context.labels.into_iter().collect(),
         secret_kinds: Vec::new(),
+        platform: None,
     };
     let resources = resources_from(&resources, &context.namespace)
         .with_context(|| format!("{}", path.display()))?;

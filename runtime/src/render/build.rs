@@ -297,6 +297,7 @@ fn render(
         strict: request.strict,
         module_labels: module.labels().clone(),
         secret_kinds: renderer.1.clone(),
+        platform: providers.format().map(str::to_owned),
     };
     let renderer = renderer.0;
     // The plan and the context hold all the render needs of the module.

@@ -47,6 +47,11 @@ pub struct RenderContext {
     /// (`renderer.secretKinds`): their checksums are stretched ([`super::checksum`]).
     #[serde(skip)]
     pub secret_kinds: Vec<String>,
+    /// The platform the render is for (`kubernetes`, `compose`: the providers'
+    /// `core.opm.dev/format`), whose rules every object's name is held to
+    /// ([`super::platform_names`]); `None` for a format opm has no rules of.
+    #[serde(skip)]
+    pub platform: Option<String>,
 }
 
 impl RenderContext {
@@ -176,6 +181,7 @@ mod tests {
             strict: false,
             module_labels: BTreeMap::from([(LABEL_MODULE_INSTANCE.into(), "forged".into())]),
             secret_kinds: Vec::new(),
+            platform: None,
         };
         assert!(
             !context

@@ -230,7 +230,11 @@ fn run_call(
             let most_yaml = limits.output.saturating_mul(YAML_PER_OUTPUT_BYTE);
             let mut yaml = 0usize;
             for (index, document) in documents.iter().enumerate() {
-                match check_resource(document) {
+                let checked = check_resource(document).and_then(|value| {
+                    super::platform_names::check(&value, context.platform.as_deref())
+                        .map(|()| value)
+                });
+                match checked {
                     Ok(mut value) => {
                         yaml = yaml.saturating_add(super::write::yaml_bound(&value));
                         if yaml > most_yaml {
@@ -350,6 +354,7 @@ mod tests {
             strict: false,
             module_labels: BTreeMap::new(),
             secret_kinds: Vec::new(),
+            platform: None,
         }
     }
 

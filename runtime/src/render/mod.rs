@@ -18,6 +18,7 @@ mod execute;
 pub mod identity;
 pub mod layout;
 pub mod patch;
+pub mod platform_names;
 #[cfg(feature = "sandbox")]
 mod renderer;
 pub mod write;

@@ -485,18 +485,22 @@ fn reason(op: &JsonPatchOp, kind: &json_patch::PatchErrorKind) -> String {
 }
 
 /// The checks a patched object must pass: it is still a resource ([`check_value`], whose key
-/// order it takes), the tracking labels are as the host set them, and its labels stay sorted.
+/// order it takes) with names its platform accepts, the tracking labels are as the host set them, and its labels stay sorted.
 fn check(
     value: &mut Value,
     context: &RenderContext,
     object: &str,
     component: &str,
 ) -> Result<(), PatchFailureKind> {
-    *value = check_value(std::mem::take(value)).map_err(|reason| PatchFailureKind::Invalid {
-        object: object.to_owned(),
-        component: component.to_owned(),
-        reason,
-    })?;
+    *value = check_value(std::mem::take(value))
+        .and_then(|value| {
+            super::platform_names::check(&value, context.platform.as_deref()).map(|()| value)
+        })
+        .map_err(|reason| PatchFailureKind::Invalid {
+            object: object.to_owned(),
+            component: component.to_owned(),
+            reason,
+        })?;
     let labels = value["metadata"]
         .as_object_mut()
         .expect("checked to be an object")
@@ -540,6 +544,7 @@ mod tests {
             strict: false,
             module_labels: BTreeMap::new(),
             secret_kinds: vec!["Secret".into()],
+            platform: None,
         }
     }
 

@@ -53,6 +53,7 @@ fuzz_target!(|data: &[u8]| {
         strict: false,
         module_labels: BTreeMap::new(),
         secret_kinds: Vec::new(),
+        platform: None,
     };
     let applied = render::patch::apply(plan.patches(), &mut resources, &context, &|_| true);
     let _ = format!("{:?}", applied.failures);
