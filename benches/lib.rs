@@ -23,6 +23,7 @@ pub fn context() -> RenderContext {
         strict: false,
         module_labels: BTreeMap::new(),
         secret_kinds: vec!["Secret".into()],
+        platform: Some("kubernetes".into()),
     }
 }
 
