@@ -36,6 +36,7 @@ fn output(c: &mut Criterion) {
         strict: false,
         module_labels: BTreeMap::new(),
         secret_kinds: vec!["Secret".into()],
+        platform: Some("kubernetes".into()),
     };
     let rendered = render::execute_with(
         &Native::new(),
