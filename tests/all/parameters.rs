@@ -930,3 +930,77 @@ fn a_name_over_the_platforms_limit_fails_naming_the_component_the_object_and_the
     ]);
     assert!(run.exited(0), "{}", run.stderr);
 }
+
+/// Issue 43's done-when: the Grafana and Nextcloud shapes, written without patches or doubled
+/// ternaries, take their production values — a generated ini merged from a map, env lists with
+/// optional entries, seven subPath mounts of one claim, probes switched off, a pinned claim name
+/// — and render strict-valid for Kubernetes and `docker compose config`-valid for compose
+/// (`examples::every_rendered_resource_is_valid_kubernetes_in_strict_mode` and
+/// `compose::every_example_is_valid_compose` check their defaults).
+#[test]
+fn the_grafana_and_nextcloud_examples_take_their_production_values() {
+    let grafana = example("grafana");
+    let values = format!("{grafana}/prod.yaml");
+    let run = opm(["mod", "build", &grafana, "-f", &values, "--strict"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    for present in [
+        "[analytics]\n    check_for_updates = false\n",
+        "[paths]\n    data = /var/lib/grafana\n",
+        "root_url = https://grafana.acme.io/\n",
+        "name: Prometheus\n",
+        "- name: GF_SMTP_HOST\n          value: smtp.acme.io:587\n",
+        "- name: GF_LOG_LEVEL\n          value: warn\n",
+        "storage: 50Gi\n",
+        "claimName: grafana\n",
+        "kind: Ingress\n",
+    ] {
+        assert!(run.stdout.contains(present), "{present}: {}", run.stdout);
+    }
+    let nextcloud = example("nextcloud");
+    let values = format!("{nextcloud}/prod.yaml");
+    let run = opm_env(
+        ["mod", "build", &nextcloud, "-f", &values, "--strict"],
+        &[("NC_DB_PASSWORD", "db-pass-from-env-1")],
+    );
+    assert!(run.exited(0), "{}", run.stderr);
+    for present in [
+        "- name: POSTGRES_HOST\n          value: postgres.db.svc\n",
+        "- name: REDIS_HOST\n          value: redis-master.cache.svc\n",
+        "- name: MAIL_DOMAIN\n          value: acme.io\n",
+        "claimName: cloud-nextcloud\n",
+        "storage: 100Gi\n",
+        "db-password: db-pass-from-env-1\n",
+    ] {
+        assert!(run.stdout.contains(present), "{present}: {}", run.stdout);
+    }
+    for absent in ["SQLITE_DATABASE", "livenessProbe", "readinessProbe"] {
+        assert!(!run.stdout.contains(absent), "{absent}: {}", run.stdout);
+    }
+    assert_eq!(run.stdout.matches("subPath: ").count(), 7, "{}", run.stdout);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    // The same values for compose.
+    for (module, values) in [
+        (&grafana, "grafana/prod.yaml"),
+        (&nextcloud, "nextcloud/prod.yaml"),
+    ] {
+        let values = repo_root()
+            .join("examples")
+            .join(values)
+            .display()
+            .to_string();
+        let run = opm_env(
+            [
+                "mod",
+                "build",
+                module,
+                "-f",
+                &values,
+                "-p",
+                "docker-compose",
+                "--strict",
+            ],
+            &[("NC_DB_PASSWORD", "db-pass-from-env-1")],
+        );
+        assert!(run.exited(0), "{module}: {}", run.stderr);
+    }
+}

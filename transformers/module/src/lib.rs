@@ -9,7 +9,8 @@
 //! - [`env`]: the order a container's variables are defined in, and the `$(NAME)` references of
 //!   a value;
 //! - [`volumes`]: the one source of a Volumes entry;
-//! - [`sorted_entries`]: a map of the module walked in key order.
+//! - [`sorted_entries`]: a map of the module walked in key order; [`mounts_of`]: a volume's one
+//!   mount or several.
 //!
 //! The module keeps collections that users override one entry at a time (ports, env, mounts,
 //! volumes) as maps keyed by name; maps are walked in key order, so output is deterministic
@@ -33,6 +34,16 @@ pub fn sorted_entries(map: Option<&Value>) -> Vec<(&String, &Value)> {
         .unwrap_or_default();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     entries
+}
+
+/// The mounts of one volume in a container's `volumeMounts`: the one mount written as a map, or
+/// each of a list of them, in the order written (one claim mounted at several paths, each with
+/// its own `subPath`).
+pub fn mounts_of(mounts: &Value) -> Vec<&Value> {
+    match mounts {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    }
 }
 
 /// `context` rendering a second instance, `shop-eu`, whose objects' names the transformers

@@ -41,7 +41,7 @@ pub mod notes;
 pub mod quantity;
 
 use opm_guest::{Context, Map, Value, json};
-pub use opm_module_common::{WORKLOAD_TYPE_LABEL, sorted_entries};
+pub use opm_module_common::{WORKLOAD_TYPE_LABEL, mounts_of, sorted_entries};
 
 /// The `apiVersion` of every compose resource.
 pub const API_VERSION: &str = "compose.opm.dev/v1";

@@ -123,14 +123,23 @@ pub fn service(
     }
 
     let mut volumes = Vec::new();
-    for (name, mount) in sorted_entries(fields.get("volumeMounts")) {
-        match pod
-            .volumes
-            .mount(name, mount, &format!("{path}.volumeMounts.{name}"))?
+    for (name, mounts) in sorted_entries(fields.get("volumeMounts")) {
+        // A volume's mount, or a list of them in the order written.
+        let several = mounts.is_array();
+        for (index, mount) in opm_compose_common::mounts_of(mounts)
+            .into_iter()
+            .enumerate()
         {
-            Mount::Volume(volume) => volumes.push(volume),
-            Mount::Files(files) => extension.files.extend(files),
-            Mount::Nothing => {}
+            let at = if several {
+                format!("{path}.volumeMounts.{name}[{index}]")
+            } else {
+                format!("{path}.volumeMounts.{name}")
+            };
+            match pod.volumes.mount(name, mount, &at)? {
+                Mount::Volume(volume) => volumes.push(volume),
+                Mount::Files(files) => extension.files.extend(files),
+                Mount::Nothing => {}
+            }
         }
     }
     if !volumes.is_empty() {

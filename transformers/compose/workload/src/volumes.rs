@@ -28,7 +28,8 @@ pub struct Storage {
     pub name: String,
     /// Where the main container mounts it, if anywhere.
     pub mount_path: Option<String>,
-    /// The named volume: `<service>-<entry>`, the name the Kubernetes claim has.
+    /// The named volume: `<service>-<entry>`, the name the Kubernetes claim has, or the entry's
+    /// `claimName`.
     pub volume: String,
     /// The entry's value.
     pub value: Value,
@@ -46,7 +47,12 @@ impl Storage {
                     .get("mountPath")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
-                volume: context.object_name(&format!("{}-{name}", component.name())),
+                // Pinned by `claimName` (an existing project's volume, `redisdata`), else
+                // the name the Kubernetes claim has.
+                volume: value.get("claimName").and_then(Value::as_str).map_or_else(
+                    || context.object_name(&format!("{}-{name}", component.name())),
+                    str::to_owned,
+                ),
                 value: value.clone(),
             })
             .collect())
@@ -117,13 +123,21 @@ impl PodVolumes {
         };
         let declared: Option<Value> = component.field("volumes")?;
         for (name, source) in sorted_entries(declared.as_ref()) {
-            let users = containers
-                .values()
-                .filter(|spec| spec.pointer(&format!("/volumeMounts/{name}")).is_some())
-                .count();
+            let mounts = |spec: &'_ Value| -> Vec<Value> {
+                spec.pointer(&format!("/volumeMounts/{name}"))
+                    .map(|mounts| {
+                        opm_compose_common::mounts_of(mounts)
+                            .into_iter()
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let users: usize = containers.values().map(|spec| mounts(spec).len()).sum();
             let sub_path = containers.values().any(|spec| {
-                spec.pointer(&format!("/volumeMounts/{name}/subPath"))
-                    .is_some()
+                mounts(spec)
+                    .iter()
+                    .any(|mount| mount.get("subPath").is_some())
             });
             let source = volumes.declared(
                 context,

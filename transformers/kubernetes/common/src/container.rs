@@ -55,13 +55,16 @@ pub fn container(spec: &Value, default_name: &str) -> Result<Value, TransformErr
     if let Some(resources) = fields.get("resources").filter(|r| !is_empty(r)) {
         out.insert("resources".into(), resources.clone());
     }
+    // A volume's mount, or a list of them, in the order written.
     let mounts: Vec<Value> = sorted_entries(fields.get("volumeMounts"))
         .into_iter()
-        .map(|(volume, mount)| {
-            let mut entry = Map::new();
-            entry.insert("name".into(), Value::from(volume.as_str()));
-            copy_fields(mount, &mut entry, &["mountPath", "readOnly", "subPath"]);
-            Value::Object(entry)
+        .flat_map(|(volume, mounts)| {
+            crate::mounts_of(mounts).into_iter().map(move |mount| {
+                let mut entry = Map::new();
+                entry.insert("name".into(), Value::from(volume.as_str()));
+                copy_fields(mount, &mut entry, &["mountPath", "readOnly", "subPath"]);
+                Value::Object(entry)
+            })
         })
         .collect();
     if !mounts.is_empty() {
@@ -163,6 +166,31 @@ mod tests {
         assert_eq!(
             c["volumeMounts"][0],
             json!({"name": "data", "mountPath": "/data", "readOnly": true})
+        );
+    }
+
+    /// Issue 43: one volume mounted at several paths, each with its own subPath, in the order
+    /// written (Nextcloud mounts one claim seven times).
+    #[test]
+    fn a_volume_mounted_several_times_gives_a_mount_each() {
+        let spec = json!({
+            "image": "nextcloud:31",
+            "volumeMounts": {
+                "data": [
+                    {"mountPath": "/var/www/html", "subPath": "html"},
+                    {"mountPath": "/var/www/html/config", "subPath": "config", "readOnly": true},
+                ],
+                "cache": {"mountPath": "/cache"},
+            },
+        });
+        let c = container(&spec, "app").unwrap();
+        assert_eq!(
+            c["volumeMounts"],
+            json!([
+                {"name": "cache", "mountPath": "/cache"},
+                {"name": "data", "mountPath": "/var/www/html", "subPath": "html"},
+                {"name": "data", "mountPath": "/var/www/html/config", "readOnly": true, "subPath": "config"},
+            ])
         );
     }
 

@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use opm_guest::{Component, Context, Map, Value, json};
 
 pub use container::{container, image_reference};
-pub use opm_module_common::{WORKLOAD_TYPE_LABEL, sorted_entries};
+pub use opm_module_common::{WORKLOAD_TYPE_LABEL, mounts_of, sorted_entries};
 
 /// The label that ties a component's pods to its workload and services.
 pub const NAME_LABEL: &str = "app.kubernetes.io/name";

@@ -534,7 +534,7 @@ fn pod_volumes(
             )));
         }
         if !claims_are_templates {
-            let claim = storage::claim_name(component, context, &entry.name);
+            let claim = storage::claim_name(component, context, entry);
             volumes.push((
                 entry.name.clone(),
                 json!({"name": entry.name, "persistentVolumeClaim": {"claimName": claim}}),

@@ -1,7 +1,8 @@
 //! Persistent storage (`opm.dev/traits/storage@v1#PersistentStorage`): one claim per entry. A
 //! `stateful` component gets them as the StatefulSet's volume claim templates (one claim per
 //! replica, named by Kubernetes); every other workload gets a PersistentVolumeClaim named
-//! `<component>-<entry>` and a pod volume that refers to it. An entry's `labels` and
+//! `<component>-<entry>` (or exactly the entry's `claimName`, to adopt an existing install's
+//! claim) and a pod volume that refers to it. An entry's `labels` and
 //! `annotations` (`helm.sh/resource-policy: keep` is the usual one) go on its claim or claim
 //! template.
 
@@ -28,6 +29,8 @@ pub struct Storage {
     /// The entry's own `labels` and `annotations` (see [`crate::meta`]), for the claim or the
     /// claim template; an empty map when it sets neither.
     pub metadata: Value,
+    /// The claim's name as the entry pins it (`claimName`), if it does.
+    pub claim_name: Option<String>,
 }
 
 impl Storage {
@@ -46,7 +49,7 @@ impl Storage {
     /// The PersistentVolumeClaim of this entry for a component that is not stateful, named
     /// [`claim_name`]: [`object_metadata`] with the entry's labels and annotations merged over.
     pub fn claim(&self, component: &Component, context: &Context) -> Result<Value, TransformError> {
-        let name = claim_name(component, context, &self.name);
+        let name = claim_name(component, context, self);
         let mut metadata = object_metadata(component, context, &name);
         merge_metadata(
             &mut metadata,
@@ -73,7 +76,17 @@ pub fn persistent_storage(component: &Component) -> Result<Vec<Storage>, Transfo
     sorted_entries(storage.as_ref())
         .into_iter()
         .map(|(name, entry)| {
+            let pinned = entry.get("claimName").and_then(Value::as_str);
+            if pinned.is_some() && is_stateful(component) {
+                return Err(TransformError::invalid(format!(
+                    "persistentStorage.{name}.claimName pins a claim's name, but a stateful \
+                     component's claims are its StatefulSet's claim templates, which Kubernetes \
+                     names ({name}-<statefulset>-<ordinal>); leave claimName out, or make the \
+                     component stateless"
+                )));
+            }
             Ok(Storage {
+                claim_name: pinned.map(str::to_owned),
                 name: name.clone(),
                 mount_path: entry
                     .get("mountPath")
@@ -101,9 +114,13 @@ pub fn mounts_on_one_node(storage: &[Storage]) -> bool {
     })
 }
 
-/// The name of the PersistentVolumeClaim of `entry` for a component that is not stateful.
-pub fn claim_name(component: &Component, context: &Context, entry: &str) -> String {
-    context.object_name(&format!("{}-{entry}", component.name()))
+/// The name of the PersistentVolumeClaim of `entry` for a component that is not stateful: the
+/// one its `claimName` pins, exactly, else `<component>-<entry>` with the instance prefix.
+pub fn claim_name(component: &Component, context: &Context, entry: &Storage) -> String {
+    match &entry.claim_name {
+        Some(pinned) => pinned.clone(),
+        None => context.object_name(&format!("{}-{}", component.name(), entry.name)),
+    }
 }
 
 /// The `labels` and `annotations` of `entry`, those it has.
@@ -156,14 +173,43 @@ mod tests {
             json!(["ReadWriteOnce"])
         );
         assert_eq!(storage[1].mount_path.as_deref(), Some("/wal"));
-        assert_eq!(claim_name(&c, &crate::test_context(), "wal"), "db-wal");
         assert_eq!(
-            claim_name(&c, &crate::test_instance_context(), "wal"),
+            claim_name(&c, &crate::test_context(), &storage[1]),
+            "db-wal"
+        );
+        assert_eq!(
+            claim_name(&c, &crate::test_instance_context(), &storage[1]),
             "shop-eu-db-wal"
         );
         assert!(!is_stateful(&c));
         assert!(mounts_on_one_node(&storage));
         assert!(!mounts_on_one_node(&[]));
+    }
+
+    /// Issue 43, finding 6: the chart's claim `grafana` became `grafana-grafana`, and an
+    /// existing install started on an empty volume. `claimName` pins the name, whatever the
+    /// instance; a stateful component, whose claims Kubernetes names, is refused it.
+    #[test]
+    fn a_pinned_claim_name_is_the_claims_name_exactly() {
+        let spec =
+            json!({"persistentStorage": {"storage": {"size": "10Gi", "claimName": "grafana"}}});
+        let c =
+            Component::from_value(json!({"metadata": {"name": "grafana"}, "spec": spec})).unwrap();
+        let storage = persistent_storage(&c).unwrap();
+        for context in [crate::test_context(), crate::test_instance_context()] {
+            assert_eq!(claim_name(&c, &context, &storage[0]), "grafana");
+            assert_eq!(
+                storage[0].claim(&c, &context).unwrap()["metadata"]["name"],
+                "grafana"
+            );
+        }
+        let stateful = Component::from_value(json!({
+            "metadata": {"name": "db", "labels": {WORKLOAD_TYPE_LABEL: STATEFUL}},
+            "spec": spec,
+        }))
+        .unwrap();
+        let error = persistent_storage(&stateful).unwrap_err().to_string();
+        assert!(error.contains("claimName pins a claim's name"), "{error}");
     }
 
     #[test]
