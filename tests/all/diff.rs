@@ -316,3 +316,38 @@ fn values_from_the_environment_are_masked_in_every_resource_unless_asked_for() {
         shown.stdout
     );
 }
+
+/// Issue 43, finding 6: a migration from a chart renamed its claim (`grafana` became
+/// `grafana-grafana`) and an existing install started on empty volumes, silently. Against an
+/// existing render, `mod diff` warns of each claim (or StatefulSet) it would replace, and
+/// `claimName` keeps the name.
+#[test]
+fn a_claim_the_render_would_rename_is_a_warning_that_its_data_is_not_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let grafana = repo_root().join("examples/grafana").display().to_string();
+    let existing = dir.path().join("existing").display().to_string();
+    let run = opm(["mod", "build", &grafana, "--split", "--out-dir", &existing]);
+    assert!(run.exited(0), "{}", run.stderr);
+    // Without the pinned name, the claim would be the component's and its entry's.
+    let renamed = opm([
+        "mod",
+        "diff",
+        &grafana,
+        "--set",
+        "persistence.claimName=grafana-storage",
+        "--against",
+        &existing,
+    ]);
+    assert!(renamed.exited(1), "{}", renamed.stderr);
+    assert!(
+        renamed.stderr.contains(
+            "warning: PersistentVolumeClaim default/grafana would be replaced by \
+             PersistentVolumeClaim default/grafana-storage: its data is not moved; pin the name"
+        ),
+        "{}",
+        renamed.stderr
+    );
+    let kept = opm(["mod", "diff", &grafana, "--against", &existing]);
+    assert!(kept.exited(0), "{}", kept.stderr);
+    assert!(!kept.stderr.contains("warning"), "{}", kept.stderr);
+}

@@ -127,6 +127,14 @@ fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         None => text.into(),
     };
     out.stdout.write_all(text.as_bytes())?;
+    let warnings = data_not_moved(&changes);
+    for warning in &warnings {
+        let warning = match mask {
+            Some(redactor) => redactor.redact(warning).into_owned(),
+            None => warning.clone(),
+        };
+        writeln!(out.stderr, "warning: {warning}")?;
+    }
     let different = changes.changed.len() + changes.added.len() + changes.removed.len();
     writeln!(
         out.stderr,
@@ -148,6 +156,49 @@ fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_FAILED)
     })
+}
+
+/// A warning for each stateful object (a claim, and a StatefulSet, whose claims Kubernetes
+/// names after it) the new render would remove — under a new name, when it
+/// adds one of the kind in the namespace (as a migration from a chart renames a claim
+/// `grafana` to `grafana-grafana`) — since applying it starts on empty volumes.
+fn data_not_moved(changes: &Changes) -> Vec<String> {
+    changes
+        .removed
+        .iter()
+        .filter(|old| {
+            old.group.is_empty() && old.kind == "PersistentVolumeClaim"
+                || old.group == "apps" && old.kind == "StatefulSet"
+        })
+        .map(|old| {
+            let renamed: Vec<&str> = changes
+                .added
+                .iter()
+                .filter(|new| {
+                    new.kind == old.kind && new.group == old.group && new.namespace == old.namespace
+                })
+                .map(|new| new.name.as_str())
+                .collect();
+            let what = if old.kind == "StatefulSet" {
+                "its pods' claims, named after it, are not moved"
+            } else {
+                "its data is not moved"
+            };
+            let pin = "pin the name (PersistentStorage claimName, or the instance) to keep it";
+            match renamed.as_slice() {
+                [] => format!("{old} would be removed: {what}; {pin}"),
+                names => format!(
+                    "{old} would be replaced by {} {}: {what}; {pin}",
+                    old.kind,
+                    names
+                        .iter()
+                        .map(|name| format!("{}/{name}", old.namespace))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Renders the module with `providers` as `opm mod build` does, reporting problems on stderr;
