@@ -953,6 +953,7 @@ fn the_grafana_and_nextcloud_examples_take_their_production_values() {
         "storage: 50Gi\n",
         "claimName: grafana\n",
         "kind: Ingress\n",
+        "kind: PodDisruptionBudget\n",
     ] {
         assert!(run.stdout.contains(present), "{present}: {}", run.stdout);
     }

@@ -15,7 +15,30 @@ pub struct ObjectTransformer;
 
 impl Transformer for ObjectTransformer {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
-        let Value::Object(mut object) = component.require::<Value>("object")? else {
+        match component.require::<Value>("object")? {
+            // A chart's extraManifests: each as one written alone.
+            Value::Array(objects) => objects
+                .into_iter()
+                .enumerate()
+                .map(|(index, object)| {
+                    rendered(object, component, context).map_err(|error| {
+                        TransformError::invalid(format!("object[{index}]: {error}"))
+                    })
+                })
+                .collect(),
+            object => Ok(vec![rendered(object, component, context)?]),
+        }
+    }
+}
+
+/// One manifest as it is written, with the labels and the namespace added.
+fn rendered(
+    object: Value,
+    component: &Component,
+    context: &Context,
+) -> Result<Value, TransformError> {
+    {
+        let Value::Object(mut object) = object else {
             return Err(TransformError::invalid(
                 "object must be a Kubernetes manifest",
             ));
@@ -60,7 +83,7 @@ impl Transformer for ObjectTransformer {
             }
         }
         object.insert("metadata".into(), Value::Object(metadata));
-        Ok(vec![Value::Object(order_like_kubectl(object))])
+        Ok(Value::Object(order_like_kubectl(object)))
     }
 }
 
@@ -99,6 +122,43 @@ mod tests {
         let mut out = ObjectTransformer::transform(&component, &context).unwrap();
         assert_eq!(out.len(), 1);
         out.remove(0)
+    }
+
+    /// Issue 43: a chart's extraManifests, a list of raw objects from a parameter, each
+    /// rendered as one written alone; a bad one is named by its position.
+    #[test]
+    fn a_list_of_objects_renders_each_and_names_a_bad_one_by_position() {
+        let component = |objects: Value| {
+            Component::from_value(
+                json!({"metadata": {"name": "extra"}, "spec": {"object": objects}}),
+            )
+            .unwrap()
+        };
+        let context = Context {
+            name: "shop".into(),
+            namespace: "prod".into(),
+            ..Context::default()
+        };
+        let objects = json!([
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}},
+            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"}},
+        ]);
+        let out = ObjectTransformer::transform(&component(objects), &context).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0]["metadata"]["namespace"], "prod");
+        assert_eq!(out[1]["kind"], "PodDisruptionBudget");
+        assert!(
+            ObjectTransformer::transform(&component(json!([])), &context)
+                .unwrap()
+                .is_empty()
+        );
+        let error = ObjectTransformer::transform(
+            &component(json!([{"kind": "X", "metadata": 1}])),
+            &context,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("object[0]: "), "{error}");
     }
 
     #[test]
