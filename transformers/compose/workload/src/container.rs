@@ -5,6 +5,7 @@
 //! | `image`, `imagePullPolicy` | `image`, `pull_policy` (`always`, `missing`, `never`) |
 //! | `command`, `args` | `entrypoint`, `command`, `$(VAR)` expanded |
 //! | `workingDir`, `stdin`, `tty` | `working_dir`, `stdin_open`, `tty` |
+//! | `ulimits` | `ulimits`, as written |
 //! | `env`, `envFrom` | `environment` ([`crate::env`]) |
 //! | `resources` | `deploy.resources` (`cpus`, `memory`; `nvidia.com/gpu` as a device reservation), and a CPU request's weight as `cpu_shares` |
 //! | `volumeMounts` | `volumes` ([`crate::volumes`]) |
@@ -144,6 +145,9 @@ pub fn service(
     }
     if !volumes.is_empty() {
         out.insert("volumes".into(), Value::Array(volumes));
+    }
+    if let Some(limits) = fields.get("ulimits") {
+        out.insert("ulimits".into(), limits.clone());
     }
     for (field, compose) in [("stdin", "stdin_open"), ("tty", "tty")] {
         if let Some(flag) = fields.get(field) {

@@ -892,3 +892,52 @@ fn the_host_access_label_allows_host_mounts_privilege_capabilities_and_the_host_
     );
     assert!(warns(&logs).is_empty(), "{logs:?}");
 }
+
+/// Issue 43, item 5: `ulimits` as compose writes them; a relative bind mount inside the output
+/// directory, which needs no host access and may not leave it; one volume mounted twice, and a
+/// claim whose volume name is pinned (`claimName`, the upstream project's `redisdata`).
+#[test]
+fn ulimits_relative_binds_mounts_of_one_volume_and_a_pinned_volume_name() {
+    let (out, _) = render(json!({
+        "metadata": {"name": "broker"},
+        "spec": {
+            "container": {
+                "image": "redis:7",
+                "ulimits": {"nofile": {"soft": 20000, "hard": 40000}, "nproc": 65535},
+                "volumeMounts": {
+                    "conf": {"mountPath": "/usr/local/etc/redis", "readOnly": true},
+                    "redisdata": [{"mountPath": "/data", "subPath": "data"}, {"mountPath": "/logs", "subPath": "logs"}],
+                },
+            },
+            "volumes": {"conf": {"hostPath": {"path": "./conf/redis"}}},
+            "persistentStorage": {"redisdata": {"size": "1Gi", "claimName": "redisdata"}},
+        },
+    }));
+    let spec = &out[0]["spec"];
+    assert_eq!(
+        spec["ulimits"],
+        json!({"nofile": {"soft": 20000, "hard": 40000}, "nproc": 65535})
+    );
+    let volumes = spec["volumes"].as_array().unwrap();
+    assert!(
+        volumes
+            .iter()
+            .any(|v| v["type"] == "bind" && v["source"] == "./conf/redis"),
+        "{volumes:#?}"
+    );
+    let pinned: Vec<&Value> = volumes
+        .iter()
+        .filter(|v| v["source"] == "redisdata")
+        .collect();
+    assert_eq!(pinned.len(), 2, "{volumes:#?}");
+    assert_eq!(pinned[1]["volume"], json!({"subpath": "logs"}));
+    assert!(
+        names(&out).contains(&"Volume/redisdata".to_owned()),
+        "{:?}",
+        names(&out)
+    );
+    for outside in ["./../etc", "./a/../../x"] {
+        let error = refusal(component_with(json!({}), host_path(outside)));
+        assert!(error.contains("may not leave it"), "{outside}: {error}");
+    }
+}

@@ -385,11 +385,19 @@ impl PodVolumes {
                 let path = value.get("path").and_then(Value::as_str).ok_or_else(|| {
                     TransformError::invalid(format!("{field}.hostPath.path is required"))
                 })?;
-                host::require(
-                    self.host_access,
-                    &format!("{field}.hostPath {path:?}"),
-                    &host::bind_grants(path),
-                )?;
+                if path.starts_with("./") {
+                    // The project's own directory, the compose file's: no host access, and
+                    // never above it.
+                    relative_inside(path).map_err(|why| {
+                        TransformError::invalid(format!("{field}.hostPath {path:?}: {why}"))
+                    })?;
+                } else {
+                    host::require(
+                        self.host_access,
+                        &format!("{field}.hostPath {path:?}"),
+                        &host::bind_grants(path),
+                    )?;
+                }
                 let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
                 if kind == "FileOrCreate" {
                     unhonoured(
@@ -532,4 +540,24 @@ fn mode(value: Option<&Value>) -> Option<u32> {
     value
         .and_then(Value::as_u64)
         .and_then(|mode| u32::try_from(mode).ok())
+}
+
+/// Whether the relative bind source `path` (`./data`) stays inside the directory the compose
+/// file is in (the output directory): no `..` that leaves it.
+fn relative_inside(path: &str) -> Result<(), String> {
+    let mut depth = 0usize;
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                depth = depth.checked_sub(1).ok_or_else(|| {
+                    "a relative bind mount is resolved from the output directory and may not \
+                     leave it"
+                        .to_owned()
+                })?;
+            }
+            _ => depth += 1,
+        }
+    }
+    Ok(())
 }

@@ -97,6 +97,17 @@ pub fn pod_template(
         .map(|s| (s.name.as_str(), s.mount_path.as_deref()));
     let main = main_container(component, mounts)?;
 
+    if main.get("ulimits").is_some() {
+        let message = "container.ulimits: Kubernetes sets no process limits per container (the \
+                       node's apply); leave them out here with $when: ${instance.platform == \
+                       'compose'}";
+        if context.strict {
+            return Err(TransformError::invalid(format!(
+                "{message} (an error under --strict)"
+            )));
+        }
+        opm_guest::log::warn(message);
+    }
     let shutdown: Option<Value> = component.field("gracefulShutdown")?;
     let mut first = container(&main, component.name())?;
     if let Some(hook) = shutdown.as_ref().and_then(|s| s.get("preStop")) {
@@ -576,7 +587,18 @@ fn volume(name: &str, source: &Value, context: &Context) -> Result<Value, Transf
             }
             ("persistentVolumeClaim", claim)
         }
-        ("hostPath", spec) => ("hostPath", spec.clone()),
+        ("hostPath", spec) => {
+            if !spec["path"]
+                .as_str()
+                .is_some_and(|path| path.starts_with('/'))
+            {
+                return Err(TransformError::invalid(format!(
+                    "volumes.{name}.hostPath.path: a relative path is a compose bind mount in the \
+                     output directory; a Kubernetes hostPath is absolute"
+                )));
+            }
+            ("hostPath", spec.clone())
+        }
         ("projected", spec) => ("projected", spec.clone()),
         ("nfs", spec) => ("nfs", spec.clone()),
         ("csi", spec) => ("csi", spec.clone()),

@@ -563,3 +563,40 @@ fn env_from_sources_roll_the_pods_too() {
         "opm:checksum ConfigMap/env Secret/keys"
     );
 }
+
+/// Issue 43, item 5: what is compose's alone — ulimits, a relative bind mount — is a warning
+/// (an error under --strict) and a refusal on Kubernetes, never dropped silently.
+#[test]
+fn compose_only_ulimits_warn_and_a_relative_host_path_is_refused() {
+    let spec = json!({"container": {"image": "redis", "ulimits": {"nofile": 1024}}});
+    let (pod, logs) = opm_guest::log::capture(|| render(spec.clone(), WorkloadKind::Deployment));
+    assert!(pod.is_ok());
+    assert!(
+        logs.iter()
+            .any(|(_, line)| line.starts_with("container.ulimits: Kubernetes sets no")),
+        "{logs:?}"
+    );
+    let strict = Context {
+        strict: true,
+        ..Context::default()
+    };
+    let error = pod_template(
+        &component(json!({}), spec),
+        &strict,
+        WorkloadKind::Deployment,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("(an error under --strict)"), "{error}");
+    let relative = json!({
+        "container": {"image": "x", "volumeMounts": {"conf": {"mountPath": "/conf"}}},
+        "volumes": {"conf": {"hostPath": {"path": "./conf"}}},
+    });
+    let error = render(relative, WorkloadKind::Deployment)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("a Kubernetes hostPath is absolute"),
+        "{error}"
+    );
+}
