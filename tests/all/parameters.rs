@@ -425,8 +425,8 @@ fn a_cel_expression_that_would_cost_without_bound_is_refused_before_it_runs() {
 
 /// Issue 43, finding 1: an expression that iterates a map visited its keys in another order in
 /// every render (CEL's maps are hash maps), so Grafana's `grafana.ini` and its checksum changed
-/// on every deploy. Every comprehension over a map iterates its keys in order: five renders,
-/// one output, the keys sorted.
+/// on every deploy. Every comprehension over a map iterates its keys in order: fifty renders,
+/// at -j 1 and -j 2, one output, the keys sorted.
 #[test]
 fn an_expression_that_iterates_a_map_renders_the_same_every_time() {
     let dir = tempfile::tempdir().unwrap();
