@@ -1007,3 +1007,54 @@ fn the_grafana_and_nextcloud_examples_take_their_production_values() {
         assert!(run.exited(0), "{module}: {}", run.stderr);
     }
 }
+
+/// Issue 43, finding 6: a module that adopts an existing install pins the names of its objects
+/// — a claim, a ConfigMap, a Secret, a Service — and they stay so for any instance.
+#[test]
+fn pinned_names_are_kept_whatever_the_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = opm_tests::write_file(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: app, version: 0.1.0}
+components:
+  web:
+    resources:
+      Container: {image: 'nginx:1.27', ports: {http: {containerPort: 80}}}
+      ConfigMap: {name: legacy-config, data: {a: b}}
+      Secret: {name: legacy-secret, stringData: {token: value-from-the-module}}
+    traits:
+      Expose: {name: legacy, ports: {http: {port: 80}}}
+      PersistentStorage: {data: {size: 1Gi, mountPath: /data, claimName: legacy-data}}
+",
+    );
+    let run = opm(["mod", "build", &module, "--instance", "eu", "--strict"]);
+    assert!(run.exited(0), "{}", run.stderr);
+    for name in ["legacy-config", "legacy-secret", "legacy", "legacy-data"] {
+        assert!(
+            run.stdout.contains(&format!("  name: {name}\n")),
+            "{name}: {}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout.contains("claimName: legacy-data\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  name: eu-web\n"),
+        "the Deployment: {}",
+        run.stdout
+    );
+    // Compose reaches a service by its component's name: the pinned Service name is said.
+    let compose = opm(["mod", "build", &module, "-p", "docker-compose"]);
+    assert!(compose.exited(0), "{}", compose.stderr);
+    assert!(
+        compose.stderr.contains("expose.name \"legacy\""),
+        "{}",
+        compose.stderr
+    );
+}

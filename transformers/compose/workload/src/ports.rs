@@ -54,6 +54,15 @@ pub fn published(
     let Some(expose) = pod.component.field::<Value>("expose")? else {
         return Ok((Vec::new(), Map::new()));
     };
+    if let Some(name) = expose.get("name").and_then(Value::as_str) {
+        unhonoured(
+            pod.context,
+            &format!(
+                "expose.name {name:?}: a client on the project network reaches the service by \
+                 its component's name; the pinned name is the Kubernetes Service's"
+            ),
+        )?;
+    }
     let kind = expose
         .get("type")
         .and_then(Value::as_str)

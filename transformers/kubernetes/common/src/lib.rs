@@ -177,6 +177,16 @@ pub fn copy_fields(from: &Value, to: &mut Map<String, Value>, keys: &[&str]) {
     }
 }
 
+/// The name of the object a definition's value `value` renders: its `name` exactly, when it pins
+/// one (to adopt an existing install's object, as a chart's `fullnameOverride`), else the
+/// component's with the instance prefix.
+pub fn pinned_name(component: &Component, context: &Context, value: &Value) -> String {
+    match value.get("name").and_then(Value::as_str) {
+        Some(pinned) => pinned.to_owned(),
+        None => context.object_name(component.name()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,8 +17,11 @@ impl Transformer for ConfigMapTransformer {
         let data = text_map(config.get("data"), "configMap.data")?;
         let binary = base64_map(config.get("binaryData"), "configMap.binaryData")?;
         disjoint((&data, "configMap.data"), (&binary, "configMap.binaryData"))?;
-        let mut metadata =
-            object_metadata(component, context, &context.object_name(component.name()));
+        let mut metadata = object_metadata(
+            component,
+            context,
+            &opm_k8s_common::pinned_name(component, context, &config),
+        );
         merge_metadata(&mut metadata, &config, "configMap")?;
         let mut object = Map::new();
         object.insert("apiVersion".into(), json!("v1"));
@@ -55,6 +58,15 @@ mod tests {
         assert_eq!(out[0]["metadata"]["name"], "settings");
         assert_eq!(out[0]["data"], json!({}));
         assert!(out[0].get("binaryData").is_none() && out[0].get("immutable").is_none());
+    }
+
+    /// Issue 43, finding 6: a name a migration can keep — `name` pins it, without the
+    /// instance prefix.
+    #[test]
+    fn a_pinned_name_is_the_objects_name_exactly() {
+        let out = render(json!({"name": "grafana-config", "data": {"a": "b"}})).unwrap();
+        assert_eq!(out[0]["metadata"]["name"], "grafana-config");
+        assert!(out[0].get("name").is_none() && out[0]["data"].get("name").is_none());
     }
 
     #[test]

@@ -61,8 +61,11 @@ impl Transformer for SecretTransformer {
                 )));
             }
         }
-        let mut metadata =
-            object_metadata(component, context, &context.object_name(component.name()));
+        let mut metadata = object_metadata(
+            component,
+            context,
+            &opm_k8s_common::pinned_name(component, context, &secret),
+        );
         merge_metadata(&mut metadata, &secret, "secret")?;
         let mut object = Map::new();
         object.insert("apiVersion".into(), json!("v1"));

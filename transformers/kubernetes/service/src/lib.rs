@@ -71,8 +71,11 @@ impl Transformer for ServiceTransformer {
         spec.insert("selector".into(), selector_labels(component, context));
         spec.insert("ports".into(), Value::Array(ports));
         copy_fields(&expose, &mut spec, SETTINGS);
-        let mut metadata =
-            object_metadata(component, context, &context.object_name(component.name()));
+        let mut metadata = object_metadata(
+            component,
+            context,
+            &opm_k8s_common::pinned_name(component, context, &expose),
+        );
         merge_metadata(&mut metadata, &expose, "expose")?;
         Ok(vec![json!({
             "apiVersion": "v1",
