@@ -922,6 +922,17 @@ fn a_name_over_the_platforms_limit_fails_naming_the_component_the_object_and_the
     );
     assert!(run.stderr.contains("component \"api\""), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "nothing is written: {}", run.stdout);
+    // `mod vet` renders a sound plan too, and says the same.
+    let vet = opm(["mod", "vet", &opm_tests::hello(), "--instance", instance]);
+    assert!(vet.exited(1), "{}", vet.stderr);
+    assert!(
+        vet.stderr.contains("a Service's name is a DNS-1035 label")
+            && vet
+                .stderr
+                .contains("the plan is sound, but rendering it fails"),
+        "{}",
+        vet.stderr
+    );
     // Within the limit, the same instance renders.
     let run = opm([
         "mod",

@@ -1,8 +1,10 @@
-//! `opm mod vet`: load, validate and match a module; run no transformer.
+//! `opm mod vet`: load, validate and match a module, then render a sound plan writing nothing
+//! (`--plan-only`: run no transformer).
 //!
 //! Prints the plan (`docs/matching.md#the-plan`): per component, which transformers match and why,
-//! which do not and what is missing, and what no match handles; then warnings and errors. Exits 1
-//! when the plan has errors, 2 when the module or provider cannot be loaded.
+//! which do not and what is missing, and what no match handles; then warnings and errors, and
+//! what the render refuses (a name over the platform's limit, a failing call). Exits 1 when the
+//! plan has errors or the render fails, 2 when the module or provider cannot be loaded.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -13,6 +15,7 @@ use clap::{Args, ValueEnum};
 use super::module_args::ModuleArgs;
 use crate::cli::{EXIT_FAILED, Output};
 use crate::redact::{RedactingWriter, Redactor};
+use crate::sandbox::CompileCache;
 use crate::{matching, module, provider};
 
 /// Arguments of `opm mod vet`.
@@ -24,6 +27,12 @@ pub struct VetArgs {
     /// How to print the plan.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = VetFormat::Text)]
     pub output: VetFormat,
+
+    /// Check the plan only: run no transformer. Without it, a sound plan is rendered too,
+    /// writing nothing, so that what only the output shows (a name over the platform's limit, a
+    /// call that fails) is found here.
+    #[arg(long)]
+    pub plan_only: bool,
 }
 
 /// The formats `opm mod vet` prints.
@@ -90,9 +99,42 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             &mut stderr,
         )
     });
+    // A sound plan is rendered too, writing nothing: what only the transformers' output shows
+    // — a name over the platform's limit, a call that fails — is found here, not at deploy.
+    let result = match result {
+        Ok(status) if status == ExitCode::SUCCESS && !args.plan_only => {
+            stdout.flush()?;
+            render_check(&args, out.env, &mut stderr)
+        }
+        other => other,
+    };
     let status = crate::report::exit_status(result, &mut stderr);
     stdout.flush()?;
     stderr.flush()?;
+    Ok(status)
+}
+
+/// Renders what `args` name as `opm mod build` would, writing nothing; its problems on
+/// `stderr`, and the exit status `mod build` would have.
+fn render_check(
+    args: &VetArgs,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    stderr: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    let request = crate::render::Request {
+        cache: CompileCache::from_env(env),
+        ..args.module.request()
+    };
+    let built = crate::render::build(&request, env);
+    let status =
+        crate::report::render(built, None, &mut *stderr, &mut |_, _| Ok(ExitCode::SUCCESS))?;
+    if status != ExitCode::SUCCESS {
+        writeln!(
+            stderr,
+            "error: the plan is sound, but rendering it fails as above (mod vet renders it too, \
+             writing nothing)"
+        )?;
+    }
     Ok(status)
 }
 
@@ -182,6 +224,8 @@ components:
             module.display().to_string(),
         ];
         args.extend(["-p".into(), provider_dir(dir).display().to_string()]);
+        // The test provider's components are placeholders: the plan is what is tested.
+        args.push("--plan-only".into());
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
         let code = crate::cli::run(
