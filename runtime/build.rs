@@ -6,7 +6,7 @@
 //! like any bundle file.
 //!
 //! With the `sandbox` feature it also precompiles every embedded component for the target, with
-//! the engine settings the sandbox uses (`src/sandbox/codegen.rs`, included here as it is), and
+//! the engine settings the sandbox uses (`src/codegen.rs`, included here as it is), and
 //! generates `embedded_code.rs`, which embeds that code by component digest: a render of an
 //! embedded provider loads it instead of compiling, on the first run as on every other.
 //!

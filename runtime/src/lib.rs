@@ -10,7 +10,7 @@
 //! - [`definitions`] validates what components attach;
 //! - [`matching`] computes the plan: which transformer runs on which component, and why;
 //! - [`sandbox`] runs one transform call in a fresh, limited instance;
-//! - [`render`] runs the plan and checks, orders and writes the output, and
+//! - [`render`] runs the plan, checks the output and writes what the renderer laid out, and
 //!   [`render::build`] is the whole pipeline as one call;
 //! - [`report`] turns what a render decided and did into words, events and an exit status;
 //! - [`redact`] keeps sensitive values out of everything but the rendered output;
@@ -26,7 +26,8 @@
 //! (`runtime/tests/layering.rs` checks).
 //!
 //! The `sandbox` feature (on by default) is wasmtime and everything that needs it: the engine
-//! half of [`sandbox`], running a render ([`render::build`], [`render::execute`]), `authoring`,
+//! half of [`sandbox`] (with `sandbox/isolated.rs`), running a render ([`render::build`],
+//! [`render::execute`], `render/renderer.rs`), `codegen`, `precompiled`, `authoring`,
 //! `report`, `wit` and `cli`. Without it this crate is a core that parses, checks and plans
 //! but runs nothing — what the fuzz targets (`tests/fuzz/`) link, so that fuzzing a YAML loader
 //! does not compile a WebAssembly compiler. The `registry` feature (on by default) is the

@@ -15,8 +15,8 @@ use clap::{Parser, Subcommand};
 
 pub use crate::report::{EXIT_FAILED, EXIT_USAGE, exit_status};
 
-/// opm renders platform-agnostic modules into Kubernetes manifests through sandboxed
-/// WebAssembly transformers.
+/// opm renders platform-agnostic modules into platform manifests (Kubernetes, docker-compose)
+/// through sandboxed WebAssembly transformers.
 #[derive(Debug, Parser)]
 #[command(name = "opm", version, propagate_version = true)]
 pub(crate) struct Cli {
@@ -29,7 +29,8 @@ enum Command {
     /// Work with modules: render them, check them.
     #[command(subcommand, name = "mod")]
     Module(ModuleCommand),
-    /// Work with provider bundles: pack, inspect, sign, verify.
+    /// Work with providers: install and lock, list, pack, push, pull, export, inspect, sign,
+    /// verify.
     #[command(subcommand)]
     Provider(ProviderCommand),
     /// Write transformers in any language: scaffold, build, test.

@@ -10,7 +10,10 @@
 //! - [`tree`] parses YAML/JSON into that located tree;
 //! - [`values`] merges values files and substitutes `${env:NAME}`;
 //! - [`set`] parses and applies `--set PATH=VALUE` (its rule is documented there);
-//! - [`document`] checks the shape of the merged document and builds the [`Module`].
+//! - [`document`] checks the shape of the merged document and builds the [`Module`];
+//! - `config` reads the parameters' schema and fills the defaults; [`expr`] resolves `${…}`,
+//!   conditions and locals; `functions` and [`cost`] are the CEL opm adds and its bound;
+//!   [`patch`] reads the module's patches; `simple` reads a module of the usual shape fast.
 //!
 //! Names of definitions in `resources`, `traits` and `policies` are kept as written (an FQN or a
 //! short name): they are resolved against the provider's and the module's definitions by

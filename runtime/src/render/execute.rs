@@ -106,7 +106,8 @@ pub fn execute_with(
 }
 
 /// [`execute_with`], then the module's `patches` applied to what the calls rendered
-/// ([`super::patch`]) before the checksum references are resolved and duplicates searched for.
+/// ([`super::patch`]) before the checksum references are resolved (duplicates are the
+/// renderer's to refuse).
 pub fn execute_patched(
     runner: &dyn Runner,
     calls: &[&Call],
