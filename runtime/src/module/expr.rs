@@ -112,17 +112,7 @@ impl Scope {
         if let Some(path) = reference(expression) {
             return self.lookup(&path);
         }
-        if expression.len() > MAX_EXPRESSION {
-            return Err(format!(
-                "the expression is {} bytes long, over the limit of {MAX_EXPRESSION}",
-                expression.len()
-            ));
-        }
-        if nesting(expression) > MAX_NESTING {
-            return Err(format!(
-                "the expression nests brackets over {MAX_NESTING} deep"
-            ));
-        }
+        check_text(expression)?;
         if self.started.elapsed() > MAX_CEL_TIME {
             return Err(format!(
                 "the module's expressions took over {} s together, the limit",
@@ -245,6 +235,23 @@ impl Cel {
     }
 }
 
+/// The limits an expression's text is held to before it is parsed: its length and how deep its
+/// brackets nest.
+fn check_text(expression: &str) -> Result<(), String> {
+    if expression.len() > MAX_EXPRESSION {
+        return Err(format!(
+            "the expression is {} bytes long, over the limit of {MAX_EXPRESSION}",
+            expression.len()
+        ));
+    }
+    if nesting(expression) > MAX_NESTING {
+        return Err(format!(
+            "the expression nests brackets over {MAX_NESTING} deep"
+        ));
+    }
+    Ok(())
+}
+
 fn compile(env: &cel::Env, expression: &str) -> Result<cel::IdedExpr, String> {
     let parsed = env
         .parser()
@@ -332,7 +339,6 @@ fn in_order(expr: &mut cel::IdedExpr) {
     }
 }
 
-/// How deeply comprehensions nest in `expr`.
 /// How deep `expr` is: in operations (every call, operator, selection, list or map is one
 /// level over its deepest part) and in comprehensions.
 fn depths(expr: &cel::IdedExpr) -> Depths {
@@ -704,17 +710,7 @@ fn check_node(
                     }
                     continue;
                 }
-                if expression.len() > MAX_EXPRESSION {
-                    return Err(within(format!(
-                        "the expression is {} bytes long, over the limit of {MAX_EXPRESSION}",
-                        expression.len()
-                    )));
-                }
-                if nesting(expression) > MAX_NESTING {
-                    return Err(within(format!(
-                        "the expression nests brackets over {MAX_NESTING} deep"
-                    )));
-                }
+                check_text(expression).map_err(within)?;
                 let env = env.get_or_insert_with(Cel::env);
                 let program = compile(env, expression).map_err(within)?;
                 if let Some(config) = config {
