@@ -892,45 +892,71 @@ fn resolve_at(
 }
 
 /// [`resolve`] of one component: what it takes from the environment, and what a `null` left
-/// out of its attachments.
+/// out of it, each attachment's parts named by the attachment and a pointer inside it.
 fn resolve_component(
     component: &mut Entry,
     scope: &mut Scope,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<(BTreeSet<String>, Vec<Excluded>), ModuleError> {
     let mut found = BTreeSet::new();
-    let mut absent = Vec::new();
-    resolve_at(
-        &mut component.value,
-        &Path::Root,
-        scope,
-        env,
-        &mut found,
-        &mut absent,
-    )?;
-    let excluded = absent
-        .into_iter()
-        .map(|(pointer, expression, origin)| {
-            // `/traits/Replicas/…`: the attachment, and where in it.
-            let mut parts = pointer.splitn(4, '/').skip(1);
-            let section = parts.next().unwrap_or_default();
-            let (definition, path) = match (section, parts.next()) {
-                ("resources" | "traits" | "policies", Some(definition)) => (
-                    Some(definition.replace("~1", "/").replace("~0", "~")),
-                    parts.next().map(|rest| format!("/{rest}")),
-                ),
-                _ => (None, Some(pointer.clone())),
-            };
-            Excluded {
-                component: component.key.clone(),
-                definition,
-                path,
-                condition: expression,
-                reason: Reason::Null,
-                origin,
+    let mut excluded = Vec::new();
+    let Entry {
+        key: name, value, ..
+    } = component;
+    let Value::Map(sections) = &mut value.value else {
+        resolve(value, scope, env, &mut found)?;
+        return Ok((found, excluded));
+    };
+    let mut record = |definition: Option<&str>, absent: Vec<Absent>| {
+        excluded.extend(
+            absent
+                .into_iter()
+                .map(|(pointer, condition, origin)| Excluded {
+                    component: name.clone(),
+                    definition: definition.map(str::to_owned),
+                    path: (!pointer.is_empty()).then_some(pointer),
+                    condition,
+                    reason: Reason::Null,
+                    origin,
+                }),
+        );
+    };
+    let mut left_out = Vec::new();
+    for (index, section) in sections.iter_mut().enumerate() {
+        let Entry { key, value, .. } = section;
+        match &mut value.value {
+            Value::Map(attachments)
+                if matches!(key.as_str(), "resources" | "traits" | "policies") =>
+            {
+                let mut gone = Vec::new();
+                for (position, attachment) in attachments.iter_mut().enumerate() {
+                    let mut absent = Vec::new();
+                    let root = &Path::Root;
+                    if resolve_at(
+                        &mut attachment.value,
+                        root,
+                        scope,
+                        env,
+                        &mut found,
+                        &mut absent,
+                    )? {
+                        gone.push(position);
+                    }
+                    record(Some(&attachment.key), absent);
+                }
+                remove_at(attachments, &gone);
             }
-        })
-        .collect();
+            _ => {
+                let mut absent = Vec::new();
+                let at = &Path::Key(&Path::Root, key);
+                if resolve_at(value, at, scope, env, &mut found, &mut absent)? {
+                    left_out.push(index);
+                }
+                record(None, absent);
+            }
+        }
+    }
+    remove_at(sections, &left_out);
     Ok((found, excluded))
 }
 
