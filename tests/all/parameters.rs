@@ -1069,3 +1069,42 @@ components:
         compose.stderr
     );
 }
+
+/// Found in the review of issue 43's change: each local was resolved with a copy of every one
+/// before it in scope, so 20,000 literal locals (a 418 KB module) took 15.8 s, growing with the
+/// square of their number. A module has at most 256 locals, refused by file and line beyond;
+/// each is added to the scope in place.
+#[test]
+fn more_locals_than_the_limit_are_refused_and_those_within_it_resolve_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = |count: usize| {
+        let locals: String = (0..count)
+            .map(|i| {
+                if i == 0 {
+                    "  l0: a\n".to_owned()
+                } else {
+                    format!("  l{i}: \"${{local.l{} + 'a'}}\"\n", i - 1)
+                }
+            })
+            .collect();
+        opm_tests::write_file(
+            dir.path(),
+            &format!("m{count}.yaml"),
+            &format!(
+                "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {{name: many, version: 0.1.0}}\nlocals:\n{locals}components:\n  web:\n    resources:\n      Container: {{image: nginx, args: ['${{local.l{}}}']}}\n",
+                count - 1
+            ),
+        )
+    };
+    let run = opm(["mod", "build", &module(256)]);
+    assert!(run.exited(0), "{}", run.stderr);
+    // Each local saw the one before it: the last is 256 letters (folded as YAML writes it).
+    assert!(run.stdout.contains(&format!(" {}\n", "a".repeat(256))), "{}", run.stdout);
+    let run = opm(["mod", "build", &module(257)]);
+    assert!(run.exited(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("m257.yaml:5:3: locals has 257 names, over the limit of 256"),
+        "{}",
+        run.stderr
+    );
+}

@@ -40,6 +40,10 @@ pub(crate) const LOCALS: &str = "locals";
 /// The variable the locals are in.
 const LOCAL: &str = "local";
 
+/// The most locals a module may have. Each is resolved with those before it in scope, so their
+/// work grows with their number: 20,000 literal locals (418 KB) took 15.8 s before this bound.
+pub const MAX_LOCALS: usize = 256;
+
 /// The longest expression, in bytes.
 pub const MAX_EXPRESSION: usize = 2000;
 /// The deepest nesting of brackets in an expression.
@@ -91,10 +95,21 @@ impl Scope {
         }
     }
 
-    /// Sets `local` to `locals`: what the module's `locals` section has resolved so far.
-    fn set_locals(&mut self, locals: Json) {
-        self.variables.insert(LOCAL, locals);
-        self.cel = None;
+    /// Adds `name` with `value` to `local`, the module's locals resolved so far, in the
+    /// variables and, when it is made, in CEL's context, whose compiled programs are dropped:
+    /// their cost was bounded against the locals as they were.
+    fn add_local(&mut self, name: String, value: Json) {
+        let locals = self
+            .variables
+            .entry(LOCAL)
+            .or_insert_with(|| Json::Object(serde_json::Map::new()));
+        if let Json::Object(map) = locals {
+            map.insert(name, value);
+        }
+        if let Some(cel) = &mut self.cel {
+            cel.variables.add_variable_from_value(LOCAL, to_cel(locals));
+            cel.programs.clear();
+        }
     }
 
     /// A scope with the variables of this one, and its start, for another thread: the
@@ -647,8 +662,21 @@ pub(crate) fn resolve_locals(
             ),
         ));
     };
-    let mut resolved = serde_json::Map::new();
-    scope.set_locals(Json::Object(resolved.clone()));
+    if entries.len() > MAX_LOCALS {
+        return Err(ModuleError::invalid(
+            locals.value.origin.clone(),
+            format!(
+                "{LOCALS} has {} names, over the limit of {MAX_LOCALS}: a local may be a map of \
+                 values",
+                entries.len()
+            ),
+        ));
+    }
+    // `local` is there, empty, for the first local's expressions.
+    scope
+        .variables
+        .insert(LOCAL, Json::Object(serde_json::Map::new()));
+    scope.cel = None;
     for entry in entries {
         if !is_identifier(&entry.key) || is_reserved(&entry.key) {
             return Err(ModuleError::invalid(
@@ -663,8 +691,7 @@ pub(crate) fn resolve_locals(
         let mut value =
             std::mem::replace(&mut entry.value, Node::new(Value::Null, Origin::whole("")));
         resolve(&mut value, scope, env, sensitive)?;
-        resolved.insert(entry.key.clone(), value.to_json());
-        scope.set_locals(Json::Object(resolved.clone()));
+        scope.add_local(entry.key.clone(), value.to_json());
     }
     Ok(())
 }
