@@ -65,16 +65,20 @@ impl Redactor {
     /// printed, so is the value.
     pub fn keeping(secrets: impl IntoIterator<Item = String>, public: Vec<String>) -> Self {
         let public: Vec<String> = public.into_iter().filter(|p| !p.is_empty()).collect();
+        let secrets: Vec<String> = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        // The secrets found in the public texts, in one pass over them (not each secret
+        // searched for in each text: a module of many components and many Secret values).
+        let in_public = match (public.is_empty(), AhoCorasick::new(&secrets)) {
+            (false, Ok(raw)) if !secrets.is_empty() => public
+                .iter()
+                .flat_map(|text| raw.find_overlapping_iter(text).map(|m| m.pattern()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            _ => 0,
+        };
         let mut needles = Vec::new();
         let mut unredacted = 0;
-        let mut in_public = 0;
         for secret in secrets {
-            if !secret.is_empty() && public.iter().any(|text| text.contains(secret.as_str())) {
-                in_public += 1;
-            }
-            if secret.is_empty() {
-                continue;
-            }
             if secret.chars().count() < MIN_REDACTED_CHARS {
                 unredacted += 1;
                 continue;
@@ -147,14 +151,25 @@ impl Redactor {
             .find_overlapping_iter(text)
             .map(|found| (found.start(), found.end()))
             .collect();
+        found.sort_unstable();
         if let Some(public) = &self.public {
-            let kept: Vec<(usize, usize)> = public
+            // A match inside a public text is left. One sweep over both, in order of start: a
+            // match is inside one when the furthest end of the texts starting at or before it
+            // reaches its end.
+            let mut kept: Vec<(usize, usize)> = public
                 .find_overlapping_iter(text)
                 .map(|found| (found.start(), found.end()))
                 .collect();
-            found.retain(|(start, end)| !kept.iter().any(|(from, to)| from <= start && end <= to));
+            kept.sort_unstable();
+            let mut next = kept.iter().peekable();
+            let mut reach = None;
+            found.retain(|(start, end)| {
+                while let Some((_, to)) = next.next_if(|(from, _)| from <= start) {
+                    reach = reach.max(Some(*to));
+                }
+                reach.is_none_or(|reach| reach < *end)
+            });
         }
-        found.sort_unstable();
         let mut covered: Vec<(usize, usize)> = Vec::new();
         for (start, end) in found {
             match covered.last_mut() {
@@ -295,6 +310,32 @@ impl Drop for RedactingWriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A match that lies inside a public text (a name opm prints) is left, one that reaches past
+    /// it is not; a secret inside a name is counted for the warning.
+    #[test]
+    fn a_match_inside_a_public_name_is_left_and_one_past_it_redacted() {
+        let redactor = Redactor::keeping(
+            ["nextcloud".to_owned(), "hunter2-hunter2".to_owned()],
+            vec!["nextcloud-mail".to_owned(), "cloud".to_owned()],
+        );
+        assert_eq!(
+            redactor.redact("component nextcloud-mail; password nextcloud; hunter2-hunter2"),
+            "component nextcloud-mail; password [redacted]; [redacted]"
+        );
+        // Public texts that overlap: the match is inside the first.
+        assert_eq!(
+            redactor.redact("nextcloud-mailcloud"),
+            "nextcloud-mailcloud"
+        );
+        assert!(
+            redactor.warning().is_some_and(
+                |w| w.starts_with("1 sensitive value (from a Secret or ${env:…}) is part of")
+            ),
+            "{:?}",
+            redactor.warning()
+        );
+    }
 
     #[test]
     fn every_form_of_a_secret_is_redacted() {

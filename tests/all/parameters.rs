@@ -1099,11 +1099,16 @@ fn more_locals_than_the_limit_are_refused_and_those_within_it_resolve_in_order()
     let run = opm(["mod", "build", &module(256)]);
     assert!(run.exited(0), "{}", run.stderr);
     // Each local saw the one before it: the last is 256 letters (folded as YAML writes it).
-    assert!(run.stdout.contains(&format!(" {}\n", "a".repeat(256))), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(" {}\n", "a".repeat(256))),
+        "{}",
+        run.stdout
+    );
     let run = opm(["mod", "build", &module(257)]);
     assert!(run.exited(2), "{}", run.stderr);
     assert!(
-        run.stderr.contains("m257.yaml:5:3: locals has 257 names, over the limit of 256"),
+        run.stderr
+            .contains("m257.yaml:5:3: locals has 257 names, over the limit of 256"),
         "{}",
         run.stderr
     );
