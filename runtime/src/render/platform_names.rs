@@ -26,21 +26,29 @@ const SUBDOMAIN: usize = 253;
 pub fn check(value: &Value, platform: Option<&str>) -> Result<(), String> {
     let kind = value["kind"].as_str().unwrap_or_default();
     let name = value["metadata"]["name"].as_str().unwrap_or_default();
+    // What a transformer writes is quoted by its first 80 characters, however long.
+    let shown = |text: &str| crate::printable::truncate(text, 80);
     match platform {
-        Some("kubernetes") => kubernetes(value, kind, name),
-        Some("compose") => compose(kind, name),
+        Some("kubernetes") => kubernetes(value, &shown(kind), name, &shown),
+        Some("compose") => compose(&shown(kind), name, &shown),
         _ => Ok(()),
     }
 }
 
-fn kubernetes(value: &Value, kind: &str, name: &str) -> Result<(), String> {
+fn kubernetes(
+    value: &Value,
+    kind: &str,
+    name: &str,
+    shown: &dyn Fn(&str) -> String,
+) -> Result<(), String> {
     let core = value["apiVersion"]
         .as_str()
         .is_some_and(|v| v == "v1" || v.starts_with("apps/") || v.starts_with("batch/"));
     let refuse = |rule: &str| {
         Err(format!(
-            "{kind} {name:?} ({} characters): {rule}; shorten the component's or the \
+            "{kind} {:?} ({} characters): {rule}; shorten the component's or the \
              instance's name (opm never cuts a name short)",
+            shown(name),
             name.chars().count()
         ))
     };
@@ -105,11 +113,13 @@ fn kubernetes(value: &Value, kind: &str, name: &str) -> Result<(), String> {
                 && !is_label_value(text)
             {
                 return Err(format!(
-                    "{kind} {name:?}: the label {key} of {place} is {} characters ({:?}): a label \
+                    "{kind} {:?}: the label {} of {place} is {} characters ({:?}): a label \
                      value is at most 63 letters, digits, '-', '_' and '.', starting and ending \
                      with a letter or digit",
+                    shown(name),
+                    shown(key),
                     text.chars().count(),
-                    crate::printable::truncate(text, 80)
+                    shown(text)
                 ));
             }
         }
@@ -117,7 +127,7 @@ fn kubernetes(value: &Value, kind: &str, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn compose(kind: &str, name: &str) -> Result<(), String> {
+fn compose(kind: &str, name: &str, shown: &dyn Fn(&str) -> String) -> Result<(), String> {
     let valid = name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name
             .chars()
@@ -126,8 +136,9 @@ fn compose(kind: &str, name: &str) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "{kind} {name:?}: a compose name is letters, digits, '_', '.' and '-', starting with a \
-         letter or digit"
+        "{kind} {:?}: a compose name is letters, digits, '_', '.' and '-', starting with a \
+         letter or digit",
+        shown(name)
     ))
 }
 
@@ -210,5 +221,15 @@ mod tests {
             .is_err()
         );
         assert!(check(&object("v1", "Service", &long(300)), None).is_ok());
+        // A transformer's name of a megabyte is quoted by its first 80 characters.
+        let error = check(&object("v1", "Service", &long(1 << 20)), k).unwrap_err();
+        assert!(
+            error.len() < 600 && error.contains("(1048576 characters)"),
+            "{}",
+            error.len()
+        );
+        let mut labelled = object("v1", "ConfigMap", "web");
+        labelled["metadata"]["labels"] = json!({long(1 << 20): long(1 << 20)});
+        assert!(check(&labelled, k).unwrap_err().len() < 600);
     }
 }
