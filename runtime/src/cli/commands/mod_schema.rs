@@ -259,31 +259,55 @@ fn canonical(value: &Value) -> String {
     crate::json::compact(&crate::json::sorted(value))
 }
 
+/// Where a keyword of a schema holds subschemas: a map of them, one, or a list of them.
+enum Holds {
+    Map,
+    One,
+    List,
+    Nothing,
+}
+
+fn holds(keyword: &str) -> Holds {
+    match keyword {
+        "properties" | "patternProperties" | "definitions" | "dependencies" => Holds::Map,
+        "items"
+        | "additionalProperties"
+        | "not"
+        | "propertyNames"
+        | "if"
+        | "then"
+        | "else"
+        | "contains" => Holds::One,
+        "anyOf" | "oneOf" | "allOf" => Holds::List,
+        _ => Holds::Nothing,
+    }
+}
+
 /// Calls `visit` with every subschema of the schema `value` (not `value` itself).
+fn subschemas(value: &Value, visit: &mut dyn FnMut(&Value)) {
+    let Some(object) = value.as_object() else {
+        return;
+    };
+    for (key, child) in object {
+        match (holds(key), child) {
+            (Holds::Map, Value::Object(children)) => children.values().for_each(&mut *visit),
+            (Holds::One, child) => visit(child),
+            (Holds::List, Value::Array(children)) => children.iter().for_each(&mut *visit),
+            _ => {}
+        }
+    }
+}
+
+/// [`subschemas`], each given to `visit` to change.
 fn subschemas_mut(value: &mut Value, visit: &mut dyn FnMut(&mut Value)) {
     let Some(object) = value.as_object_mut() else {
         return;
     };
     for (key, child) in object.iter_mut() {
-        match key.as_str() {
-            "properties" | "patternProperties" | "definitions" | "dependencies" => {
-                if let Some(children) = child.as_object_mut() {
-                    children.values_mut().for_each(&mut *visit);
-                }
-            }
-            "items"
-            | "additionalProperties"
-            | "not"
-            | "propertyNames"
-            | "if"
-            | "then"
-            | "else"
-            | "contains" => visit(child),
-            "anyOf" | "oneOf" | "allOf" => {
-                if let Some(children) = child.as_array_mut() {
-                    children.iter_mut().for_each(&mut *visit);
-                }
-            }
+        match (holds(key), child) {
+            (Holds::Map, Value::Object(children)) => children.values_mut().for_each(&mut *visit),
+            (Holds::One, child) => visit(child),
+            (Holds::List, Value::Array(children)) => children.iter_mut().for_each(&mut *visit),
             _ => {}
         }
     }
@@ -294,8 +318,7 @@ fn count_schemas(value: &Value, counts: &mut BTreeMap<String, usize>) {
     if text.len() >= SHARED_FROM {
         *counts.entry(text).or_default() += 1;
     }
-    let mut copy = value.clone();
-    subschemas_mut(&mut copy, &mut |child| count_schemas(child, counts));
+    subschemas(value, &mut |child| count_schemas(child, counts));
 }
 
 /// Replaces each repeated part of `value` with a `$ref` to its shared copy, made in `made` the
@@ -315,11 +338,11 @@ fn share_in(
                 None => {
                     let id = format!("shared-{}", shared.len() + 1);
                     shared.insert(text, id.clone());
-                    let mut copy = value.clone();
-                    subschemas_mut(&mut copy, &mut |child| {
+                    let mut first = std::mem::take(value);
+                    subschemas_mut(&mut first, &mut |child| {
                         share_in(child, counts, shared, made, false);
                     });
-                    made.insert(id.clone(), copy);
+                    made.insert(id.clone(), first);
                     id
                 }
             };
