@@ -122,20 +122,19 @@ impl PodVolumes {
             ..Self::default()
         };
         let declared: Option<Value> = component.field("volumes")?;
+        /// The mounts of the volume `name` in the container `spec`.
+        fn mounts<'a>(spec: &'a Value, name: &str) -> Vec<&'a Value> {
+            spec.pointer(&format!("/volumeMounts/{name}"))
+                .map(opm_compose_common::mounts_of)
+                .unwrap_or_default()
+        }
         for (name, source) in sorted_entries(declared.as_ref()) {
-            let mounts = |spec: &'_ Value| -> Vec<Value> {
-                spec.pointer(&format!("/volumeMounts/{name}"))
-                    .map(|mounts| {
-                        opm_compose_common::mounts_of(mounts)
-                            .into_iter()
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            let users: usize = containers.values().map(|spec| mounts(spec).len()).sum();
+            let users: usize = containers
+                .values()
+                .map(|spec| mounts(spec, name).len())
+                .sum();
             let sub_path = containers.values().any(|spec| {
-                mounts(spec)
+                mounts(spec, name)
                     .iter()
                     .any(|mount| mount.get("subPath").is_some())
             });
