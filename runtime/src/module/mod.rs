@@ -579,7 +579,7 @@ fn assemble(
         expr::resolve_locals(entry, &mut scope, env, sensitive)?;
     }
     expr::check_all(&root, config.as_ref())?;
-    let excluded = expr::apply_conditions(&mut root, &mut scope, surroundings.pool)?;
+    let mut excluded = expr::apply_conditions(&mut root, &mut scope, surroundings.pool)?;
     let (kept_patches, left_out_patches) = match patches {
         Some((_, mut entry)) => {
             let conditions = patch::apply_conditions(&mut entry.value, &mut scope)?;
@@ -590,7 +590,6 @@ fn assemble(
         }
         None => (Vec::new(), Vec::new()),
     };
-    let mut excluded = excluded;
     excluded.extend(expr::resolve_module(
         &mut root,
         &mut scope,
