@@ -19,8 +19,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use opm_runtime::contract::{Compiler, engine_config_for};
-use opm_runtime::sandbox::{Limits, Sandbox};
+use opm_sandbox::{Compiler, engine_config_for};
+use opm_sandbox::{Limits, Sandbox};
 
 /// Compiles timed per component, compiler and setting.
 const COMPILES: usize = 3;

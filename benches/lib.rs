@@ -5,11 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use opm_core::matching::Call;
 use opm_guest::{Component, Context, TransformError, Transformer};
-use opm_runtime::matching::Call;
 use opm_runtime::render::{RenderContext, Runner};
-use opm_runtime::sandbox::{CallError, CallOutcome, Limits, LogLevel, LogLine};
-use opm_runtime::wit;
+use opm_sandbox::{CallError, CallOutcome, Limits, LogLevel, LogLine};
 
 /// The render context the benchmarks' calls are made in.
 pub fn context() -> RenderContext {
@@ -142,7 +141,7 @@ impl Runner for Native {
     fn call(
         &self,
         call: &Call,
-        context: &wit::Context,
+        context: &opm_sandbox::Context,
         _limits: &Limits,
     ) -> Result<CallOutcome, String> {
         let transform = *self
@@ -231,7 +230,7 @@ mod tests {
             // per example.
             let request = Request {
                 progress: false,
-                cache: opm_runtime::sandbox::CompileCache::from_env(&opm_runtime::cli::process_env),
+                cache: opm_sandbox::CompileCache::from_env(&opm_runtime::cli::process_env),
                 ..Request::new(dir.join("module.yaml"))
             };
             let sandboxed = render::build(&request, &env).render;

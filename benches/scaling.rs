@@ -13,8 +13,7 @@
 use std::time::Instant;
 
 use opm_benches::context;
-use opm_runtime::provider;
-use opm_runtime::sandbox::{CompiledTransformer, Limits, Sandbox};
+use opm_sandbox::{CompiledTransformer, Limits, Sandbox};
 use serde_json::json;
 
 #[global_allocator]
@@ -33,7 +32,7 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let calls: usize = args.next().map_or(Ok(4000), |a| a.parse())?;
     let rounds: usize = args.next().map_or(Ok(5), |a| a.parse())?;
-    let provider = provider::load_embedded()?;
+    let provider = opm_runtime::embedded::load()?;
     let limits = Limits::default();
     let input = json!({
         "metadata": {"name": "api", "labels": {"core.opm.dev/workload-type": "stateless"}},
@@ -49,7 +48,7 @@ fn main() -> anyhow::Result<()> {
     .to_string();
     let wit_context = context().for_component("api");
     let prepare = || -> anyhow::Result<Prepared> {
-        let sandbox = Sandbox::new(&limits)?;
+        let sandbox = Sandbox::new(&limits)?.with_precompiled(&opm_runtime::embedded::CODE);
         let transformers = [
             sandbox.compile(DEPLOYMENT, &provider.components[DEPLOYMENT])?,
             sandbox.compile(SERVICE, &provider.components[SERVICE])?,

@@ -1,14 +1,14 @@
 //! Builds the embedded providers (`kubernetes`, the default, and `docker-compose`): compiles the
 //! guest crates their `provider.yaml` name for wasm32, turns them into components, packs each
 //! manifest (with the shared catalog its `definitionsFrom` names) and its components into one
-//! bundle with the same writer `opm provider pack` uses (`src/bundle/format.rs`), and generates
-//! `embedded_provider.rs`, which embeds those bundles for `provider::load_embedded` to load
+//! bundle with the same writer `opm provider pack` uses (the crate `opm-bundle-format`), and
+//! generates `embedded_provider.rs`, which embeds those bundles for `src/embedded.rs` to load
 //! like any bundle file.
 //!
-//! With the `sandbox` feature it also precompiles every embedded component for the target, with
-//! the engine settings the sandbox uses (`src/codegen.rs`, included here as it is), and
-//! generates `embedded_code.rs`, which embeds that code by component digest: a render of an
-//! embedded provider loads it instead of compiling, on the first run as on every other.
+//! It also precompiles every embedded component for the target, with the engine settings the
+//! sandbox uses (the crate `opm-codegen`), and generates `embedded_code.rs`, which embeds that
+//! code by component digest: a render of an embedded provider loads it instead of compiling, on
+//! the first run as on every other.
 //!
 //! It also generates the C bindings of `wit/` (`c_bindings.rs`) that `opm transformer new --lang c`
 //! writes into a new project.
@@ -18,26 +18,13 @@
 
 use std::path::PathBuf;
 
+// The guests' build helper, shared with `tests/build.rs`: it lives with the guest workspace
+// it builds, which is not a member of this one.
 #[path = "../transformers/build_support.rs"]
 mod build_support;
 
-#[path = "src/json.rs"]
-#[allow(
-    dead_code,
-    reason = "the build uses the canonical form, not the compact text"
-)]
-mod json;
-
-#[cfg(feature = "sandbox")]
-#[path = "src/codegen.rs"]
-mod codegen;
-
-#[path = "src/bundle/format.rs"]
-#[expect(
-    dead_code,
-    reason = "the build script packs; it does not need every helper"
-)]
-mod format;
+use opm_bundle_format as format;
+use opm_codegen as codegen;
 
 /// The providers built into the binary, the default first: each a directory of `providers/`.
 const EMBEDDED: &[&str] = &["kubernetes", "docker-compose"];
@@ -104,19 +91,16 @@ fn main() -> anyhow::Result<()> {
 
 /// The zstd level of the precompiled code in a release build: the highest, as it is compressed
 /// once per build and decompressed at every render (at the same speed whatever the level).
-#[cfg(feature = "sandbox")]
 const RELEASE_LEVEL: i32 = 19;
 
 /// The zstd level in any other build (the tests', the README's first render): level 19 takes 27
 /// seconds of one core per build here, on the path of everything that waits for opm-runtime;
 /// level 3 takes a fifth of a second, for about twice the bytes in the binary.
-#[cfg(feature = "sandbox")]
 const DEV_LEVEL: i32 = 3;
 
 /// Precompiles `components` for the target and generates `embedded_code.rs`: `CODE`, each
 /// component's BLAKE3 (hex), its code compressed, and the code's length, sorted by digest, and
-/// `BASE`, the entry compressed alone that is the others' dictionary. Without the `sandbox`
-/// feature (the fuzz targets' build, which has no engine), `CODE` is empty.
+/// `BASE`, the entry compressed alone that is the others' dictionary.
 fn precompile(
     components: &std::collections::BTreeMap<String, Vec<u8>>,
     out_dir: &std::path::Path,
@@ -124,7 +108,6 @@ fn precompile(
     let mut generated = String::from(
         "/// The code of the embedded providers' components, precompiled by build.rs for this\n/// target: each component's BLAKE3 (hex), its code compressed with zstd, and the code's\n/// length, sorted by digest.\npub static CODE: &[(&str, &[u8], usize)] = &[\n",
     );
-    #[cfg(feature = "sandbox")]
     let base = {
         use anyhow::Context as _;
         let target = std::env::var("TARGET").context("cargo sets TARGET")?;
@@ -188,11 +171,6 @@ fn precompile(
             ));
         }
         base
-    };
-    #[cfg(not(feature = "sandbox"))]
-    let base = {
-        let _ = (components, out_dir);
-        0
     };
     generated.push_str(&format!(
         "];\n/// The entry of `CODE` that every other was compressed with as a dictionary.\npub static BASE: usize = {base};\n"

@@ -63,15 +63,13 @@ impl Run {
     }
 }
 
-/// A sandbox with `limits` that keeps compiled components in the compile cache the CLI would
-/// use (`opm cache dir`), so that the test processes that need one of the embedded provider's
-/// components compile it once between them instead of once each.
-pub fn shared_cache_sandbox(
-    limits: &opm_runtime::sandbox::Limits,
-) -> opm_runtime::sandbox::Sandbox {
-    opm_runtime::sandbox::Sandbox::new(limits)
+/// A sandbox with `limits` that loads the embedded components' precompiled code and keeps
+/// what else it compiles in the compile cache the CLI would use (`opm cache dir`), so that the
+/// test processes that need a component compile it once between them instead of once each.
+pub fn shared_cache_sandbox(limits: &opm_sandbox::Limits) -> opm_sandbox::Sandbox {
+    opm_runtime::embedded::sandbox(limits)
         .expect("engine")
-        .with_cache(opm_runtime::sandbox::CompileCache::from_env(
+        .with_cache(opm_sandbox::CompileCache::from_env(
             &opm_runtime::cli::process_env,
         ))
 }
@@ -130,9 +128,9 @@ where
 /// `extra` transformers, each given as its `provider.yaml` entry (YAML) and its component bytes.
 pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let mut provider = opm_runtime::embedded::load().expect("embedded provider loads");
     for (fqn, entry, bytes) in extra {
-        let spec: opm_runtime::provider::TransformerSpec =
+        let spec: opm_core::provider::TransformerSpec =
             serde_saphyr::from_str(entry).expect("extra transformer entry parses");
         write_creating_dirs(&dir.path().join(&spec.component), bytes);
         provider

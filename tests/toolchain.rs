@@ -210,7 +210,7 @@ fn c_guest(name: &str, source_dir: &str, sources: &[&str]) -> Vec<u8> {
         let core = work.path().join("core.wasm");
         clang(&files, work.path(), &core)?;
         let core = std::fs::read(&core).with_context(|| format!("reading {}", core.display()))?;
-        let component = opm_runtime::bundle::component::componentize(&core)
+        let component = opm_core::bundle::component::componentize(&core)
             .context("componentizing the C guest with the WASI preview1 reactor adapter")?;
         Ok(std::fs::write(out, component)?)
     })

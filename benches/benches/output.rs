@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use opm_benches::Native;
+use opm_core::{matching, module};
 use opm_runtime::render::{self, OutputOptions, RenderContext, Renderer};
-use opm_runtime::sandbox::{Limits, Sandbox};
-use opm_runtime::{matching, module, provider};
+use opm_sandbox::{Limits, Sandbox};
 
 fn output(c: &mut Criterion) {
-    let provider = provider::load_embedded().expect("embedded provider");
+    let provider = opm_runtime::embedded::load().expect("embedded provider");
     let mut text = String::from(
         "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: bench, version: 0.1.0, namespace: bench}\ncomponents:\n",
     );
@@ -65,7 +65,8 @@ fn output(c: &mut Criterion) {
         memory: 1 << 30,
         ..Limits::default()
     })
-    .expect("sandbox");
+    .expect("sandbox")
+    .with_precompiled(&opm_runtime::embedded::CODE);
     for format in ["yaml", "json"] {
         let options = OutputOptions {
             format: format.into(),

@@ -11,9 +11,9 @@
 //! Run: `cargo bench -p opm-benches --bench plan`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use opm_runtime::matching;
-use opm_runtime::module::{self, Module};
-use opm_runtime::provider::ProviderManifest;
+use opm_core::matching;
+use opm_core::module::{self, Module};
+use opm_core::provider::ProviderManifest;
 use serde_json::{Map, Value, json};
 
 const WORKLOADS: [&str; 5] = ["stateless", "stateful", "daemon", "job", "cronjob"];

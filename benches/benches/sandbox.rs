@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use opm_benches::{Native, context};
-use opm_runtime::matching::Call;
+use opm_core::matching::Call;
+use opm_core::{matching, module};
 use opm_runtime::render::{self, Runner};
-use opm_runtime::sandbox::{Limits, Sandbox};
-use opm_runtime::{matching, module, provider};
+use opm_sandbox::{Limits, Sandbox};
 use serde_json::json;
 
 const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
@@ -34,9 +34,11 @@ fn input(name: &str) -> String {
 /// One call of each of the 14 transformers, on its first component of `examples/everything`,
 /// in a fresh sandbox instance and natively.
 fn per_transformer(c: &mut Criterion) {
-    let provider = provider::load_embedded().expect("embedded provider");
+    let provider = opm_runtime::embedded::load().expect("embedded provider");
     let limits = Limits::default();
-    let sandbox = Sandbox::new(&limits).expect("engine");
+    let sandbox = Sandbox::new(&limits)
+        .expect("engine")
+        .with_precompiled(&opm_runtime::embedded::CODE);
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/everything/module.yaml"
@@ -83,9 +85,11 @@ fn per_transformer(c: &mut Criterion) {
 /// Whole renders: `render::execute` of N Deployment calls on the rayon pool (two threads on
 /// the project machine), with checking, labelling and ordering.
 fn renders(c: &mut Criterion) {
-    let provider = provider::load_embedded().expect("embedded provider");
+    let provider = opm_runtime::embedded::load().expect("embedded provider");
     let limits = Limits::default();
-    let sandbox = Sandbox::new(&limits).expect("engine");
+    let sandbox = Sandbox::new(&limits)
+        .expect("engine")
+        .with_precompiled(&opm_runtime::embedded::CODE);
     let deployment = sandbox
         .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
         .expect("compiles");

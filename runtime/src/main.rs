@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    use opm_runtime::sandbox::isolated::{self, CompileProcess};
+    use opm_sandbox::isolated::{self, CompileProcess};
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|arg| arg == isolated::SUBCOMMAND) {
         let rest: Vec<String> = args[2..]

@@ -23,7 +23,7 @@ use hostile::{Body, Hostile, Reply};
 /// the bundle's and the public key's paths.
 fn signed_bundle(dir: &Path) -> (PathBuf, PathBuf) {
     let bundle = dir.join("kubernetes.opmb");
-    std::fs::write(&bundle, opm_runtime::provider::embedded_bundle()).expect("write");
+    std::fs::write(&bundle, opm_runtime::embedded::bundle()).expect("write");
     let (secret, public) = keypair(dir, "team");
     let signed = opm(
         dir,
@@ -40,7 +40,7 @@ fn signed_bundle(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn version() -> String {
-    opm_runtime::provider::load_embedded()
+    opm_runtime::embedded::load()
         .expect("embedded")
         .manifest
         .metadata
@@ -178,7 +178,7 @@ fn a_registry_serving_other_bytes_than_the_digest_names_is_refused() {
     );
 
     // The bundle layer's blob, changed on the registry's disk.
-    let layer = opm_runtime::bundle::read_bytes(&bundle).unwrap();
+    let layer = opm_core::bundle::read_bytes(&bundle).unwrap();
     let digest = {
         use sha2::Digest as _;
         let hash = sha2::Sha256::digest(&layer);
@@ -654,10 +654,10 @@ fn escape_sequences_in_a_registry_error_reach_stderr_escaped() {
 /// it is read, and nothing is written anywhere.
 #[test]
 fn a_pulled_bundle_named_to_escape_the_directory_is_refused_and_nothing_is_written() {
-    use opm_runtime::bundle::{self, format};
+    use opm_core::bundle::{self, format};
     let registry = Registry::start("127.0.0.1");
     let work = tempfile::tempdir().expect("temp dir");
-    let embedded = bundle::read("embedded", opm_runtime::provider::embedded_bundle()).unwrap();
+    let embedded = bundle::read("embedded", opm_runtime::embedded::bundle()).unwrap();
     let mut manifest: serde_json::Value = serde_json::from_slice(&embedded.manifest).unwrap();
     manifest["metadata"]["name"] = serde_json::json!("../../ESCAPED");
     let components = embedded
@@ -667,14 +667,13 @@ fn a_pulled_bundle_named_to_escape_the_directory_is_refused_and_nothing_is_writt
         .collect();
     let packed = format::pack(manifest, &components).expect("packs");
     // Pushed as a registry would serve it: the library's push does not check what it sends.
-    let target =
-        opm_runtime::provider::oci::OciRef::parse(&registry.oci("opm/evil:1.0.0")).unwrap();
-    opm_runtime::provider::oci::push(
+    let target = opm_core::provider::oci::OciRef::parse(&registry.oci("opm/evil:1.0.0")).unwrap();
+    opm_registry::push(
         &target,
         &packed.bytes,
         None,
         ("evil", "1.0.0", &packed.digest),
-        &opm_runtime::provider::oci::Options::default(),
+        &opm_registry::Options::default(),
     )
     .expect("the registry takes it");
 

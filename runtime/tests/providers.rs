@@ -7,8 +7,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use opm_runtime::bundle;
-use opm_runtime::provider;
+use opm_core::bundle;
 use serde_json::Value;
 
 mod common;
@@ -18,7 +17,7 @@ use common::{exited, hello_in, keypair, minisign, opm, repacked, repacked_with};
 /// The embedded provider packed again as `version`, with `label` set so each version's bytes
 /// differ.
 fn kubernetes(version: &str) -> Vec<u8> {
-    repacked(provider::embedded_bundle(), |manifest| {
+    repacked(opm_runtime::embedded::bundle(), |manifest| {
         manifest["metadata"]["version"] = Value::from(version);
         manifest["metadata"]["labels"]["build"] = Value::from(format!("v{version}"));
     })
@@ -83,7 +82,7 @@ const CONFIG: &str =
 /// code is not the one built into opm and must be compiled.
 fn kubernetes_to_compile() -> Vec<u8> {
     repacked_with(
-        provider::embedded_bundle(),
+        opm_runtime::embedded::bundle(),
         |manifest| manifest["metadata"]["version"] = Value::from("0.2.0"),
         |component| {
             let mut bytes = component.to_vec();
@@ -532,7 +531,7 @@ fn concurrent_inits_leave_one_whole_lock_and_install() {
 /// PodDisruptionBudget component under acme's own FQN, for components with the standard
 /// Container.
 fn acme() -> Vec<u8> {
-    let embedded = bundle::read("embedded", provider::embedded_bundle()).expect("bundle");
+    let embedded = bundle::read("embedded", opm_runtime::embedded::bundle()).expect("bundle");
     let standard: Value = serde_json::from_slice(&embedded.manifest).expect("JSON");
     let pdb = &standard["transformers"]["transformer.opm.dev/availability@v1#PodDisruptionBudgetTransformer"];
     let component = pdb["component"].as_str().expect("component").to_owned();

@@ -91,8 +91,9 @@ fn every_opm_command_of_the_readme_runs_as_written() {
 
 /// The repository stands alone: no file cites a design document or a path outside it; every
 /// relative link of its Markdown files names a file that exists, and a heading of it when the
-/// link has an anchor; and every page of `docs/`, or Markdown file with an anchor, that another
-/// file cites (a Rust, YAML or shell comment) exists, read from the repository's root.
+/// link has an anchor; every page of `docs/`, or Markdown file with an anchor, that another
+/// file cites (a Rust, YAML or shell comment) exists, read from the repository's root; and
+/// every path a code comment or a Markdown code span quotes ([`quoted_paths`]) exists.
 #[test]
 fn every_reference_in_the_repository_resolves_inside_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -145,8 +146,144 @@ fn every_reference_in_the_repository_resolves_inside_it() {
                 problems.push(format!("{}: {reference}: {why}", at(line)));
             }
         }
+        // From the root, the quoting file's crate, or (Markdown) the file's own folder.
+        let crate_dir = crate_of(&root, file);
+        let bases = [Path::new(""), crate_dir.as_path(), base];
+        for (line, quoted) in quoted_paths(&text, markdown) {
+            if !bases
+                .iter()
+                .any(|base| root.join(base).join(&quoted).exists())
+            {
+                problems.push(format!("{}: {quoted} does not exist", at(line)));
+            }
+        }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The folders a quoted path of the repository starts with: its top-level folders, and `src/`
+/// of the crate the quoting file is in (a path is looked for from the root, then the crate).
+const QUOTED_ROOTS: &[&str] = &[
+    "benches/",
+    "crates/",
+    "docs/",
+    "examples/",
+    "guest-sdk/",
+    "providers/",
+    "runtime/",
+    "src/",
+    "tests/",
+    "transformers/",
+    "wit/",
+];
+
+/// The paths of the repository a file quotes, with line numbers (from 0): in a Markdown file,
+/// inside its code spans (not its fenced blocks, which show commands and output); in any other,
+/// inside its comments (after `//`, or a line's `#`). A path is a word that starts with one of
+/// [`QUOTED_ROOTS`] and holds a `.` or ends with `/` (a file or a folder, not a crate name or a
+/// command's argument); a pattern (`*`, `<`, `{`, `NAME`) is not one, and neither is a `src/…`
+/// of Markdown, which describes some crate's layout rather than quoting a file.
+fn quoted_paths(text: &str, markdown: bool) -> Vec<(usize, String)> {
+    let is_path = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    let mut found = Vec::new();
+    let mut in_code = false;
+    for (line, content) in text.lines().enumerate() {
+        let pieces: Vec<&str> = if markdown {
+            if content.trim_start().starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if in_code {
+                continue;
+            }
+            content.split('`').skip(1).step_by(2).collect()
+        } else {
+            let comment = match content.find("//") {
+                Some(at) => &content[at + 2..],
+                None => match content.trim_start().strip_prefix('#') {
+                    Some(rest) if !rest.starts_with('[') && !rest.starts_with('!') => rest,
+                    _ => continue,
+                },
+            };
+            vec![comment]
+        };
+        for piece in pieces {
+            for (at, _) in piece.char_indices() {
+                let before = piece[..at].chars().next_back();
+                if before.is_some_and(|c| is_path(c) || c == ':' || c == '$') {
+                    continue;
+                }
+                let rest = &piece[at..];
+                if !QUOTED_ROOTS.iter().any(|root| rest.starts_with(root)) {
+                    continue;
+                }
+                let end = rest.find(|c: char| !is_path(c)).unwrap_or(rest.len());
+                let word = rest[..end].trim_end_matches(['.', '-']);
+                let next = rest[end..].chars().next();
+                let pattern = next.is_some_and(|c| "*<{[".contains(c))
+                    || word.contains("..")
+                    || word.chars().any(|c| c.is_ascii_uppercase());
+                let named =
+                    word.ends_with('/') || word.rsplit('/').next().is_some_and(|f| f.contains('.'));
+                let described = markdown && word.starts_with("src/");
+                if !pattern && named && !described {
+                    found.push((line, word.to_owned()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The folder of the crate `file` (relative to `root`) belongs to: the nearest one above it
+/// with a `Cargo.toml`.
+fn crate_of(root: &Path, file: &Path) -> std::path::PathBuf {
+    let mut dir = file.parent();
+    while let Some(at) = dir {
+        if root.join(at).join("Cargo.toml").is_file() {
+            return at.to_owned();
+        }
+        dir = at.parent();
+    }
+    std::path::PathBuf::new()
+}
+
+#[test]
+fn a_stale_path_in_a_comment_or_a_code_span_is_found() {
+    // Written with the comment marker in pieces, so that this file does not quote them itself.
+    let slashes = "/".repeat(2);
+    let rust = format!(
+        "let x = 1; {slashes} the writer (src/bundle/format.rs), see runtime/src/gone.rs.\n\
+         {slashes} a glob tests/all/*.rs, a folder crates/core/, a crate opm-core, runtime/src/."
+    );
+    assert_eq!(
+        quoted_paths(&rust, false),
+        [
+            (0, "src/bundle/format.rs".to_owned()),
+            (0, "runtime/src/gone.rs".to_owned()),
+            (1, "crates/core/".to_owned()),
+            (1, "runtime/src/".to_owned()),
+        ]
+    );
+    let toml = "# the client (src/provider/oci/client.rs)\n[dependencies]\nx = \"runtime/a.rs\"";
+    assert_eq!(
+        quoted_paths(toml, false),
+        [(0, "src/provider/oci/client.rs".to_owned())]
+    );
+    let tick = "`";
+    let markdown = format!(
+        "See {tick}runtime/src/x.rs{tick} and runtime/src/y.rs.\n```\nopm x tests/a.rs\n```"
+    );
+    assert_eq!(
+        quoted_paths(&markdown, true),
+        [(0, "runtime/src/x.rs".to_owned())]
+    );
+    // And a path of the binary's crate that moved is not there from the root or the crate.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crate_dir = crate_of(&root, Path::new("runtime/build.rs"));
+    assert_eq!(crate_dir, Path::new("runtime"));
+    assert!(!root.join(&crate_dir).join("src/codegen.rs").exists());
+    assert!(root.join(&crate_dir).join("src/embedded.rs").exists());
 }
 
 /// The repository's files, relative to `root`: those git tracks or would track, or, outside a

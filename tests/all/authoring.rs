@@ -452,7 +452,7 @@ fn new_renderer_writes_a_renderer_project_its_provider_ships() {
 /// A transformer project whose build produced a renderer is told so, and the other way round.
 #[test]
 fn build_names_a_renderer_where_a_transformer_was_expected_and_the_reverse() {
-    let renderer = opm_runtime::provider::load_embedded()
+    let renderer = opm_runtime::embedded::load()
         .expect("embedded provider")
         .renderer
         .expect("the Kubernetes provider ships a renderer");
@@ -486,7 +486,7 @@ fn build_names_a_renderer_where_a_transformer_was_expected_and_the_reverse() {
 #[test]
 fn test_runs_a_renderer_s_cases_as_the_render_runs_it() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let renderer = opm_runtime::provider::load_embedded()
+    let renderer = opm_runtime::embedded::load()
         .expect("embedded provider")
         .renderer
         .expect("the Kubernetes provider ships a renderer");
@@ -603,7 +603,7 @@ fn test_runs_a_renderer_s_cases_as_the_render_runs_it() {
 /// renderer of another provider writes out.
 fn kubernetes_transformers() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let mut provider = opm_runtime::embedded::load().expect("embedded provider loads");
     provider.manifest.metadata.name = "k8s-transformers".into();
     provider.manifest.metadata.labels.clear();
     provider.manifest.renderer = None;

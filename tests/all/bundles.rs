@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use opm_runtime::bundle::{self, format};
-use opm_runtime::provider::{self, ProviderError};
+use opm_core::bundle::{self, format};
+use opm_core::provider::{self, ProviderError};
 use opm_tests::{Run, guests, opm, repo_root};
 use serde_json::{Value, json};
 
@@ -23,7 +23,8 @@ fn hello() -> String {
 
 /// The embedded provider's canonical manifest and components (keyed by entry path).
 fn embedded_parts() -> (Value, BTreeMap<String, Vec<u8>>) {
-    let bundle = bundle::read("embedded", provider::embedded_bundle()).expect("embedded bundle");
+    let bundle =
+        bundle::read("embedded", opm_runtime::embedded::bundle()).expect("embedded bundle");
     let manifest = serde_json::from_slice(&bundle.manifest).expect("manifest is JSON");
     let components = bundle
         .components
@@ -128,7 +129,7 @@ fn component_entry_of(bytes: &[u8]) -> String {
 
 #[test]
 fn the_embedded_provider_is_an_ordinary_bundle_that_pack_reproduces_byte_for_byte() {
-    let embedded = provider::embedded_bundle();
+    let embedded = opm_runtime::embedded::bundle();
     let dir = tempfile::tempdir().unwrap();
     for entry in entries_of(embedded) {
         let path = if entry.path.starts_with("manifest/") {
@@ -149,7 +150,7 @@ fn the_embedded_provider_is_an_ordinary_bundle_that_pack_reproduces_byte_for_byt
     ]);
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(std::fs::read(&out).unwrap(), embedded);
-    let loaded = provider::load_embedded().unwrap();
+    let loaded = opm_runtime::embedded::load().unwrap();
     assert!(
         run.stdout
             .contains(&format!("digest {}", loaded.digest.unwrap())),
@@ -181,7 +182,7 @@ fn packing_twice_gives_identical_bytes_and_prints_the_digest() {
         "blake3:{}",
         format::hex_digest(&bundle::read("a", &first).unwrap().manifest)
     );
-    let manifest = provider::load_embedded().unwrap().manifest;
+    let manifest = opm_runtime::embedded::load().unwrap().manifest;
     assert!(
         stdout.contains(&format!(
             "packed kubernetes {} ({} transformers",
@@ -232,7 +233,7 @@ fn wasmparser_is_core(bytes: &[u8]) -> bool {
 fn mod_build_renders_with_a_bundle_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("kubernetes-0.1.0.opmb");
-    std::fs::write(&file, provider::embedded_bundle()).unwrap();
+    std::fs::write(&file, opm_runtime::embedded::bundle()).unwrap();
     let run = opm(["mod", "build", &hello(), "-p", &file.display().to_string()]);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(run.stdout.contains("kind: Deployment"));
@@ -242,8 +243,8 @@ fn mod_build_renders_with_a_bundle_file() {
 fn inspect_shows_metadata_digest_signature_transformers_and_declared_sets() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("kubernetes-0.1.0.opmb");
-    std::fs::write(&file, provider::embedded_bundle()).unwrap();
-    let embedded = provider::load_embedded().unwrap();
+    std::fs::write(&file, opm_runtime::embedded::bundle()).unwrap();
+    let embedded = opm_runtime::embedded::load().unwrap();
     let digest = embedded.digest.unwrap();
     let run = opm(["provider", "inspect", &file.display().to_string()]);
     assert!(run.exited(0), "{}", run.stderr);
@@ -324,7 +325,7 @@ fn keypair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
 
 fn bundle_file(dir: &Path) -> PathBuf {
     let file = dir.join("kubernetes-0.1.0.opmb");
-    std::fs::write(&file, provider::embedded_bundle()).unwrap();
+    std::fs::write(&file, opm_runtime::embedded::bundle()).unwrap();
     file
 }
 
@@ -340,7 +341,7 @@ fn opm_signs_and_minisign_verifies_and_opm_verifies_too() {
 
     let out = minisign(&["-V", "-m", &file_arg, "-p", public.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
-    let digest = provider::load_embedded().unwrap().digest.unwrap();
+    let digest = opm_runtime::embedded::load().unwrap().digest.unwrap();
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(&format!("bundle:{digest}")),
         "{out:?}"
@@ -369,7 +370,11 @@ fn minisign_signs_and_opm_verifies() {
     let (secret, public) = keypair(dir.path(), "tool");
     let file = bundle_file(dir.path());
     let file_arg = file.display().to_string();
-    let version = provider::load_embedded().unwrap().manifest.metadata.version;
+    let version = opm_runtime::embedded::load()
+        .unwrap()
+        .manifest
+        .metadata
+        .version;
     let comment = format!("provider:kubernetes\tversion:{version}");
     minisign_sign(&secret, &file_arg, &comment);
     let run = keyed("verify", &file_arg, &public);
@@ -445,7 +450,11 @@ fn a_signature_for_another_provider_or_version_is_refused() {
     let file = bundle_file(dir.path());
     let file_arg = file.display().to_string();
     let verify = || keyed("verify", &file_arg, &public);
-    let version = provider::load_embedded().unwrap().manifest.metadata.version;
+    let version = opm_runtime::embedded::load()
+        .unwrap()
+        .manifest
+        .metadata
+        .version;
 
     // The same key vouching for another version (a release the bundle is passed off as).
     minisign_sign(&secret, &file_arg, "provider:kubernetes\tversion:9.9.9");
@@ -500,7 +509,7 @@ fn a_signature_for_another_provider_or_version_is_refused() {
 
 #[test]
 fn a_flipped_byte_in_a_component_is_refused_naming_the_entry() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     let component = entries
         .iter_mut()
         .find(|e| e.path.starts_with("components/"))
@@ -520,7 +529,7 @@ fn a_flipped_byte_in_a_component_is_refused_naming_the_entry() {
 
 #[test]
 fn a_flipped_byte_in_the_manifest_is_refused() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     let manifest = entries
         .iter_mut()
         .find(|e| e.path.starts_with("manifest/"))
@@ -539,7 +548,7 @@ fn a_flipped_byte_in_the_manifest_is_refused() {
 
 #[test]
 fn a_truncated_bundle_is_refused() {
-    let bytes = provider::embedded_bundle();
+    let bytes = opm_runtime::embedded::bundle();
     for cut in [bytes.len() / 2, bytes.len() - 512, 100] {
         let error = refusal(&bytes[..cut]);
         assert!(
@@ -581,7 +590,7 @@ fn bytes_after_the_end_of_archive_marker_are_refused() {
 
 #[test]
 fn an_entry_path_with_dot_dot_is_refused() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     entries.push(raw("components/../../etc/cron.d/x", b"boom"));
     let error = refusal(&archive(&entries));
     assert_eq!(
@@ -592,7 +601,7 @@ fn an_entry_path_with_dot_dot_is_refused() {
 
 #[test]
 fn an_absolute_entry_path_is_refused() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     entries.insert(0, raw("/etc/passwd", b"root"));
     let error = refusal(&archive(&entries));
     assert_eq!(
@@ -603,7 +612,7 @@ fn an_absolute_entry_path_is_refused() {
 
 #[test]
 fn a_symlink_entry_is_refused() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     let component = entries
         .iter_mut()
         .find(|e| e.path.starts_with("components/"))
@@ -623,7 +632,7 @@ fn a_symlink_entry_is_refused() {
 
 #[test]
 fn duplicate_entries_are_refused() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     let component = entries
         .iter()
         .position(|e| e.path.starts_with("components/"))
@@ -640,8 +649,8 @@ fn duplicate_entries_are_refused() {
 
 #[test]
 fn an_entry_over_the_size_limit_is_refused_before_it_is_read() {
-    let mut entries = entries_of(provider::embedded_bundle());
-    let path = component_entry_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
+    let path = component_entry_of(opm_runtime::embedded::bundle());
     let component = entries.iter_mut().find(|e| e.path == path).unwrap();
     // The header claims 100 MiB; the bytes are not there, and are never read.
     component.size = Some(100 << 20);
@@ -776,7 +785,7 @@ fn a_component_with_disallowed_imports_is_refused_listing_them() {
         error.contains(&format!("transformer {DEPLOYMENT}: component components/"))
             && error.ends_with(&format!(
                 "it imports wasi:http/outgoing-handler@0.2.0, which the sandbox does not offer (allowed: {})",
-                opm_runtime::contract::allowed_imports_summary()
+                opm_core::contract::allowed_imports_summary()
             ))
             && error.contains("WASI 0.2.0–0.2.12 interfaces of wasi:cli"),
         "{error}"
@@ -838,7 +847,7 @@ fn a_provider_name_or_version_that_could_leave_a_directory_is_refused_at_read() 
 
 #[test]
 fn a_manifest_not_in_canonical_form_is_refused() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     let manifest = entries
         .iter_mut()
         .find(|e| e.path.starts_with("manifest/"))
@@ -857,7 +866,7 @@ fn a_manifest_not_in_canonical_form_is_refused() {
 
 #[test]
 fn an_entry_no_transformer_names_is_refused() {
-    let mut entries = entries_of(provider::embedded_bundle());
+    let mut entries = entries_of(opm_runtime::embedded::bundle());
     let stray = b"\0asm\x0d\0\x01\0";
     entries.push(raw(
         &format::component_entry(&format::hex_digest(stray)),
@@ -902,7 +911,7 @@ fn a_transformer_key_that_is_not_an_fqn_is_refused() {
 fn mod_build_with_a_tampered_bundle_runs_no_transform_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("kubernetes-0.1.0.opmb");
-    let mut bytes = provider::embedded_bundle().to_vec();
+    let mut bytes = opm_runtime::embedded::bundle().to_vec();
     let mut entries = entries_of(&bytes);
     let component = entries
         .iter_mut()
@@ -946,7 +955,7 @@ fn the_exported_embedded_provider_round_trips() {
     let file_arg = file.display().to_string();
     let run = opm(["provider", "export", "kubernetes", "-o", &file_arg]);
     assert!(run.exited(0), "{}", run.stderr);
-    let digest = provider::load_embedded().unwrap().digest.unwrap();
+    let digest = opm_runtime::embedded::load().unwrap().digest.unwrap();
     assert!(
         run.stdout.contains(&format!(
             "exported kubernetes 0.2.0 ({digest}) from embedded:kubernetes"
@@ -954,7 +963,10 @@ fn the_exported_embedded_provider_round_trips() {
         "{}",
         run.stdout
     );
-    assert_eq!(std::fs::read(&file).unwrap(), provider::embedded_bundle());
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        opm_runtime::embedded::bundle()
+    );
 
     let (secret, public) = keypair(dir.path(), "platform");
     assert!(keyed("sign", &file_arg, &secret).exited(0));
@@ -1010,8 +1022,8 @@ fn the_exported_embedded_provider_round_trips() {
 /// borrowed from the binary, and each embedded manifest validates.
 #[test]
 fn an_embedded_bundle_reads_as_the_checked_read_reads_it() {
-    for name in provider::embedded_names() {
-        let bytes = provider::embedded_bundle_of(name).unwrap();
+    for name in opm_runtime::embedded::PROVIDERS.names() {
+        let bytes = opm_runtime::embedded::PROVIDERS.bundle_of(name).unwrap();
         let fast = bundle::read_embedded(name, bytes).unwrap();
         let checked = bundle::read(name, bytes).unwrap();
         assert_eq!(fast.digest, checked.digest, "{name}");
@@ -1029,7 +1041,7 @@ fn an_embedded_bundle_reads_as_the_checked_read_reads_it() {
                 .all(|blob| matches!(blob, bundle::Blob::Static(_))),
             "{name}: the components are borrowed"
         );
-        let loaded = provider::load_embedded_named(name).unwrap();
+        let loaded = opm_runtime::embedded::PROVIDERS.load_named(name).unwrap();
         provider::validate(name, &loaded.manifest).unwrap();
         assert_eq!(loaded.digest, Some(checked.digest));
     }

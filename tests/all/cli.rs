@@ -497,7 +497,7 @@ fn the_module_schema_validates_every_example_and_refuses_mistakes() {
         .map(|p| p.display().to_string())
         .collect();
     assert!(examples.len() >= 5, "{examples:?}");
-    // Issue 43, finding 10: the modules of tests/fixtures too, among them one with every part
+    // Real charts (2026-12): the modules of tests/fixtures too, among them one with every part
     // of the module language (`$when` on list items and beside a map-valued trait's entries,
     // a `${…}` jsonPatch, locals), which the schema refused.
     examples.extend(

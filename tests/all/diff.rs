@@ -163,7 +163,7 @@ fn secret_data_is_masked_unless_asked_for() {
 fn against_another_provider_shows_what_upgrading_it_changes() {
     let provider = provider_with(&[]);
     let path = provider.path().join("provider.yaml");
-    let mut manifest: opm_runtime::provider::ProviderManifest =
+    let mut manifest: opm_core::provider::ProviderManifest =
         serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     manifest
         .definitions
@@ -317,7 +317,7 @@ fn values_from_the_environment_are_masked_in_every_resource_unless_asked_for() {
     );
 }
 
-/// Issue 43, finding 6: a migration from a chart renamed its claim (`grafana` became
+/// Real charts (2026-12): a migration from a chart renamed its claim (`grafana` became
 /// `grafana-grafana`) and an existing install started on empty volumes, silently. Against an
 /// existing render, `mod diff` warns of each claim (or StatefulSet) it would replace, and
 /// `claimName` keeps the name.

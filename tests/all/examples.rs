@@ -418,7 +418,7 @@ components:
 
 #[test]
 fn the_everything_example_attaches_every_definition() {
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let provider = opm_runtime::embedded::load().expect("embedded provider loads");
     let text = std::fs::read_to_string(repo_root().join("examples/everything/module.yaml"))
         .expect("read the everything example");
     let missing: Vec<&String> = provider

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use opm_runtime::bundle::component::{self, ComponentError};
-use opm_runtime::matching::Call;
+use opm_core::bundle::component::{self, ComponentError};
+use opm_core::matching::Call;
 use opm_runtime::render::{self, FailureKind, Rendered, Transformers};
-use opm_runtime::sandbox::{CallError, Limits, Sandbox};
+use opm_sandbox::{CallError, Limits, Sandbox};
 use opm_tests::guests;
 use serde_json::json;
 
@@ -242,7 +242,7 @@ fn attacks() -> Vec<Attack> {
 /// component per attack, each run by a transformer of its own; default limits.
 fn render_with_attacks(healthy: usize, attacks: &[Attack]) -> Rendered {
     let limits = Limits::default();
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let provider = opm_runtime::embedded::load().expect("embedded provider loads");
     let sandbox = opm_tests::shared_cache_sandbox(&limits);
     let mut transformers: Transformers = BTreeMap::new();
     transformers.insert(
@@ -407,6 +407,7 @@ fn security_md_names_only_tests_that_exist() {
     let mut dirs = vec![
         root.join("tests/all"),
         root.join("runtime/src"),
+        root.join("crates"),
         root.join("runtime/tests"),
         root.join("transformers"),
     ];
@@ -443,7 +444,7 @@ fn security_md_names_only_tests_that_exist() {
     }
 }
 
-/// Issue 42, finding 5: relaxed SIMD gave other bytes on another processor (`f32x4.relaxed_madd`
+/// Security review (2026-11): relaxed SIMD gave other bytes on another processor (`f32x4.relaxed_madd`
 /// fused with FMA, rounded twice without). The engine's configuration makes it give one result
 /// whatever the processor: code compiled for this machine and code compiled as if it had no FMA
 /// compute the same bits.
@@ -460,7 +461,7 @@ fn relaxed_simd_gives_the_same_result_with_and_without_fma() {
     )
     .unwrap();
     let run = |fma: bool| {
-        let mut config = opm_runtime::codegen::config(false);
+        let mut config = opm_codegen::config(false);
         config.consume_fuel(false).epoch_interruption(false);
         if !fma {
             // SAFETY: turning an instruction-set extension off only narrows which instructions

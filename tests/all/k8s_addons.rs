@@ -1,4 +1,4 @@
-//! The add-ons real applications need beside their workload (issue 23): autoscaling on any
+//! The add-ons real applications need beside their workload: autoscaling on any
 //! `autoscaling/v2` metric with a scaling behavior, egress and label-selector peers in network
 //! policies, gRPC routes through Gateway API Gateways and Prometheus Operator ServiceMonitors
 //! that follow the component's Service. Each renders, and `opm mod vet` refuses what the API

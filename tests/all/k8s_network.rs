@@ -1,5 +1,5 @@
 //! The Kubernetes provider's Service, Ingress, HTTPRoute, ConfigMap, Secret and storage fields
-//! that real charts use (issue 23): `opm mod vet` refuses what the API server would refuse,
+//! that real charts use: `opm mod vet` refuses what the API server would refuse,
 //! `opm mod build` renders what it accepts as strict-valid Kubernetes, a Secret's base64 `data`
 //! stays out of every message, and a module switches between creating a Secret and using an
 //! existing one with a parameter.

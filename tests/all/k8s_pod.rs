@@ -1,4 +1,4 @@
-//! The pod and container fields real applications need (issue 23): ordered env and init
+//! The pod and container fields real applications need: ordered env and init
 //! containers, envFrom, hooks, native sidecars, every volume source, topology spread, DNS and the
 //! runtime class. Each renders, and `opm mod vet` refuses what the API server would refuse.
 

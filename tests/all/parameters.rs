@@ -286,7 +286,7 @@ fn plausible_takes_its_settings_and_external_databases() {
     refuses(&example("plausible"), "registration=open");
 }
 
-/// Issue 42, finding 8: a module read any environment variable — a CI job's `GITHUB_TOKEN`
+/// Security review (2026-11): a module read any environment variable — a CI job's `GITHUB_TOKEN`
 /// into an image name — and nothing said which. `mod vet` and `--verbose=json` list every
 /// variable read, and `--allow-env` restricts them, naming the one a module may not read.
 #[test]
@@ -379,7 +379,7 @@ components:
     )
 }
 
-/// Issue 42, finding 4: CEL had no budget — `replace` nested in a module of 49 KB asked for
+/// Security review (2026-11): CEL had no budget — `replace` nested in a module of 49 KB asked for
 /// 6 GB, and `all(i, exists(j, …))` over a default of 10,000 items took 10⁸ steps and 32 s.
 /// Each expression's cost is bounded from its syntax and the values it reads, before it runs;
 /// what a chart does with CEL stays well inside the bound.
@@ -423,7 +423,7 @@ fn a_cel_expression_that_would_cost_without_bound_is_refused_before_it_runs() {
     }
 }
 
-/// Issue 43, finding 1: an expression that iterates a map visited its keys in another order in
+/// Real charts (2026-12): an expression that iterates a map visited its keys in another order in
 /// every render (CEL's maps are hash maps), so Grafana's `grafana.ini` and its checksum changed
 /// on every deploy. Every comprehension over a map iterates its keys in order: fifty renders,
 /// at -j 1 and -j 2, one output, the keys sorted.
@@ -480,7 +480,7 @@ components:
     );
 }
 
-/// Issue 43, finding 7: one module for two platforms had no per-platform switch: a
+/// Real charts (2026-12): one module for two platforms had no per-platform switch: a
 /// Kubernetes-only trait broke `-p docker-compose --strict`. Expressions see the platform the
 /// render is for, `instance.platform`, and a condition on it leaves the trait out where the
 /// platform has no such thing.
@@ -531,7 +531,7 @@ components:
     );
 }
 
-/// Issue 43, finding 2: nothing below an attachment could be left out by a condition — `null`
+/// Real charts (2026-12): nothing below an attachment could be left out by a condition — `null`
 /// failed the schema, `$when` worked only on whole attachments. A `${…}` whose value is `null`
 /// leaves out the field or list item it stands for, `$when` works on any map entry and list item
 /// (what it leaves out is never evaluated, so it may use parameters that are not set), and `mod
@@ -603,7 +603,7 @@ components:
     }
 }
 
-/// Issue 43, item 3: a module's `locals` are computed once, in order, and read as `local.NAME`;
+/// A module's `locals` are computed once, in order, and read as `local.NAME`;
 /// with `merge`, `keys` and `sha256` a Grafana-style ini is written from a map whose default a
 /// values file merges into, and its checksum follows it.
 #[test]
@@ -685,7 +685,7 @@ components:
     );
 }
 
-/// Found in issue 43's pass: CEL's interpreter recurses into every operation of an expression,
+/// Found in the module language's security pass (December 2026): CEL's interpreter recurses into every operation of an expression,
 /// tens of kilobytes of stack each, and `1+1+…+1` of 60 terms (239 bytes) in 40 components
 /// overflowed a render thread's stack: opm aborted. The expression is refused by its depth, by
 /// name and place, before it runs.
@@ -716,7 +716,7 @@ fn a_chain_of_operations_deep_enough_to_overflow_the_stack_is_refused_before_it_
     );
 }
 
-/// Issue 43, finding 9: a typo in a branch not taken shipped — `config.autoscaling.minReplica`
+/// Real charts (2026-12): a typo in a branch not taken shipped — `config.autoscaling.minReplica`
 /// passed `mod vet` until `--set autoscaling.enabled=true`. Every expression's syntax, limits
 /// and parameters are checked when the module is read, whichever branch a render takes.
 #[test]
@@ -773,7 +773,7 @@ components:
     }
 }
 
-/// Issue 43, finding 8: upstream defaults put the app's own name in Secrets, and every message
+/// Real charts (2026-12): upstream defaults put the app's own name in Secrets, and every message
 /// read `[redacted]/module.yaml:…: component "[redacted]-mail"`. A value the module's own file
 /// writes is public; the module's, components', namespace's and instance's names and the files'
 /// paths are never redacted, and a secret that is one of them is warned about. What the
@@ -903,7 +903,7 @@ fn the_language_fixture_renders_what_each_part_says() {
     );
 }
 
-/// Issue 43, item 11: names are held to the platform's rules, instance prefix included, and a
+/// Names are held to the platform's rules, instance prefix included, and a
 /// name over them fails its call naming the component, the object and the rule — where a
 /// Kubernetes API server would have refused the Service, and Helm would have cut the name.
 #[test]
@@ -944,7 +944,7 @@ fn a_name_over_the_platforms_limit_fails_naming_the_component_the_object_and_the
     assert!(run.exited(0), "{}", run.stderr);
 }
 
-/// Issue 43's done-when: the Grafana and Nextcloud shapes, written without patches or doubled
+/// The Grafana and Nextcloud shapes, written without patches or doubled
 /// ternaries, take their production values — a generated ini merged from a map, env lists with
 /// optional entries, seven subPath mounts of one claim, probes switched off, a pinned claim name
 /// — and render strict-valid for Kubernetes and `docker compose config`-valid for compose
@@ -1019,7 +1019,7 @@ fn the_grafana_and_nextcloud_examples_take_their_production_values() {
     }
 }
 
-/// Issue 43, finding 6: a module that adopts an existing install pins the names of its objects
+/// Real charts (2026-12): a module that adopts an existing install pins the names of its objects
 /// — a claim, a ConfigMap, a Secret, a Service — and they stay so for any instance.
 #[test]
 fn pinned_names_are_kept_whatever_the_instance() {
@@ -1070,7 +1070,7 @@ components:
     );
 }
 
-/// Found in the review of issue 43's change: each local was resolved with a copy of every one
+/// Found in the review of the module language (December 2026): each local was resolved with a copy of every one
 /// before it in scope, so 20,000 literal locals (a 418 KB module) took 15.8 s, growing with the
 /// square of their number. A module has at most 256 locals, refused by file and line beyond;
 /// each is added to the scope in place.

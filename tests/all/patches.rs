@@ -1,4 +1,4 @@
-//! Module patches (`docs/module-format.md#patches`, issue 23): the escape hatch that keeps the
+//! Module patches (`docs/module-format.md#patches`): the escape hatch that keeps the
 //! traits. A patch changes what the transformers rendered, by merge patch or JSON Patch, before
 //! the output checks; one that matches nothing or cannot apply fails the render naming its
 //! file:line, and nothing is written; `opm mod vet` shows each patch and `--verbose` what it
@@ -562,7 +562,7 @@ fn the_patches_of_a_render_share_one_bound_of_work() {
     );
 }
 
-/// Issue 42, finding 4: one merge patch over many objects took 7.3 GB, as the work was counted
+/// Security review (2026-11): one merge patch over many objects took 7.3 GB, as the work was counted
 /// with the objects' sizes before the patch. A merge's own size counts for every object it
 /// merges into, so the bound of all patches holds for merges too.
 #[test]

@@ -434,7 +434,7 @@ fn shared_project() -> (tempfile::TempDir, std::path::PathBuf, String) {
     (dir, shared, module)
 }
 
-/// Issue 42, finding 3: project discovery walked up into a parent `.opm/` that another user
+/// Security review (2026-11): project discovery walked up into a parent `.opm/` that another user
 /// owned, and rendered with the providers it planted. As git does since CVE-2022-24765, opm
 /// refuses a project it does not own, or that others may write, saying how to trust it.
 #[test]
@@ -489,7 +489,7 @@ fn project_discovery_stops_at_the_repository_root() {
     );
 }
 
-/// Issue 42, finding 6: `definitionsFrom` read any file — `/proc/self/environ`, a credentials
+/// Security review (2026-11): `definitionsFrom` read any file — `/proc/self/environ`, a credentials
 /// file beside the provider, `/dev/zero` until the memory ran out — and its error quoted what
 /// it read. A manifest reads only regular files inside its own directory, and no error quotes
 /// what a file holds.

@@ -840,7 +840,7 @@ fn ac14_outputs_of_matched_transformers_are_concatenated() {
     assert_eq!(from_api, ["Service", "Deployment"]);
 }
 
-/// Issue 42, finding 9: a guest's error text and `--verbose` log lines reached the terminal with
+/// Security review (2026-11): a guest's error text and `--verbose` log lines reached the terminal with
 /// their escape sequences raw. Every message path writes them escaped.
 #[test]
 fn terminal_escapes_from_a_guest_reach_stderr_escaped_in_every_message_path() {

@@ -111,7 +111,7 @@ fn a_renderer_that_misbehaves_fails_the_render_by_name_and_nothing_is_written() 
             "yaml-flood",
             "asked for resource #0 as YAML more than 4 times, the limit per resource",
         ),
-        // Issue 42, finding 4: the limit counted all chunks together, so one large resource
+        // Security review (2026-11): the limit counted all chunks together, so one large resource
         // could be asked for as often as all of them.
         (
             "yaml-one-resource",
@@ -229,12 +229,14 @@ fn both_embedded_providers_hold_the_shared_catalog_byte_for_byte() {
     )
     .unwrap();
     let catalog: serde_json::Value = serde_saphyr::from_str(&catalog).unwrap();
-    let canonical = |value: &serde_json::Value| opm_runtime::bundle::format::canonical_json(value);
+    let canonical = |value: &serde_json::Value| opm_core::bundle::format::canonical_json(value);
     let expected = canonical(&catalog["definitions"]);
     for name in ["kubernetes", "docker-compose"] {
-        let bundle = opm_runtime::bundle::read(
+        let bundle = opm_core::bundle::read(
             name,
-            opm_runtime::provider::embedded_bundle_of(name).expect("embedded"),
+            opm_runtime::embedded::PROVIDERS
+                .bundle_of(name)
+                .expect("embedded"),
         )
         .unwrap();
         let manifest: serde_json::Value = serde_json::from_slice(&bundle.manifest).unwrap();
@@ -363,7 +365,7 @@ fn a_provider_that_ships_only_a_renderer_writes_the_standard_transformers_object
     assert!(verbose.stderr.contains(shipped), "{}", verbose.stderr);
 }
 
-/// Issue 42, finding 1: a second provider that ships only a renderer silently replaced the
+/// Security review (2026-11): a second provider that ships only a renderer silently replaced the
 /// Kubernetes renderer, saw every resource (Secrets included) and wrote a Pod no transformer
 /// made. Unnamed, it is refused before anything runs, saying how to choose it; `mod diff`
 /// compares what the renderer wrote, so the Pod it adds shows when it is chosen.
@@ -465,7 +467,7 @@ fn go_project(dir: &std::path::Path) {
     }
 }
 
-/// Issue 42, finding 2: the guard of `--out-dir` accepted any extension the render wrote, so a
+/// Security review (2026-11): the guard of `--out-dir` accepted any extension the render wrote, so a
 /// renderer writing `x.go` and `README.md` turned a Go project into its own files. Whatever a
 /// renderer writes, a directory holding what opm did not write is refused and left as it was.
 #[test]
@@ -557,7 +559,7 @@ fn out_dir_is_replaced_only_while_it_holds_what_opm_recorded() {
     );
 }
 
-/// Issue 42, finding 10: a render killed with `kill -9` left its staging directory beside the
+/// Security review (2026-11): a render killed with `kill -9` left its staging directory beside the
 /// output for good. The next render removes those of processes that no longer run, and leaves
 /// one that a running render may be using.
 #[test]
@@ -579,7 +581,7 @@ fn the_staging_directory_of_a_killed_render_is_swept_by_the_next() {
     assert!(live.exists(), "a running render's directory was removed");
 }
 
-/// Issue 42, finding 7: the compose provider passed host access through (`/` and the Docker
+/// Security review (2026-11): the compose provider passed host access through (`/` and the Docker
 /// socket mounted, the host network, `privileged`) with exit 0 and nothing on stderr, and left
 /// `$` for `docker compose up` to fill in from the deployer's environment in `image`, `dns` and
 /// more. Host access is refused unless the component asks for it, and no `$` of a module reaches

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use opm_runtime::matching::Call;
+use opm_core::matching::Call;
 use opm_runtime::render::{self, CallReport, FailureKind, RenderContext, Rendered};
-use opm_runtime::sandbox::{CallError, Limits, Sandbox};
+use opm_sandbox::{CallError, Limits, Sandbox};
 use opm_tests::guests;
 use serde_json::json;
 
@@ -55,7 +55,7 @@ pub(crate) fn render_beside_a_healthy_component_labelled(
     labels: &[(&str, &str)],
     limits: Limits,
 ) -> Rendered {
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let provider = opm_runtime::embedded::load().expect("embedded provider loads");
     let sandbox = opm_tests::shared_cache_sandbox(&limits);
     let mut compiled = BTreeMap::new();
     compiled.insert(HOSTILE.to_owned(), sandbox.compile(HOSTILE, guest));
@@ -274,7 +274,7 @@ fn log_lines_past_the_log_limit_are_dropped_and_counted() {
     // Each 100-byte line costs its text plus the fixed cost of a line.
     assert_eq!(
         chatty.logs.len(),
-        (8 << 10) / (100 + opm_runtime::sandbox::LOG_LINE_COST)
+        (8 << 10) / (100 + opm_sandbox::LOG_LINE_COST)
     );
     assert_eq!(chatty.logs.len() + chatty.logs_dropped, 10_000);
     assert_eq!(chatty.resources, 1, "the call itself succeeds");
@@ -283,7 +283,7 @@ fn log_lines_past_the_log_limit_are_dropped_and_counted() {
 /// Matching spec ac13: a transformer's output is a list of resources, even of one.
 #[test]
 fn ac13_a_single_resource_output_is_a_list() {
-    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
+    let sandbox = opm_runtime::embedded::sandbox(&Limits::default()).expect("engine");
     assert_eq!(
         kinds_made_by(
             &sandbox,
@@ -295,7 +295,7 @@ fn ac13_a_single_resource_output_is_a_list() {
 
 #[test]
 fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let provider = opm_runtime::embedded::load().expect("embedded provider loads");
     let sandbox = opm_tests::shared_cache_sandbox(&Limits::default());
     assert!(!provider.components.is_empty());
     for (fqn, bytes) in &provider.components {
@@ -335,8 +335,8 @@ fn a_tampered_compile_cache_entry_is_never_loaded() {
     let cache_dir = dir.path().join("compiled");
     let key_file = dir.path().join("config/compile-cache.key");
     let sandbox = || {
-        let cache = opm_runtime::sandbox::CompileCache::open(cache_dir.clone(), &key_file)
-            .expect("cache opens");
+        let cache =
+            opm_sandbox::CompileCache::open(cache_dir.clone(), &key_file).expect("cache opens");
         Sandbox::new(&Limits::default())
             .expect("engine")
             .with_cache(Some(cache))
@@ -387,10 +387,7 @@ pub(crate) fn call_of<'a>(rendered: &'a Rendered, component: &str) -> &'a CallRe
 pub(crate) fn assert_empty_lines_charged(rendered: &Rendered, limits: &Limits, total: usize) {
     assert!(rendered.failures.is_empty(), "{:#?}", rendered.failures);
     let call = call_of(rendered, "bad");
-    assert_eq!(
-        call.logs.len(),
-        limits.log / opm_runtime::sandbox::LOG_LINE_COST
-    );
+    assert_eq!(call.logs.len(), limits.log / opm_sandbox::LOG_LINE_COST);
     assert_eq!(call.logs.len() + call.logs_dropped, total);
 }
 
@@ -428,7 +425,7 @@ fn a_render_keeps_at_most_its_share_of_the_render_log_per_call() {
     let kept: usize = chatty
         .logs
         .iter()
-        .map(|line| line.message.len() + opm_runtime::sandbox::LOG_LINE_COST)
+        .map(|line| line.message.len() + opm_sandbox::LOG_LINE_COST)
         .sum();
     assert!(kept <= (8 << 10) / 2, "{kept} bytes of log kept");
     assert!(chatty.logs_dropped > 9_900, "{}", chatty.logs_dropped);
@@ -597,7 +594,7 @@ fn a_secret_straddling_the_cut_is_redacted_in_logs_and_errors() {
     let secret = "nginx:1.27";
     let sandbox = Sandbox::new(&Limits::default())
         .expect("engine")
-        .with_redactor(opm_runtime::redact::Redactor::new([secret.to_owned()]));
+        .with_redactor(opm_core::redact::Redactor::new([secret.to_owned()]));
     let guest = sandbox
         .compile(HOSTILE, guests::TESTING_MISBEHAVE)
         .expect("compiles");
@@ -662,7 +659,7 @@ fn a_transformer_that_does_not_compile_fails_alone() {
 /// cannot compile does not pass them (nor `opm mod vet`).
 #[test]
 fn the_load_checks_use_the_engines_features() {
-    let error = opm_runtime::bundle::component::check(&shared_memory_component())
+    let error = opm_core::bundle::component::check(&shared_memory_component())
         .expect_err("refused at load")
         .to_string();
     assert!(
@@ -681,7 +678,7 @@ fn the_load_checks_validate_function_bodies() {
             (core instance (instantiate $m)))"#,
     )
     .expect("the text parses; the body is ill-typed");
-    let error = opm_runtime::bundle::component::check(&ill_typed)
+    let error = opm_core::bundle::component::check(&ill_typed)
         .expect_err("refused at load")
         .to_string();
     assert!(
@@ -696,7 +693,7 @@ const SERVICE: &str = "transformer.opm.dev/network@v1#ServiceTransformer";
 /// The component of the embedded provider's transformer `fqn`, with a custom section more: its
 /// code is not built into opm, so a sandbox compiles it or loads it from its cache.
 fn not_embedded(fqn: &str) -> Vec<u8> {
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let provider = opm_runtime::embedded::load().expect("embedded provider loads");
     opm_tests::with_custom_section(&provider.components[fqn])
 }
 
@@ -709,8 +706,8 @@ fn cached_sandbox(cache_dir: &std::path::Path) -> Sandbox {
 /// beside it.
 fn cached_sandbox_keyed(cache_dir: &std::path::Path, key_file: &str) -> Sandbox {
     let key_file = cache_dir.with_file_name("config").join(key_file);
-    let cache = opm_runtime::sandbox::CompileCache::open(cache_dir.to_owned(), &key_file)
-        .expect("cache opens");
+    let cache =
+        opm_sandbox::CompileCache::open(cache_dir.to_owned(), &key_file).expect("cache opens");
     Sandbox::new(&Limits::default())
         .expect("engine")
         .with_cache(Some(cache))
@@ -857,7 +854,7 @@ fn a_call_under_the_largest_timeout_runs() {
         timeout: Duration::MAX,
         ..Limits::default()
     };
-    let provider = opm_runtime::provider::load_embedded().expect("embedded provider loads");
+    let provider = opm_runtime::embedded::load().expect("embedded provider loads");
     let sandbox = opm_tests::shared_cache_sandbox(&limits);
     let compiled = sandbox
         .compile(DEPLOYMENT, &provider.components[DEPLOYMENT])
@@ -873,8 +870,8 @@ fn a_call_under_the_largest_timeout_runs() {
 /// the transformer runs, each in the engine that compiled it.
 #[test]
 fn what_winch_cannot_compile_a_tiered_sandbox_compiles_with_cranelift() {
-    use opm_runtime::contract::Compiler;
-    use opm_runtime::sandbox::CodeSource;
+    use opm_sandbox::CodeSource;
+    use opm_sandbox::Compiler;
     let tiered = Sandbox::with_compiler(&Limits::default(), Compiler::Tiered).expect("engine");
     let baseline = Sandbox::with_compiler(&Limits::default(), Compiler::Baseline).expect("engine");
     let run = |compiled| {
@@ -910,14 +907,14 @@ fn what_winch_cannot_compile_a_tiered_sandbox_compiles_with_cranelift() {
 /// asked only for Cranelift's entry. What a tiered sandbox stored with Winch counts as cached.
 #[test]
 fn what_a_tiered_sandbox_stored_with_winch_counts_as_cached() {
-    use opm_runtime::contract::Compiler;
-    use opm_runtime::sandbox::CodeSource;
+    use opm_sandbox::CodeSource;
+    use opm_sandbox::Compiler;
     let dir = tempfile::tempdir().unwrap();
     let cache_dir = dir.path().join("compiled");
     let tiered = || {
         let key_file = dir.path().join("config").join("compile-cache.key");
-        let cache = opm_runtime::sandbox::CompileCache::open(cache_dir.clone(), &key_file)
-            .expect("cache opens");
+        let cache =
+            opm_sandbox::CompileCache::open(cache_dir.clone(), &key_file).expect("cache opens");
         Sandbox::with_compiler(&Limits::default(), Compiler::Tiered)
             .expect("engine")
             .with_cache(Some(cache))
@@ -943,13 +940,17 @@ fn what_a_tiered_sandbox_stored_with_winch_counts_as_cached() {
 /// The baseline compiler's engine never takes that code.
 #[test]
 fn every_embedded_component_loads_its_precompiled_code() {
-    use opm_runtime::contract::Compiler;
-    use opm_runtime::sandbox::CodeSource;
-    let sandbox = Sandbox::new(&Limits::default()).expect("engine");
-    let baseline = Sandbox::with_compiler(&Limits::default(), Compiler::Baseline).expect("engine");
+    use opm_sandbox::CodeSource;
+    use opm_sandbox::Compiler;
+    let sandbox = opm_runtime::embedded::sandbox(&Limits::default()).expect("engine");
+    let baseline = Sandbox::with_compiler(&Limits::default(), Compiler::Baseline)
+        .expect("engine")
+        .with_precompiled(&opm_runtime::embedded::CODE);
     let mut loaded = 0;
-    for name in opm_runtime::provider::embedded_names() {
-        let provider = opm_runtime::provider::load_embedded_named(name).expect("embedded");
+    for name in opm_runtime::embedded::PROVIDERS.names() {
+        let provider = opm_runtime::embedded::PROVIDERS
+            .load_named(name)
+            .expect("embedded");
         for (fqn, bytes) in &provider.components {
             let compiled = sandbox.compile(fqn, bytes).expect("compiles");
             assert_eq!(compiled.code.source, CodeSource::Embedded, "{name}: {fqn}");
@@ -967,16 +968,17 @@ fn every_embedded_component_loads_its_precompiled_code() {
     }
     assert!(loaded > 10, "{loaded}");
     assert!(
-        opm_runtime::precompiled::code(&blake3::hash(
-            opm_runtime::provider::load_embedded()
-                .unwrap()
-                .renderer
-                .as_ref()
-                .unwrap()
-        ))
-        .is_some()
+        opm_runtime::embedded::CODE
+            .code(&blake3::hash(
+                opm_runtime::embedded::load()
+                    .unwrap()
+                    .renderer
+                    .as_ref()
+                    .unwrap()
+            ))
+            .is_some()
     );
-    let provider = opm_runtime::provider::load_embedded().expect("embedded");
+    let provider = opm_runtime::embedded::load().expect("embedded");
     let (fqn, bytes) = provider.components.iter().next().expect("a component");
     let compiled = baseline.compile(fqn, bytes).expect("compiles");
     assert_eq!(compiled.code.source, CodeSource::Compiled);

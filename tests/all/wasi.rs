@@ -5,7 +5,7 @@
 //! they print becomes log lines; they cannot wait, and `exit` ends their call.
 
 use opm_runtime::render::Rendered;
-use opm_runtime::sandbox::{CallError, Limits, LogLevel};
+use opm_sandbox::{CallError, Limits, LogLevel};
 use opm_tests::guests;
 use serde_json::Value;
 
@@ -150,7 +150,7 @@ fn a_wasip2_guest_that_writes_stdout_forever_is_stopped_and_its_output_bounded()
     let kept: usize = call
         .logs
         .iter()
-        .map(|line| line.message.len() + opm_runtime::sandbox::LOG_LINE_COST)
+        .map(|line| line.message.len() + opm_sandbox::LOG_LINE_COST)
         .sum();
     assert!(kept <= limits.log, "{kept} bytes of log kept");
 }

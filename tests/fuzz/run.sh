@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets, replays every committed regression input, writes the seed corpora
-# and runs each target for SECONDS (default 60). Installs what a fresh machine lacks: a nightly
-# toolchain (cargo-fuzz needs one) with the wasm32 target (runtime/build.rs builds the guests with
-# the cargo it runs under) and cargo-fuzz. See tests/README.md, "Fuzzing".
+# and runs each target for SECONDS (default 60); with SECONDS 0, replays the regression inputs
+# only (what CI runs). Installs what a fresh machine lacks: a nightly toolchain (cargo-fuzz needs
+# one) and cargo-fuzz. The targets link opm-core alone, which embeds no provider: the seeds of
+# the bundle and component targets come from the `opm` binary's embedded bundle, exported by a
+# build of it. See tests/README.md, "Fuzzing".
 #
 #   tests/fuzz/run.sh [SECONDS]
 #
@@ -29,15 +31,11 @@ cd "$repo"
 if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
   rustup toolchain install "$toolchain" --profile minimal
 fi
-rustup target add --toolchain "$toolchain" wasm32-unknown-unknown
 if ! command -v cargo-fuzz >/dev/null; then
   cargo install cargo-fuzz --version "$cargo_fuzz_version" --locked
 fi
 
-# The guests of the embedded provider, built by the pinned stable toolchain whatever builds the
-# host (transformers/build_support.rs), come from the main build's guest directory when it has
-# them.
-OPM_GUEST_TARGET_DIR=$repo/target/guests cargo "+$toolchain" fuzz build "${build_flags[@]}"
+cargo "+$toolchain" fuzz build "${build_flags[@]}"
 host=$(rustup run "$toolchain" rustc -vV | sed -n 's/^host: //p')
 bin_dir=$fuzz_dir/target/$host/release
 
@@ -53,7 +51,13 @@ for target in "${targets[@]}"; do
   fi
 done
 
-"$bin_dir/seeds" "$repo" "$fuzz_dir/corpus"
+((seconds > 0)) || exit 0
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cargo build --quiet -p opm-runtime --bin opm
+"$repo/target/debug/opm" provider export kubernetes -o "$work/kubernetes.opmb" >/dev/null
+"$bin_dir/seeds" "$repo" "$fuzz_dir/corpus" "$work/kubernetes.opmb"
 
 fuzz() {
   local target=$1 dict=()
@@ -65,8 +69,8 @@ fuzz() {
 }
 
 jobs=${OPM_FUZZ_JOBS:-$(nproc)}
-status_dir=$(mktemp -d)
-trap 'rm -rf "$status_dir"' EXIT
+status_dir=$work/status
+mkdir "$status_dir"
 for target in "${targets[@]}"; do
   while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
   echo "fuzzing $target for ${seconds}s"

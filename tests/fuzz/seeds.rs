@@ -1,13 +1,15 @@
 //! Writes the seed corpora of the fuzz targets from the repository's own files, so that no seed
-//! is committed twice and none goes stale: `seeds REPO CORPUS` fills `CORPUS/<target>/`.
+//! is committed twice and none goes stale: `seeds REPO CORPUS BUNDLE` fills `CORPUS/<target>/`,
+//! where `BUNDLE` is the embedded Kubernetes provider's bundle file (`opm provider export
+//! kubernetes`: the fuzz targets link the core alone, which embeds no provider).
 //!
 //! - `module`: every `examples/*/module.yaml`, and the first of them with a values file and
 //!   `--set` arguments in the target's NUL-separated form;
 //! - `manifest`: `providers/kubernetes/provider.yaml`, and a variant with `limits` and
 //!   `minVersion`;
-//! - `bundle`: the embedded provider's bundle cut down to one transformer at a time (each small
+//! - `bundle`: that bundle cut down to one transformer at a time (each small
 //!   enough to mutate quickly), and a bundle whose component is not WebAssembly;
-//! - `component`: each of the embedded provider's components that is as small, and a core module;
+//! - `component`: each of its components that is as small, and a core module;
 //! - `output`: every resource of `examples/*/rendered.yaml`, as the JSON a transformer returns;
 //! - `patch`: each example module with patches, a NUL and the resources it renders, one JSON
 //!   document per line;
@@ -21,8 +23,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use opm_runtime::bundle::{self, format};
-use opm_runtime::provider::{self, oci};
+use opm_core::bundle::{self, format};
+use opm_core::provider::oci;
 use serde_json::{Map, Value};
 
 /// Bundles and components over this size make slow seeds; the smaller ones cover the same code.
@@ -34,8 +36,8 @@ libfuzzer_sys::fuzz_target!(|_data: &[u8]| {});
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
-    let [repo, corpus] = args.as_slice() else {
-        return Err("usage: seeds REPO CORPUS".into());
+    let [repo, corpus, bundle_file] = args.as_slice() else {
+        return Err("usage: seeds REPO CORPUS BUNDLE".into());
     };
     let mut seeds = Seeds {
         corpus: corpus.clone(),
@@ -72,7 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     seeds.add("manifest", limited.as_bytes())?;
 
-    let embedded = bundle::read("embedded", provider::embedded_bundle())?;
+    let embedded = bundle::read_file(bundle_file)?;
     let embedded_manifest: Value = serde_json::from_slice(&embedded.manifest)?;
     // The source manifest takes its definitions from the shared catalog; the bundle's manifest
     // holds them all (JSON is YAML), without the digests of the bundle's components.

@@ -10,8 +10,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
-use crate::sandbox::{CallError, CompiledTransformer, Limits, Sandbox};
-use crate::wit;
+use opm_sandbox::{CallError, CompiledTransformer, Limits, Sandbox};
 
 /// The file of a case's expected outcome.
 pub const EXPECTED: &str = "expected.json";
@@ -26,7 +25,7 @@ pub struct Case {
     /// `component.json`, re-serialized compactly.
     pub component: String,
     /// The render context.
-    pub context: wit::Context,
+    pub context: opm_sandbox::Context,
     /// `expected.json`, if there is one.
     pub expected: Option<Value>,
 }
@@ -102,7 +101,7 @@ pub(crate) fn read_json(path: &Path) -> anyhow::Result<Option<Value>> {
 
 /// The render context of a case: `value`'s fields over the defaults (module `example` 0.1.0 in
 /// namespace `default`, provider `example`, the Unix epoch, not strict, no labels).
-pub fn context_from(value: &Value) -> anyhow::Result<wit::Context> {
+pub fn context_from(value: &Value) -> anyhow::Result<opm_sandbox::Context> {
     const FIELDS: [&str; 7] = [
         "name",
         "namespace",
@@ -146,7 +145,7 @@ pub fn context_from(value: &Value) -> anyhow::Result<wit::Context> {
         }
         labels.sort();
     }
-    Ok(wit::Context {
+    Ok(opm_sandbox::Context {
         name: text("name", "example")?,
         namespace: text("namespace", "default")?,
         version: text("version", "0.1.0")?,

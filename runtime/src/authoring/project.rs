@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
-use crate::bundle::component::{self, ComponentInfo};
+use opm_core::bundle::component::{self, ComponentInfo};
 
 /// The project manifest's file name.
 pub const MANIFEST: &str = "transformer.yaml";
@@ -157,7 +157,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Loaded> {
         )
     })?;
     let project: Project = serde_saphyr::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), crate::yaml::message(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), opm_core::yaml::message(&e)))?;
     if project.build.trim().is_empty() {
         bail!("{}: build is empty", path.display());
     }
@@ -238,7 +238,7 @@ pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
                 path.display()
             )
         })?;
-        crate::files::write_atomically(&path, &bytes)?;
+        opm_core::files::write_atomically(&path, &bytes)?;
     }
     let info = check(&bytes, project.kind).map_err(|reason| {
         anyhow::anyhow!(

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::cases::{self, EXPECTED, Ran, read_json};
 use crate::render::{FailureKind, OutputOptions, RenderContext, Rendered, Renderer, Resource};
-use crate::sandbox::{CallError, Sandbox};
+use opm_sandbox::{CallError, Sandbox};
 
 /// The file of a case's resources.
 pub const RESOURCES: &str = "resources.json";

@@ -18,11 +18,11 @@ use anyhow::Context as _;
 use rayon::prelude::*;
 
 use super::{RenderContext, Rendered, Runner, Sandboxed, Transformers};
-use crate::background::drop_in_background;
-use crate::matching::{self, Explain, Plan};
-use crate::provider::{self, ProviderSet};
-use crate::redact::Redactor;
-use crate::sandbox::{Caps, CompileCache, Sandbox};
+use opm_core::background::drop_in_background;
+use opm_core::matching::{self, Explain, Plan};
+use opm_core::provider::{self, ProviderSet};
+use opm_core::redact::Redactor;
+use opm_sandbox::{Caps, CompileCache, Sandbox};
 
 /// What to render, and how: everything `opm mod build` reads from its flags.
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ pub struct Request {
     /// Which compiler makes native code of the components: tiered (Cranelift's code where it is
     /// built in or cached, Winch for what must be compiled now), unless the caller asks for
     /// Cranelift (`--optimized`) or is the author's edit loop (`opm transformer test --with`).
-    pub compiler: crate::contract::Compiler,
+    pub compiler: opm_sandbox::Compiler,
     /// What the renderer is asked to write (`-o`, `--split`, `--out-dir`).
     pub output: super::OutputOptions,
 }
@@ -89,7 +89,7 @@ impl Request {
             cache: None,
             explain: Explain::ProblemsOnly,
             progress: true,
-            compiler: crate::contract::Compiler::Tiered,
+            compiler: opm_sandbox::Compiler::Tiered,
             output: super::OutputOptions::default(),
         }
     }
@@ -147,7 +147,7 @@ pub fn build_with(
     if let Some(Err(error)) = request
         .instance
         .as_deref()
-        .map(crate::names::check_instance_name)
+        .map(opm_core::names::check_instance_name)
     {
         return Built {
             redactor: Redactor::new(BTreeSet::new()),
@@ -171,6 +171,7 @@ pub fn build_with(
         &request.module,
         request.renderer.as_deref(),
         env,
+        &crate::embedded::PROVIDERS,
     ) {
         Ok(providers) => providers,
         Err(error) => {
@@ -181,14 +182,14 @@ pub fn build_with(
         }
     };
     let mut sensitive = BTreeSet::new();
-    let reads = crate::module::env::EnvReads::new(env, request.allow_env.as_deref());
+    let reads = opm_core::module::env::EnvReads::new(env, request.allow_env.as_deref());
     let lookup = |name: &str| reads.lookup(name);
-    let module = reads.explain(crate::module::load_on(
+    let module = reads.explain(opm_core::module::load_on(
         Some(&pool),
         &request.module,
         &request.values,
         &request.set,
-        &crate::module::Instance {
+        &opm_core::module::Instance {
             name: request.instance.clone(),
             namespace: request.namespace.clone(),
             platform: providers.format().map(str::to_owned),
@@ -198,7 +199,7 @@ pub fn build_with(
     ));
     let redactor = Redactor::keeping(
         sensitive,
-        crate::module::public_names(
+        opm_core::module::public_names(
             module.as_ref().ok(),
             &request.module,
             &request.values,
@@ -229,7 +230,7 @@ const LARGE_MODULE_BYTES: u64 = 128 << 10;
 /// memory faulted in later.
 fn fewer_huge_pages_for(path: &Path) {
     #[cfg(target_os = "linux")]
-    if std::fs::metadata(crate::module::module_file(path))
+    if std::fs::metadata(opm_core::module::module_file(path))
         .is_ok_and(|meta| meta.len() >= LARGE_MODULE_BYTES)
     {
         // A kernel without the flag (before 3.15) keeps huge pages: a little slower, no worse.
@@ -243,7 +244,7 @@ fn fewer_huge_pages_for(path: &Path) {
 fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     let mut pool = rayon::ThreadPoolBuilder::new()
         .thread_name(|i| format!("opm-render-{i}"))
-        .stack_size(crate::module::expr::THREAD_STACK);
+        .stack_size(opm_core::module::expr::THREAD_STACK);
     if let Some(jobs) = jobs {
         anyhow::ensure!(jobs > 0, "-j/--jobs must be at least 1");
         pool = pool.num_threads(jobs);
@@ -257,7 +258,7 @@ fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
 )]
 fn render(
     request: &Request,
-    module: crate::module::Module,
+    module: opm_core::module::Module,
     providers: ProviderSet,
     pool: rayon::ThreadPool,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
@@ -306,7 +307,7 @@ fn render(
     // Patches are written for one platform's objects: a render for another leaves them out.
     let platform = providers
         .format()
-        .unwrap_or(crate::module::patch::DEFAULT_PLATFORM);
+        .unwrap_or(opm_core::module::patch::DEFAULT_PLATFORM);
     let (patches, other_platforms): (Vec<&matching::PlanPatch>, Vec<&matching::PlanPatch>) = plan
         .patches()
         .iter()
@@ -334,6 +335,7 @@ fn render(
                 .memory,
         );
         let sandbox = Sandbox::with_compiler(&ceiling, request.compiler)?
+            .with_precompiled(&crate::embedded::CODE)
             .with_cache(request.cache.clone())
             .with_redactor(redactor.clone());
         let mut rendered = match runner {
@@ -350,7 +352,7 @@ fn render(
                     .values()
                     .filter_map(|compiled| compiled.as_ref().ok())
                     .map(|compiled| {
-                        super::CodeLoad::new(
+                        super::code_load(
                             compiled.name.to_string(),
                             compiled.digest.to_string(),
                             &compiled.code,
@@ -408,7 +410,7 @@ pub fn renderer_of(
         Some(provider) if providers.renderer_named() => (provider, "named"),
         Some(provider) => (provider, "shipped"),
         None => {
-            fallback = provider::load_embedded_for(providers.format())?;
+            fallback = crate::embedded::PROVIDERS.load_for(providers.format())?;
             (&fallback, "embedded")
         }
     };
@@ -469,7 +471,7 @@ pub fn compile_all(
 ) -> Transformers {
     let progress = progress
         .then(|| {
-            crate::progress::compiling("on first use; later runs use the cache", || {
+            opm_core::progress::compiling("on first use; later runs use the cache", || {
                 components
                     .iter()
                     .filter(|(_, bytes)| !sandbox.is_cached(bytes))
@@ -504,7 +506,9 @@ pub fn compile_into_cache(
     provider: &provider::Provider,
     cache: Option<CompileCache>,
 ) -> anyhow::Result<Precompiled> {
-    let sandbox = Sandbox::new(&crate::sandbox::Limits::default())?.with_cache(cache);
+    let sandbox = Sandbox::new(&opm_sandbox::Limits::default())?
+        .with_precompiled(&crate::embedded::CODE)
+        .with_cache(cache);
     let mut components: Vec<(&str, &[u8])> = provider
         .components
         .iter()
@@ -514,7 +518,7 @@ pub fn compile_into_cache(
     if let Some(renderer) = &provider.renderer {
         components.push((provider::RENDERER, &renderer[..]));
     }
-    let progress = crate::progress::compiling("into the compile cache", || {
+    let progress = opm_core::progress::compiling("into the compile cache", || {
         components
             .iter()
             .filter(|(_, bytes)| !sandbox.is_cached(bytes))
@@ -538,7 +542,7 @@ pub fn compile_into_cache(
     drop(progress);
     let compiled = sources?
         .iter()
-        .filter(|code| code.source == crate::sandbox::CodeSource::Compiled)
+        .filter(|code| code.source == opm_sandbox::CodeSource::Compiled)
         .count();
     Ok(Precompiled {
         compiled,

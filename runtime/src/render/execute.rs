@@ -12,10 +12,9 @@ use serde_json::{Map, Value};
 use super::{
     CallReport, Failure, FailureKind, RenderContext, Rendered, Resource, check_resource, checksum,
 };
-use crate::matching::{Call, PlanPatch};
-use crate::provider::CallLimits;
-use crate::sandbox::{CallOutcome, CompileError, CompiledTransformer, Limits, Sandbox};
-use crate::wit;
+use opm_core::matching::{Call, PlanPatch};
+use opm_core::provider::CallLimits;
+use opm_sandbox::{CallOutcome, CompileError, CompiledTransformer, Limits, Sandbox};
 
 /// Each transformer a render uses, by FQN: compiled, or why it could not be.
 pub type Transformers = BTreeMap<String, Result<CompiledTransformer, CompileError>>;
@@ -36,7 +35,7 @@ pub trait Runner: Sync {
     fn call(
         &self,
         call: &Call,
-        context: &wit::Context,
+        context: &opm_sandbox::Context,
         limits: &Limits,
     ) -> Result<CallOutcome, String>;
 
@@ -54,7 +53,7 @@ impl Runner for Sandboxed<'_> {
     fn call(
         &self,
         call: &Call,
-        context: &wit::Context,
+        context: &opm_sandbox::Context,
         limits: &Limits,
     ) -> Result<CallOutcome, String> {
         match &self.transformers[&call.transformer] {
@@ -246,7 +245,7 @@ fn run_call(
                                     "the call's resources would be written as more than {} of \
                                      YAML (so deeply nested, or so many line breaks), over the \
                                      limit of {YAML_PER_OUTPUT_BYTE} times the output limit",
-                                    crate::sandbox::limits::Bytes(most_yaml as u64)
+                                    opm_sandbox::limits::Bytes(most_yaml as u64)
                                 ),
                             }));
                             break;
@@ -368,7 +367,12 @@ mod tests {
     }
 
     impl Runner for FirstWaitsForTheRest {
-        fn call(&self, call: &Call, _: &wit::Context, _: &Limits) -> Result<CallOutcome, String> {
+        fn call(
+            &self,
+            call: &Call,
+            _: &opm_sandbox::Context,
+            _: &Limits,
+        ) -> Result<CallOutcome, String> {
             if call.component == "c-0" {
                 let started = Instant::now();
                 while self.ran.load(Ordering::SeqCst) < self.calls - 1 {
@@ -426,7 +430,12 @@ mod tests {
     struct Returns(Vec<String>);
 
     impl Runner for Returns {
-        fn call(&self, _: &Call, _: &wit::Context, _: &Limits) -> Result<CallOutcome, String> {
+        fn call(
+            &self,
+            _: &Call,
+            _: &opm_sandbox::Context,
+            _: &Limits,
+        ) -> Result<CallOutcome, String> {
             Ok(returning(self.0.clone()))
         }
 
@@ -435,7 +444,7 @@ mod tests {
         }
     }
 
-    /// Issue 42, finding 4: a deeply nested resource is written as many times its JSON (8 MB
+    /// Security review (2026-11): a deeply nested resource is written as many times its JSON (8 MB
     /// per call became 976 MB). What a call's resources would be as YAML is bounded before any
     /// of it is written: a call over four times its output limit fails, a resource of the usual
     /// shape is far inside.

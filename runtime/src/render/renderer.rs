@@ -18,10 +18,10 @@ use super::layout::{self, Checked, Piece};
 use super::{
     CallReport, Failure, FailureKind, OutputFile, RenderContext, Rendered, RendererFailure, write,
 };
-use crate::provider::LimitsSpec;
-use crate::sandbox::limits::MIB;
-use crate::sandbox::{CallError, Caps, Limits, Sandbox};
-use crate::wit::renderer::{Chunk, File, Options, Resource};
+use opm_core::provider::LimitsSpec;
+use opm_sandbox::limits::MIB;
+use opm_sandbox::wit::renderer::{Chunk, File, Options, Resource};
+use opm_sandbox::{CallError, Caps, Limits, Sandbox};
 
 /// What the command line asks of the output (`-o`, `--split`, `--out-dir`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,14 +52,14 @@ pub struct Renderer {
     /// The provider that ships it.
     pub provider: String,
     /// Its component.
-    pub component: crate::bundle::Blob,
+    pub component: opm_core::bundle::Blob,
     /// The limits its provider asks for.
     pub limits: LimitsSpec,
 }
 
 impl Renderer {
     /// The renderer `provider` ships, if it ships one.
-    pub fn of(provider: &crate::provider::Provider) -> Option<Self> {
+    pub fn of(provider: &opm_core::provider::Provider) -> Option<Self> {
         let (spec, component) = provider
             .manifest
             .renderer
@@ -119,7 +119,7 @@ pub fn run(
     };
     let compiled = match sandbox.compile_renderer(&renderer.name, &renderer.component) {
         Ok(compiled) => {
-            rendered.code.push(super::CodeLoad::new(
+            rendered.code.push(super::code_load(
                 format!("renderer {}", renderer.name),
                 component_digest.clone(),
                 &compiled.code,
@@ -226,7 +226,7 @@ pub fn run(
                 return;
             }
             for (index, reason) in refused {
-                let reason = crate::printable::truncate(&reason, layout::MAX_REFUSAL_REASON);
+                let reason = opm_core::printable::truncate(&reason, layout::MAX_REFUSAL_REASON);
                 // In range: `check_refusals` refused any other position.
                 let resource = &rendered.resources[index as usize];
                 let (provider, digest) = owner_of(&resource.transformer);
@@ -334,8 +334,8 @@ fn fill(
         return Err(format!(
             "returned files of {} in all, its YAML documents included, over its output limit \
              of {}",
-            crate::sandbox::limits::Bytes(bytes as u64),
-            crate::sandbox::limits::Bytes(output_limit as u64)
+            opm_sandbox::limits::Bytes(bytes as u64),
+            opm_sandbox::limits::Bytes(output_limit as u64)
         ));
     }
     let document = |index: u32| match &written[index as usize] {

@@ -1,14 +1,13 @@
 //! Reporting: everything a command tells a person or a tool besides its output — what a render
-//! decided and did ([`verbose`]), a plan in words ([`plan`]), the warnings, the failures grouped
+//! decided and did ([`verbose`]), a plan in words (`Plan::write_text`, the core's), the warnings, the failures grouped
 //! by component, the `--verbose=json` events that close a render, and the exit status
-//! (`docs/cli.md#exit-status`). The progress line of slow work is [`crate::progress`], which the
+//! (`docs/cli.md#exit-status`). The progress line of slow work is [`opm_core::progress`], which the
 //! pipeline itself shows.
 //!
 //! [`render`] is the one place a render's outcome becomes words and a status: `opm mod build`
 //! and `opm mod diff` both hand it what [`crate::render::build`] returned. Every line goes
 //! through the redactor of the module's sensitive values.
 
-pub mod plan;
 pub mod verbose;
 
 use std::collections::BTreeMap;
@@ -17,8 +16,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::redact::{RedactingWriter, Redactor};
 use crate::render::{Built, Render};
+use opm_core::redact::{RedactingWriter, Redactor};
 
 /// Exit status of a render or check that failed (`docs/cli.md#exit-status`).
 pub const EXIT_FAILED: u8 = 1;
@@ -97,7 +96,7 @@ fn outcome(
             writeln!(
                 stderr,
                 "warning: {}",
-                crate::printable::escape_lines(&warning)
+                opm_core::printable::escape_lines(&warning)
             )?;
         }
         let guest = rendered.guest_warnings();
@@ -105,7 +104,7 @@ fn outcome(
             writeln!(
                 stderr,
                 "warning: {}",
-                crate::printable::escape_lines(warning)
+                opm_core::printable::escape_lines(warning)
             )?;
         }
         if guest.len() > MAX_GUEST_WARNINGS {
@@ -126,7 +125,7 @@ fn outcome(
 }
 
 /// The exit status of a command's `result`, after writing its error, if any, to `stderr` (with
-/// control characters other than line feeds escaped, [`crate::printable::escape_lines`]): a
+/// control characters other than line feeds escaped, [`opm_core::printable::escape_lines`]): a
 /// broken pipe is a quiet success, any other error exits with [`EXIT_USAGE`].
 pub fn exit_status(result: anyhow::Result<ExitCode>, stderr: &mut dyn Write) -> ExitCode {
     match result {
@@ -139,7 +138,7 @@ pub fn exit_status(result: anyhow::Result<ExitCode>, stderr: &mut dyn Write) -> 
             let _ = writeln!(
                 stderr,
                 "error: {}",
-                crate::printable::escape_lines(&message)
+                opm_core::printable::escape_lines(&message)
             );
             ExitCode::from(EXIT_USAGE)
         }
@@ -278,7 +277,7 @@ fn failures(render: &Render, stderr: &mut dyn Write) -> std::io::Result<()> {
             break;
         }
         shown += 1;
-        writeln!(stderr, "  {}", crate::printable::escape_lines(&problem))?;
+        writeln!(stderr, "  {}", opm_core::printable::escape_lines(&problem))?;
     }
     for (component, problems) in by_component {
         if shown == MAX_PROBLEMS_SHOWN {
@@ -290,7 +289,7 @@ fn failures(render: &Render, stderr: &mut dyn Write) -> std::io::Result<()> {
                 break;
             }
             shown += 1;
-            let problem = crate::printable::escape_lines(&problem);
+            let problem = opm_core::printable::escape_lines(&problem);
             writeln!(stderr, "    - {}", problem.replace('\n', "\n      "))?;
         }
     }

@@ -14,9 +14,9 @@ use std::io::{self, Write};
 use serde_json::json;
 
 use super::Verbose;
-use crate::matching::{ComponentPlan, Plan};
-use crate::redact::Redactor;
 use crate::render::{CallReport, CodeLoad, PatchReport, RenderContext, Rendered};
+use opm_core::matching::{ComponentPlan, Plan};
+use opm_core::redact::Redactor;
 
 /// Reports the plan, the calls, what each of the module's patches changed and the renderer's call.
 pub fn report(
@@ -193,7 +193,7 @@ fn text(
         if calls.len() == 1 { "" } else { "s" }
     )?;
     if let Some(renderer) = plan.renderer() {
-        writeln!(out, "{}", super::plan::renderer_line(renderer))?;
+        writeln!(out, "{}", opm_core::matching::text::renderer_line(renderer))?;
     }
     for component in plan.components() {
         writeln!(out, "component {:?}:", component.name)?;

@@ -7,7 +7,7 @@ pub mod registry;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use opm_runtime::bundle::{self, format};
+use opm_core::bundle::{self, format};
 use serde_json::Value;
 
 /// Runs the `opm` under test in `dir`, with no `OPM_REGISTRY` from the caller's environment.

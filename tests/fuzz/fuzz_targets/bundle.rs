@@ -1,8 +1,8 @@
-//! Fuzz target `bundle`: reading a provider bundle ([`opm_runtime::bundle::read`]) and, for one
+//! Fuzz target `bundle`: reading a provider bundle ([`opm_core::bundle::read`]) and, for one
 //! that passes, checking each component as a render does before compiling it
-//! ([`opm_runtime::bundle::component::check_structure`]) and in full
-//! ([`opm_runtime::bundle::component::check`]), and turning it into a provider checked in full
-//! ([`opm_runtime::provider::from_bundle_checked`]): what loading and installing a `.opmb` file
+//! ([`opm_core::bundle::component::check_structure`]) and in full
+//! ([`opm_core::bundle::component::check`]), and turning it into a provider checked in full
+//! ([`opm_core::provider::from_bundle_checked`]): what loading and installing a `.opmb` file
 //! do before anything is compiled.
 //!
 //! Every entry is named by its BLAKE3, so mutations rarely get past the digest checks; the
@@ -11,8 +11,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::bundle::{self, component};
-use opm_runtime::provider;
+use opm_core::bundle::{self, component};
+use opm_core::provider;
 
 fuzz_target!(|data: &[u8]| {
     let bundle = match bundle::read("fuzz.opmb", data) {

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::module::{self, Input};
+use opm_core::module::{self, Input};
 
 /// The module the expression is written into: `EXPRESSION` is replaced by it.
 const MODULE: &str = "apiVersion: core.opm.dev/v1

@@ -1,12 +1,12 @@
 //! Fuzz target `component`: checking a transformer's component without compiling it
-//! ([`opm_runtime::bundle::component::check`]: not native code, a valid component, the right
+//! ([`opm_core::bundle::component::check`]: not native code, a valid component, the right
 //! export and signature, allowed imports). The `bundle` target reaches this only for entries
 //! whose digest matches; here the bytes come straight from the fuzzer.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::bundle::component;
+use opm_core::bundle::component;
 
 fuzz_target!(|data: &[u8]| {
     match component::check(data) {

@@ -1,5 +1,5 @@
 //! Fuzz target `layout`: the checks of what a provider's renderer returned
-//! ([`opm_runtime::render::layout::check_files`] and `check_refusals`).
+//! ([`opm_core::render::layout::check_files`] and `check_refusals`).
 //!
 //! The input: its first byte is how many resources the renderer was given, its second whether
 //! the files go into a directory (odd) or are one stream; then one line per file, its path, a
@@ -10,8 +10,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::render::layout::{self, Piece, YAML_CHUNKS_PER_RESOURCE};
-use opm_runtime::render::write::MANIFEST;
+use opm_core::render::layout::{self, Piece, YAML_CHUNKS_PER_RESOURCE};
+use opm_core::render::write::MANIFEST;
 
 fuzz_target!(|data: &[u8]| {
     let [resources, directory, rest @ ..] = data else {

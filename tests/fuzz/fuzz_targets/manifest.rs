@@ -1,5 +1,5 @@
 //! Fuzz target `manifest`: parsing and validating `provider.yaml`
-//! ([`opm_runtime::provider::parse_manifest`], [`opm_runtime::provider::validate`]).
+//! ([`opm_core::provider::parse_manifest`], [`opm_core::provider::validate`]).
 //!
 //! A manifest that validates must also survive `opm provider pack`: packed into a bundle (with
 //! stand-in bytes for each component, which packing does not look at) it must read back, and
@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::bundle::{self, format};
-use opm_runtime::provider::{self, ProviderManifest};
+use opm_core::bundle::{self, format};
+use opm_core::provider::{self, ProviderManifest};
 
 fuzz_target!(|data: &[u8]| {
     let manifest = match provider::parse_manifest("provider.yaml", data) {

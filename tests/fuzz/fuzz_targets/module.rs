@@ -1,5 +1,5 @@
 //! Fuzz target `module`: loading a module with values files and `--set` arguments, from bytes
-//! ([`opm_runtime::module::from_inputs`], what `opm mod build FILE -f VALUES --set …` runs).
+//! ([`opm_core::module::from_inputs`], what `opm mod build FILE -f VALUES --set …` runs).
 //!
 //! The input is split at NUL bytes: the first part is the module file; each later part is a
 //! `--set` argument when it starts with `--set ` and a values file otherwise. An input without a
@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::module::{self, Input};
+use opm_core::module::{self, Input};
 
 fuzz_target!(|data: &[u8]| {
     let mut parts = data.split(|byte| *byte == 0);

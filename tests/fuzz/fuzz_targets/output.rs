@@ -1,6 +1,6 @@
 //! Fuzz target `output`: the host's check of a document a transformer returned
-//! ([`opm_runtime::render::check_resource`]) and the YAML writer on what passes
-//! ([`opm_runtime::render::write::yaml`]).
+//! ([`opm_core::render::check_resource`]) and the YAML writer on what passes
+//! ([`opm_core::render::write::yaml`]).
 //!
 //! What passes must be what the render relies on (`metadata` is an object, which labelling
 //! expects), and its YAML must read back as the same JSON value: otherwise `opm mod build`
@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::render::{self, identity, write};
+use opm_core::render::{self, identity, write};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {

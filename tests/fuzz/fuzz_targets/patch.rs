@@ -1,5 +1,5 @@
 //! Fuzz target `patch`: a module's patches applied to rendered objects
-//! ([`opm_runtime::render::patch::apply`], what a render runs between its calls and its
+//! ([`opm_core::render::patch::apply`], what a render runs between its calls and its
 //! checksum references).
 //!
 //! The input is split at the first NUL byte: the module file (its `patches`), then the objects,
@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::module::{self, Input};
-use opm_runtime::render::{self, RenderContext, Resource};
-use opm_runtime::{matching, provider};
+use opm_core::module::{self, Input};
+use opm_core::render::{self, RenderContext, Resource};
+use opm_core::{matching, provider};
 
 fuzz_target!(|data: &[u8]| {
     let mut parts = data.splitn(2, |byte| *byte == 0);
@@ -28,13 +28,18 @@ fuzz_target!(|data: &[u8]| {
     let Ok(module) = module::from_inputs(input, &[], &[], &env) else {
         return;
     };
-    // Loaded once: reading the embedded provider's manifest and schemas is most of a run.
-    static KUBERNETES: OnceLock<provider::Provider> = OnceLock::new();
-    let kubernetes = KUBERNETES
-        .get_or_init(|| provider::load_embedded().expect("the embedded provider loads"));
+    // Read once: the Kubernetes provider's manifest and schemas, from the repository's source
+    // (the core embeds no provider), are most of a run.
+    static KUBERNETES: OnceLock<provider::ProviderManifest> = OnceLock::new();
+    let kubernetes = KUBERNETES.get_or_init(|| {
+        let source = concat!(env!("CARGO_MANIFEST_DIR"), "/../../providers/kubernetes");
+        provider::read_manifest(std::path::Path::new(source))
+            .expect("the Kubernetes provider's manifest reads")
+            .1
+    });
     let plan = matching::plan_providers(
         &module,
-        &[&kubernetes.manifest],
+        &[kubernetes],
         false,
         matching::Explain::ProblemsOnly,
     );

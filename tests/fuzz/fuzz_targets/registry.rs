@@ -1,11 +1,11 @@
 //! Fuzz target `registry`: the host's parsers of what an OCI registry sends, each on the same
-//! bytes — a manifest or index ([`opm_runtime::provider::oci::parse_document`], and
-//! [`parse_manifest`](opm_runtime::provider::oci::parse_manifest) and
-//! [`parse_index`](opm_runtime::provider::oci::parse_index) directly), a tag list
-//! ([`opm_runtime::provider::oci::parse_tag_list`]), a token response
-//! ([`opm_runtime::provider::oci::parse_token`]) and a `WWW-Authenticate` header
-//! ([`opm_runtime::provider::oci::parse_challenges`]) — and the escaping of registry text for the terminal
-//! ([`opm_runtime::printable::escape`]).
+//! bytes — a manifest or index ([`opm_core::provider::oci::parse_document`], and
+//! [`parse_manifest`](opm_core::provider::oci::parse_manifest) and
+//! [`parse_index`](opm_core::provider::oci::parse_index) directly), a tag list
+//! ([`opm_core::provider::oci::parse_tag_list`]), a token response
+//! ([`opm_core::provider::oci::parse_token`]) and a `WWW-Authenticate` header
+//! ([`opm_core::provider::oci::parse_challenges`]) — and the escaping of registry text for the terminal
+//! ([`opm_core::printable::escape`]).
 //!
 //! Besides never panicking: a manifest that parses must write back to JSON that parses to the
 //! same manifest (opm pushes what it would pull), `parse_document` must agree with the direct
@@ -14,8 +14,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opm_runtime::provider::oci::{self, Document};
-use opm_runtime::printable;
+use opm_core::provider::oci::{self, Document};
+use opm_core::printable;
 
 fuzz_target!(|data: &[u8]| {
     match oci::parse_document(data) {

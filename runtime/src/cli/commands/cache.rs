@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use clap::Subcommand;
 
 use crate::cli::Output;
-use crate::sandbox::{Bytes, CompileCache};
+use opm_sandbox::{Bytes, CompileCache};
 
 /// The subcommands of `opm cache`.
 #[derive(Debug, Subcommand)]
@@ -24,7 +24,7 @@ pub enum CacheCommand {
     /// Show the cache's size limit, or set it (least recently used entries are evicted past it).
     Limit {
         /// The new limit: 2Gi, 500Mi, … (default 1Gi).
-        #[arg(value_name = "SIZE", value_parser = crate::sandbox::limits::parse_size)]
+        #[arg(value_name = "SIZE", value_parser = opm_sandbox::limits::parse_size)]
         size: Option<u64>,
     },
 }

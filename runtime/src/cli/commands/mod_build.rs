@@ -13,9 +13,9 @@ use clap::{Args, ValueEnum};
 
 use super::module_args::{CacheArgs, CompileArgs, LimitArgs, ModuleArgs};
 use crate::cli::Output;
-use crate::matching::Explain;
 use crate::render::{self, OutputOptions, Render, Request};
 use crate::report::{self, Verbose};
+use opm_core::matching::Explain;
 
 /// Arguments of `opm mod build`.
 #[derive(Debug, Args)]

@@ -29,9 +29,9 @@ use serde_json::{Map, Value};
 
 use super::module_args::{CacheArgs, CompileArgs, LimitArgs, ModuleArgs};
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
-use crate::json::sorted;
-use crate::redact::Redactor;
 use crate::render::{self, identity::Identity};
+use opm_core::json::sorted;
+use opm_core::redact::Redactor;
 
 /// Arguments of `opm mod diff`.
 #[derive(Debug, Args)]

@@ -14,8 +14,8 @@ use clap::Args;
 
 use super::mod_schema;
 use crate::cli::Output;
-use crate::names::is_dns_label;
-use crate::provider;
+use opm_core::names::is_dns_label;
+use opm_core::provider;
 
 /// Arguments of `opm mod init`.
 #[derive(Debug, Args)]
@@ -72,7 +72,7 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             path.display()
         );
     }
-    let provider = provider::load(provider::DEFAULT_PROVIDER)?;
+    let provider = crate::embedded::load()?;
     write_new(
         &schema,
         mod_schema::text(&provider::ProviderSet::single(provider), None)?.as_bytes(),

@@ -22,9 +22,9 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 
 use crate::cli::Output;
-use crate::definitions::{DefinitionKind, DefinitionSpec, Fqn};
-use crate::module::{self, Module};
-use crate::provider::{self, ProviderSet};
+use opm_core::definitions::{DefinitionKind, DefinitionSpec, Fqn};
+use opm_core::module::{self, Module};
+use opm_core::provider::{self, ProviderSet};
 
 /// Arguments of `opm mod schema`.
 #[derive(Debug, Args)]
@@ -78,7 +78,13 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         return write(&args, out, &text);
     }
     let start = args.module.clone().unwrap_or_else(|| PathBuf::from("."));
-    let providers = provider::load_set(&args.provider, &start, None, out.env)?;
+    let providers = provider::load_set(
+        &args.provider,
+        &start,
+        None,
+        out.env,
+        &crate::embedded::PROVIDERS,
+    )?;
     let module = match &args.module {
         Some(path) => Some(module::load(
             path,
@@ -96,7 +102,7 @@ pub fn run(args: SchemaArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 
 fn write(args: &SchemaArgs, out: &mut Output<'_>, text: &str) -> anyhow::Result<ExitCode> {
     match &args.output {
-        Some(path) => crate::files::write_atomically_readable(path, text.as_bytes())?,
+        Some(path) => opm_core::files::write_atomically_readable(path, text.as_bytes())?,
         None => out.stdout.write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
@@ -256,7 +262,7 @@ fn share_repeated(definitions: &mut Map<String, Value>) {
 
 /// A schema's text with its keys sorted: equal schemas have equal texts.
 fn canonical(value: &Value) -> String {
-    crate::json::compact(&crate::json::sorted(value))
+    opm_core::json::compact(&opm_core::json::sorted(value))
 }
 
 /// Where a keyword of a schema holds subschemas: a map of them, one, or a list of them.

@@ -14,9 +14,9 @@ use clap::{Args, ValueEnum};
 
 use super::module_args::ModuleArgs;
 use crate::cli::{EXIT_FAILED, Output};
-use crate::redact::{RedactingWriter, Redactor};
-use crate::sandbox::CompileCache;
-use crate::{matching, module, provider};
+use opm_core::redact::{RedactingWriter, Redactor};
+use opm_core::{matching, module, provider};
+use opm_sandbox::CompileCache;
 
 /// Arguments of `opm mod vet`.
 #[derive(Debug, Args)]
@@ -52,6 +52,7 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         &args.module.module,
         args.module.renderer.as_deref(),
         out.env,
+        &crate::embedded::PROVIDERS,
     ) {
         Ok(providers) => providers,
         Err(error) => return Ok(crate::report::exit_status(Err(error.into()), out.stderr)),
@@ -182,7 +183,7 @@ mod tests {
 
     const PROVIDER_DIR: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/src/matching/testdata/provider"
+        "/../crates/core/src/matching/testdata/provider"
     );
 
     const MODULE: &str = "\
@@ -209,7 +210,7 @@ components:
             provider.join("provider.yaml"),
         )
         .unwrap();
-        let embedded = provider::load_embedded().unwrap();
+        let embedded = crate::embedded::load().unwrap();
         let component = embedded.components.values().next().unwrap();
         std::fs::write(provider.join("placeholder.component"), component).unwrap();
         provider

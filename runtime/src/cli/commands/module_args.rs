@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::render::Request;
-use crate::sandbox::limits::{parse_duration, parse_size};
-use crate::sandbox::{Caps, CompileCache};
+use opm_sandbox::limits::{parse_duration, parse_size};
+use opm_sandbox::{Caps, CompileCache};
 
 /// Which module to load, with which values, against which provider.
 #[derive(Debug, Clone, Args)]
@@ -82,9 +82,9 @@ pub struct ModuleArgs {
     pub allow_env: Vec<String>,
 }
 
-/// An instance name: see [`crate::names::check_instance_name`].
+/// An instance name: see [`opm_core::names::check_instance_name`].
 fn parse_instance(name: &str) -> Result<String, String> {
-    crate::names::check_instance_name(name).map(|()| name.to_owned())
+    opm_core::names::check_instance_name(name).map(|()| name.to_owned())
 }
 
 /// The per-call limits given on the command line; a provider may lower them for its own calls.
@@ -156,11 +156,11 @@ pub struct CompileArgs {
 
 impl CompileArgs {
     /// The compiler a render with these arguments uses.
-    pub fn compiler(&self) -> crate::contract::Compiler {
+    pub fn compiler(&self) -> opm_sandbox::Compiler {
         if self.optimized {
-            crate::contract::Compiler::Optimizing
+            opm_sandbox::Compiler::Optimizing
         } else {
-            crate::contract::Compiler::Tiered
+            opm_sandbox::Compiler::Tiered
         }
     }
 }

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::bundle;
 use crate::cli::Output;
-use crate::provider::{self, installed};
+use opm_core::bundle;
+use opm_core::provider::{self, installed};
 
 /// Arguments of `opm provider export`.
 #[derive(Debug, Args)]
@@ -108,7 +108,7 @@ fn bundle_of(
             return Ok((bytes, signature, origin, Some(locked.digest.clone())));
         }
     }
-    if let Some(bundle) = provider::embedded_bundle_of(reference) {
+    if let Some(bundle) = crate::embedded::PROVIDERS.bundle_of(reference) {
         return Ok((bundle.to_vec(), None, format!("embedded:{reference}"), None));
     }
     Err(provider::ProviderError::Unknown(reference.to_owned()).into())

@@ -21,10 +21,10 @@ use clap::Args;
 use anyhow::Context as _;
 
 use crate::cli::Output;
-use crate::provider::Provider;
-use crate::provider::installed::resolve::{self, Options};
-use crate::provider::installed::{self};
-use crate::sandbox::CompileCache;
+use opm_core::provider::Provider;
+use opm_core::provider::installed::resolve::{self, Options};
+use opm_core::provider::installed::{self};
+use opm_sandbox::CompileCache;
 
 /// Arguments of `opm provider init`.
 #[derive(Debug, Args)]
@@ -57,10 +57,12 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         upgrade: args.upgrade,
         dry_run: args.dry_run,
         force: args.force,
-        oci: crate::provider::oci::Options {
-            insecure_http: args.insecure_http,
-            ..crate::provider::oci::Options::default()
-        },
+        registry: Some(std::sync::Arc::new(opm_registry::Registry {
+            options: opm_registry::Options {
+                insecure_http: args.insecure_http,
+                ..opm_registry::Options::default()
+            },
+        })),
     };
     let stdout = &mut *out.stdout;
     let done = resolve::init(&std::env::current_dir()?, &options, out.env, &mut |step| {

@@ -13,12 +13,12 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::bundle::component::{ComponentInfo, Producers};
-use crate::bundle::signature;
 use crate::cli::{EXIT_FAILED, Output};
-use crate::definitions::DefinitionSpec;
-use crate::matching;
-use crate::provider::{self, ComponentInfos, LimitsSpec, Provider};
+use opm_core::bundle::component::{ComponentInfo, Producers};
+use opm_core::bundle::signature;
+use opm_core::definitions::DefinitionSpec;
+use opm_core::matching;
+use opm_core::provider::{self, ComponentInfos, LimitsSpec, Provider};
 
 /// Arguments of `opm provider inspect`.
 #[derive(Debug, Args)]
@@ -121,7 +121,12 @@ struct TransformerReport<'a> {
 
 /// Runs `opm provider inspect`.
 pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let provider = provider::load_in(&args.provider, &std::env::current_dir()?, out.env)?;
+    let provider = provider::load_in(
+        &args.provider,
+        &std::env::current_dir()?,
+        out.env,
+        &crate::embedded::PROVIDERS,
+    )?;
     let infos = provider.check_components()?;
     let path = Path::new(&args.provider);
     let signature = if provider.digest.is_some() && path.is_file() {
@@ -137,11 +142,11 @@ pub fn run(args: InspectArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> 
             let mut text = Vec::new();
             write_text(&report, &mut text)?;
             let text = String::from_utf8_lossy(&text);
-            write!(out.stdout, "{}", crate::printable::escape_lines(&text))?;
+            write!(out.stdout, "{}", opm_core::printable::escape_lines(&text))?;
         }
         InspectFormat::Json => {
             let text = serde_json::to_string_pretty(&report)?;
-            writeln!(out.stdout, "{}", crate::printable::escape_json(&text))?;
+            writeln!(out.stdout, "{}", opm_core::printable::escape_json(&text))?;
         }
     }
     Ok(match report.signature {
@@ -169,7 +174,7 @@ fn signature_status(
         .iter()
         .map(|key| signature::read_public_key(key))
         .collect::<Result<Vec<_>, _>>()?;
-    let bytes = crate::bundle::read_bytes(bundle)?;
+    let bytes = opm_core::bundle::read_bytes(bundle)?;
     let name = bundle.display().to_string();
     Ok(
         match signature::verify_provider(&name, &bytes, &sig, &keys, provider) {
@@ -429,7 +434,7 @@ fn write_definitions(
     writeln!(out, "definitions (schemas whole with -o json):")?;
     for (fqn, spec) in definitions {
         let field = spec.field.clone().unwrap_or_else(|| {
-            crate::definitions::default_field(crate::definitions::fqn::short_name(fqn))
+            opm_core::definitions::default_field(opm_core::definitions::fqn::short_name(fqn))
         });
         writeln!(out, "  {} {fqn}  (field {field})", spec.kind)?;
         if let Some(description) = &spec.description {

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::cli::Output;
-use crate::provider::installed::{self, Project};
+use opm_core::provider::installed::{self, Project};
 
 /// Arguments of `opm provider list`.
 #[derive(Debug, Args)]
@@ -49,7 +49,7 @@ pub fn run(_args: ListArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         let wanted = installed::version_req(requirement).map_err(anyhow::Error::msg)?;
         let newest =
             match installed::source_of(&project, requirement, &(out.env)).and_then(|source| {
-                installed::offered(&source, name, &crate::provider::oci::Options::default())
+                installed::offered(&source, name, Some(&opm_registry::Registry::default()))
             }) {
                 Ok(offered) => {
                     let allowed = offered.keys().rev().find(|v| wanted.matches(v));
@@ -80,7 +80,7 @@ pub fn run(_args: ListArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     // Cells quote registries' errors and what bundles say: escaped before they are measured.
     let rows: Vec<[String; 6]> = rows
         .into_iter()
-        .map(|row| row.map(|cell| crate::printable::escape(&cell).into_owned()))
+        .map(|row| row.map(|cell| opm_core::printable::escape(&cell).into_owned()))
         .collect();
     let widths: Vec<usize> = (0..6)
         .map(|i| {

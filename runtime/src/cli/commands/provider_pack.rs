@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::cli::Output;
-use crate::provider::pack;
+use opm_core::provider::pack;
 
 /// Arguments of `opm provider pack`.
 #[derive(Debug, Args)]
@@ -29,7 +29,7 @@ pub fn run(args: PackArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let path = args
         .output
         .unwrap_or_else(|| PathBuf::from(packed.file_name()));
-    crate::files::write_atomically(&path, &packed.packed.bytes)
+    opm_core::files::write_atomically(&path, &packed.packed.bytes)
         .with_context(|| format!("writing {}", path.display()))?;
     for fqn in &packed.componentized {
         writeln!(

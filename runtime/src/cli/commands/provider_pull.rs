@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::bundle;
 use crate::cli::Output;
-use crate::provider::oci::{self, OciRef};
+use opm_core::bundle;
+use opm_core::provider::oci::{self, OciRef};
 
 /// Arguments of `opm provider pull`.
 #[derive(Debug, Args)]
@@ -35,16 +35,16 @@ pub struct PullArgs {
 /// Runs `opm provider pull`.
 pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let source = OciRef::parse(&args.source)?;
-    let options = oci::Options {
+    let options = opm_registry::Options {
         insecure_http: args.insecure_http,
-        ..oci::Options::default()
+        ..opm_registry::Options::default()
     };
-    let progress = crate::progress::Progress::start(format!("pulling {source}"));
-    let pulled = oci::pull(&source, &options, bundle::format::MAX_BUNDLE_BYTES);
+    let progress = opm_core::progress::Progress::start(format!("pulling {source}"));
+    let pulled = opm_registry::pull(&source, &options, bundle::format::MAX_BUNDLE_BYTES);
     drop(progress);
     let pulled = pulled?;
     let origin = source.to_string();
-    let provider = crate::provider::from_bundle_checked(
+    let provider = opm_core::provider::from_bundle_checked(
         origin.clone(),
         bundle::read(&origin, &pulled.bundle)?,
     )?;
@@ -56,13 +56,13 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         anyhow::bail!(
             "{source}: the artifact's annotation says bundle {}, but the bundle is {digest}: \
              refused",
-            crate::printable::escape(annotated)
+            opm_core::printable::escape(annotated)
         );
     }
     let path = args
         .output
         .unwrap_or_else(|| PathBuf::from(metadata.bundle_file_name()));
-    crate::provider::installed::write_with_signature(
+    opm_core::provider::installed::write_with_signature(
         &path,
         &pulled.bundle,
         pulled.signature.as_deref(),

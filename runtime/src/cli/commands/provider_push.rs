@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::bundle::{self, signature};
 use crate::cli::Output;
-use crate::provider::oci::{self, OciRef};
+use opm_core::bundle::{self, signature};
+use opm_core::provider::oci::OciRef;
 
 /// Arguments of `opm provider push`.
 #[derive(Debug, Args)]
@@ -35,7 +35,7 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let name = args.bundle.display().to_string();
     let bytes = bundle::read_bytes(&args.bundle)?;
     let provider =
-        crate::provider::from_bundle_checked(name.clone(), bundle::read(&name, &bytes)?)?;
+        opm_core::provider::from_bundle_checked(name.clone(), bundle::read(&name, &bytes)?)?;
     let metadata = &provider.manifest.metadata;
     let digest = provider.digest.clone().unwrap_or_default();
     let signature_path = signature::signature_path(&args.bundle);
@@ -44,11 +44,11 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     if !OciRef::names_version(&args.target) {
         target = target.with_tag(&metadata.version);
     }
-    let options = oci::Options {
+    let options = opm_registry::Options {
         insecure_http: args.insecure_http,
-        ..oci::Options::default()
+        ..opm_registry::Options::default()
     };
-    let pushed = oci::push(
+    let pushed = opm_registry::push(
         &target,
         &bytes,
         signature.as_deref(),

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::bundle::{self, signature};
 use crate::cli::Output;
-use crate::provider;
+use opm_core::bundle::{self, signature};
+use opm_core::provider;
 
 /// Arguments of `opm provider sign`.
 #[derive(Debug, Args)]
@@ -53,7 +53,7 @@ pub fn run(args: SignArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let path = args
         .signature
         .unwrap_or_else(|| signature::signature_path(&args.bundle));
-    crate::files::write_atomically(&path, text.as_bytes())
+    opm_core::files::write_atomically(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     let (_, info) = signature::read_signature(&args.bundle, Some(&path))?
         .context("the signature just written cannot be read")?;

@@ -12,10 +12,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::bundle;
-use crate::bundle::signature::{self, SignatureError};
 use crate::cli::{EXIT_FAILED, Output};
-use crate::provider;
+use opm_core::bundle;
+use opm_core::bundle::signature::{self, SignatureError};
+use opm_core::provider;
 
 /// Arguments of `opm provider verify`.
 #[derive(Debug, Args)]

@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::authoring::project::{self, Built};
 use crate::cli::Output;
-use crate::sandbox::Bytes;
+use opm_sandbox::Bytes;
 
 /// Arguments of `opm transformer build`.
 #[derive(Debug, Args)]

@@ -25,10 +25,10 @@ use crate::authoring::cases::{self, Ran};
 use crate::authoring::project::{self, Kind};
 use crate::authoring::renderer_cases;
 use crate::cli::{EXIT_FAILED, Output};
-use crate::contract::Compiler;
-use crate::provider::{LimitsSpec, ProviderManifest};
 use crate::render::{OutputFile, OutputOptions, Renderer};
-use crate::sandbox::{Bytes, Limits, Sandbox};
+use opm_core::provider::{LimitsSpec, ProviderManifest};
+use opm_sandbox::Compiler;
+use opm_sandbox::{Bytes, Limits, Sandbox};
 
 /// Arguments of `opm transformer test`.
 #[derive(Debug, Args)]
@@ -132,7 +132,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     })?;
     // A core module built with wit-bindgen is tested as `opm provider pack` would ship it.
     let bytes = if wasmparser::Parser::is_core_wasm(&bytes) {
-        crate::bundle::component::componentize(&bytes).with_context(|| {
+        opm_core::bundle::component::componentize(&bytes).with_context(|| {
             format!(
                 "{} is a core module that cannot be made a component",
                 component_path.display()
@@ -143,7 +143,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     };
     // A component file is a renderer when it exports the renderer interface.
     let kind = kind.unwrap_or_else(|| {
-        if crate::bundle::component::check_renderer(&bytes).is_ok() {
+        if opm_core::bundle::component::check_renderer(&bytes).is_ok() {
             Kind::Renderer
         } else {
             Kind::Transformer
@@ -153,7 +153,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let provider_dir = args.provider.clone().or(provider_dir).map(|p| tidy(&p));
     let module = args.module.clone().or(module).map(|m| tidy(&m));
     let manifest = match &provider_dir {
-        Some(dir) => Some(crate::provider::read_manifest(dir)?),
+        Some(dir) => Some(opm_core::provider::read_manifest(dir)?),
         None => None,
     };
     let name = component_path.display().to_string();
@@ -182,7 +182,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     };
     let secret_kinds = match manifest.as_ref().and_then(|(_, m)| m.renderer.as_ref()) {
         Some(renderer) => renderer.secret_kinds.clone(),
-        None => crate::provider::load_embedded()?
+        None => crate::embedded::load()?
             .manifest
             .renderer
             .map(|renderer| renderer.secret_kinds)
@@ -361,7 +361,7 @@ fn test_renderer(
             |spec| format!("{} {}", spec.name, spec.version),
         ),
         provider: manifest.map_or_else(|| "example".into(), |m| m.metadata.name.clone()),
-        component: crate::bundle::Blob::from(under_test.bytes.clone()),
+        component: opm_core::bundle::Blob::from(under_test.bytes.clone()),
         limits: spec.map(|spec| spec.limits.clone()).unwrap_or_default(),
     };
     // Room for the largest memory a renderer may be given: the render step applies its limits.
@@ -458,7 +458,7 @@ fn render_with(
     // A renderer under test is the one that writes the files: named, as a render beside other
     // providers must name a provider that ships only a renderer.
     let renderer = match kind {
-        Kind::Renderer => Some(crate::provider::read_manifest(&dir)?.1.metadata.name),
+        Kind::Renderer => Some(opm_core::provider::read_manifest(&dir)?.1.metadata.name),
         _ => None,
     };
     let request = crate::render::Request {
@@ -547,7 +547,7 @@ fn compare_stream(files: &[OutputFile], golden: &Path, bless: bool) -> anyhow::R
         return Ok(Compared::Same);
     }
     if bless {
-        crate::files::write_atomically(golden, text.as_bytes())
+        opm_core::files::write_atomically(golden, text.as_bytes())
             .with_context(|| format!("cannot write {}", golden.display()))?;
         return Ok(Compared::Blessed);
     }
@@ -698,7 +698,7 @@ fn verdict(
             return Ok(Verdict::Pass);
         }
         let path = case.dir.join(cases::EXPECTED);
-        crate::files::write_atomically(&path, cases::pretty(got).as_bytes())
+        opm_core::files::write_atomically(&path, cases::pretty(got).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         return Ok(Verdict::Blessed);
     }

@@ -893,7 +893,7 @@ fn the_host_access_label_allows_host_mounts_privilege_capabilities_and_the_host_
     assert!(warns(&logs).is_empty(), "{logs:?}");
 }
 
-/// Issue 43, item 5: `ulimits` as compose writes them; a relative bind mount inside the output
+/// `ulimits` as compose writes them; a relative bind mount inside the output
 /// directory, which needs no host access and may not leave it; one volume mounted twice, and a
 /// claim whose volume name is pinned (`claimName`, the upstream project's `redisdata`).
 #[test]

@@ -169,7 +169,7 @@ mod tests {
         );
     }
 
-    /// Issue 43: one volume mounted at several paths, each with its own subPath, in the order
+    /// One volume mounted at several paths, each with its own subPath, in the order
     /// written (Nextcloud mounts one claim seven times).
     #[test]
     fn a_volume_mounted_several_times_gives_a_mount_each() {

@@ -186,7 +186,7 @@ mod tests {
         assert!(!mounts_on_one_node(&[]));
     }
 
-    /// Issue 43, finding 6: the chart's claim `grafana` became `grafana-grafana`, and an
+    /// Real charts (2026-12): the chart's claim `grafana` became `grafana-grafana`, and an
     /// existing install started on an empty volume. `claimName` pins the name, whatever the
     /// instance; a stateful component, whose claims Kubernetes names, is refused it.
     #[test]

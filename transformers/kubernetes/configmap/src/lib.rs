@@ -60,7 +60,7 @@ mod tests {
         assert!(out[0].get("binaryData").is_none() && out[0].get("immutable").is_none());
     }
 
-    /// Issue 43, finding 6: a name a migration can keep — `name` pins it, without the
+    /// Real charts (2026-12): a name a migration can keep — `name` pins it, without the
     /// instance prefix.
     #[test]
     fn a_pinned_name_is_the_objects_name_exactly() {

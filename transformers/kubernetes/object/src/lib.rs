@@ -124,7 +124,7 @@ mod tests {
         out.remove(0)
     }
 
-    /// Issue 43: a chart's extraManifests, a list of raw objects from a parameter, each
+    /// A chart's extraManifests, a list of raw objects from a parameter, each
     /// rendered as one written alone; a bad one is named by its position.
     #[test]
     fn a_list_of_objects_renders_each_and_names_a_bad_one_by_position() {

@@ -564,7 +564,7 @@ fn env_from_sources_roll_the_pods_too() {
     );
 }
 
-/// Issue 43, item 5: what is compose's alone — ulimits, a relative bind mount — is a warning
+/// What is compose's alone — ulimits, a relative bind mount — is a warning
 /// (an error under --strict) and a refusal on Kubernetes, never dropped silently.
 #[test]
 fn compose_only_ulimits_warn_and_a_relative_host_path_is_refused() {
