@@ -1113,3 +1113,42 @@ fn more_locals_than_the_limit_are_refused_and_those_within_it_resolve_in_order()
         run.stderr
     );
 }
+
+/// `opm mod vet` plans through the render's own entry with the flags that change the plan:
+/// `-n` is the namespace `${instance.namespace}` reads in vet as in build (vet had no `-n`, so
+/// a module that chose by namespace was vetted for another namespace than it was built for).
+#[test]
+fn vet_and_build_see_the_same_instance_namespace() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let module = write(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: ns, version: 0.1.0}\n\
+         components:\n  api:\n    resources:\n      Container:\n        image: nginx:1.27\n\
+         \x20       ports: {http: {containerPort: 8080}}\n    traits:\n      Expose:\n\
+         \x20       $when: ${instance.namespace != 'staging'}\n        type: ClusterIP\n",
+    );
+    let expose_left_out = "component \"api\", Expose: ${instance.namespace != 'staging'} is false";
+
+    let build = opm(["mod", "build", &module, "-n", "staging"]);
+    assert!(build.exited(0), "{}", build.stderr);
+    assert!(
+        build.stdout.contains("namespace: staging\n"),
+        "{}",
+        build.stdout
+    );
+    assert!(
+        !build.stdout.contains("kind: Service\n"),
+        "{}",
+        build.stdout
+    );
+    let vet = opm(["mod", "vet", &module, "-n", "staging"]);
+    assert!(vet.exited(0), "{}", vet.stderr);
+    assert!(vet.stdout.contains(expose_left_out), "{}", vet.stdout);
+
+    let build = opm(["mod", "build", &module]);
+    assert!(build.stdout.contains("kind: Service\n"), "{}", build.stdout);
+    let vet = opm(["mod", "vet", &module]);
+    assert!(vet.exited(0), "{}", vet.stderr);
+    assert!(!vet.stdout.contains(expose_left_out), "{}", vet.stdout);
+}

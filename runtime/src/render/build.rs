@@ -5,6 +5,9 @@
 //!
 //! Every command that renders goes through it — `opm mod build` writes the result, `opm mod
 //! diff` compares it, the benchmarks time it — so that each renders exactly as the others do.
+//! Its two halves are [`plan`] (load and plan, running nothing) and [`Planning::render`]: `opm
+//! mod vet` prints the plan of the first and renders it with the second, so that what it checks
+//! is exactly what `mod build` would render.
 //! What runs the calls is the one seam: the sandbox, or (for the benchmark of what the sandbox
 //! costs) any other [`Runner`].
 //!
@@ -144,14 +147,48 @@ pub fn build_with(
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     runner: Option<&dyn Runner>,
 ) -> Built {
+    let Planned { redactor, planning } = plan(request, env);
+    let render = planning.and_then(|planning| planning.render(request, &redactor, runner));
+    Built { redactor, render }
+}
+
+/// What [`plan`] made of a [`Request`]: the front half of a render, as [`Built`] is the whole.
+#[derive(Debug)]
+pub struct Planned {
+    /// Masks every sensitive value the module loaded, for everything but the rendered output.
+    pub redactor: Redactor,
+    /// The plan and everything its render needs, or why there is none (a module or provider
+    /// that does not load, bad limits).
+    pub planning: anyhow::Result<Planning>,
+}
+
+/// A plan with everything its render needs: what `opm mod vet` prints, and then, when the plan
+/// is sound, renders ([`Planning::render`]) — the very plan `opm mod build` renders for the same
+/// request.
+#[derive(Debug)]
+pub struct Planning {
+    /// Which transformer runs on which component, and every problem planning found.
+    pub plan: Plan,
+    /// What every call will be told about the render.
+    pub context: RenderContext,
+    providers: ProviderSet,
+    pool: rayon::ThreadPool,
+    limits: provider::CallLimits,
+    renderer: super::Renderer,
+}
+
+/// Loads the module and its values and the providers `request` names, and plans on the render
+/// threads: the front half of [`build`], which nothing of it runs or compiles. `env` is where
+/// `${env:NAME}` and `SOURCE_DATE_EPOCH` are read.
+pub fn plan(request: &Request, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Planned {
     if let Some(Err(error)) = request
         .instance
         .as_deref()
         .map(opm_core::names::check_instance_name)
     {
-        return Built {
+        return Planned {
             redactor: Redactor::new(BTreeSet::new()),
-            render: Err(anyhow::anyhow!(error)),
+            planning: Err(anyhow::anyhow!(error)),
         };
     }
     fewer_huge_pages_for(&request.module);
@@ -159,9 +196,9 @@ pub fn build_with(
     let pool = match render_threads(request.jobs) {
         Ok(pool) => pool,
         Err(error) => {
-            return Built {
+            return Planned {
                 redactor: Redactor::new(BTreeSet::new()),
-                render: Err(error),
+                planning: Err(error),
             };
         }
     };
@@ -175,9 +212,9 @@ pub fn build_with(
     ) {
         Ok(providers) => providers,
         Err(error) => {
-            return Built {
+            return Planned {
                 redactor: Redactor::new(BTreeSet::new()),
-                render: Err(error.into()),
+                planning: Err(error.into()),
             };
         }
     };
@@ -208,12 +245,10 @@ pub fn build_with(
         ),
     );
     let env_read = reads.read();
-    let render = module.map_err(anyhow::Error::from).and_then(|module| {
-        render(
-            request, module, providers, pool, env, env_read, &redactor, runner,
-        )
-    });
-    Built { redactor, render }
+    let planning = module
+        .map_err(anyhow::Error::from)
+        .and_then(|module| planning(request, module, providers, pool, env, env_read));
+    Planned { redactor, planning }
 }
 
 /// From this size on, a module file is rendered without transparent huge pages: about 700
@@ -252,20 +287,15 @@ fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     pool.build().context("starting the render threads")
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the stages' inputs, each used once: a struct of them would only be unpacked"
-)]
-fn render(
+/// The plan of `module` with `providers`, and the context and limits of its render.
+fn planning(
     request: &Request,
     module: opm_core::module::Module,
     providers: ProviderSet,
     pool: rayon::ThreadPool,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     env_read: Vec<String>,
-    redactor: &Redactor,
-    runner: Option<&dyn Runner>,
-) -> anyhow::Result<Render> {
+) -> anyhow::Result<Planning> {
     let mut plan = pool.install(|| {
         matching::plan_providers(
             &module,
@@ -300,101 +330,128 @@ fn render(
         secret_kinds: renderer.1.clone(),
         platform: providers.format().map(str::to_owned),
     };
-    let renderer = renderer.0;
     // The plan and the context hold all the render needs of the module.
     drop_in_background(module);
-
-    // Patches are written for one platform's objects: a render for another leaves them out.
-    let platform = providers
-        .format()
-        .unwrap_or(opm_core::module::patch::DEFAULT_PLATFORM);
-    let (patches, other_platforms): (Vec<&matching::PlanPatch>, Vec<&matching::PlanPatch>) = plan
-        .patches()
-        .iter()
-        .partition(|patch| patch.target.platform() == platform);
-    let patches: Vec<matching::PlanPatch> = patches.into_iter().cloned().collect();
-    let calls: Vec<&matching::Call> = plan.calls().collect();
-    let owner_of = |transformer: &str| {
-        let provider = providers.provider_of(transformer);
-        (
-            provider
-                .map(|p| p.manifest.metadata.name.clone())
-                .unwrap_or_default(),
-            providers
-                .component(transformer)
-                .map(|bytes| format!("blake3:{}", blake3::hash(bytes).to_hex()))
-                .unwrap_or_default(),
-        )
-    };
-    let rendered = pool.install(|| {
-        // The sandbox holds the renderer's memory too.
-        let mut ceiling = limits.ceiling();
-        ceiling.memory = ceiling.memory.max(
-            super::renderer::limits(&renderer.limits, 0)
-                .map_err(anyhow::Error::msg)?
-                .memory,
-        );
-        let sandbox = Sandbox::with_compiler(&ceiling, request.compiler)?
-            .with_precompiled(&crate::embedded::CODE)
-            .with_cache(request.cache.clone())
-            .with_redactor(redactor.clone());
-        let mut rendered = match runner {
-            Some(runner) => super::execute_patched(runner, &calls, &context, &limits, &patches),
-            None => {
-                let transformers = compile(&sandbox, &plan, &providers, request.progress)?;
-                let sandboxed = Sandboxed {
-                    sandbox: &sandbox,
-                    transformers: &transformers,
-                };
-                let mut rendered =
-                    super::execute_patched(&sandboxed, &calls, &context, &limits, &patches);
-                rendered.code = transformers
-                    .values()
-                    .filter_map(|compiled| compiled.as_ref().ok())
-                    .map(|compiled| {
-                        super::code_load(
-                            compiled.name.to_string(),
-                            compiled.digest.to_string(),
-                            &compiled.code,
-                        )
-                    })
-                    .collect();
-                rendered
-            }
-        };
-        // The renderer runs even when a call failed, so that what it refuses (two resources
-        // that are one object) is reported with the rest; nothing is written then anyway.
-        if plan.is_ok() {
-            super::renderer::run(
-                &sandbox,
-                &renderer,
-                &mut rendered,
-                &context,
-                &request.output,
-                &owner_of,
-            );
-        }
-        rendered.left_out_patches = other_platforms
-            .iter()
-            .map(|patch| {
-                format!(
-                    "{}: {} is for {} objects, and this render is for {platform}: left out",
-                    patch.at,
-                    patch.name(),
-                    patch.target.platform()
-                )
-            })
-            .collect();
-        Ok::<_, anyhow::Error>(rendered)
-    })?;
-    drop(calls);
-    drop_in_background(providers);
-    Ok(Render {
+    Ok(Planning {
         plan,
         context,
-        rendered,
+        providers,
         pool,
+        limits,
+        renderer: renderer.0,
     })
+}
+
+impl Planning {
+    /// Compiles the transformers the plan calls and runs every call (by `runner`, else in the
+    /// sandbox, guests' words through `redactor`), then the renderer when the plan is sound: the
+    /// back half of [`build`].
+    pub fn render(
+        self,
+        request: &Request,
+        redactor: &Redactor,
+        runner: Option<&dyn Runner>,
+    ) -> anyhow::Result<Render> {
+        let Self {
+            plan,
+            context,
+            providers,
+            pool,
+            limits,
+            renderer,
+        } = self;
+        // Patches are written for one platform's objects: a render for another leaves them out.
+        let platform = providers
+            .format()
+            .unwrap_or(opm_core::module::patch::DEFAULT_PLATFORM);
+        let (patches, other_platforms): (Vec<&matching::PlanPatch>, Vec<&matching::PlanPatch>) =
+            plan.patches()
+                .iter()
+                .partition(|patch| patch.target.platform() == platform);
+        let patches: Vec<matching::PlanPatch> = patches.into_iter().cloned().collect();
+        let calls: Vec<&matching::Call> = plan.calls().collect();
+        let owner_of = |transformer: &str| {
+            let provider = providers.provider_of(transformer);
+            (
+                provider
+                    .map(|p| p.manifest.metadata.name.clone())
+                    .unwrap_or_default(),
+                providers
+                    .component(transformer)
+                    .map(|bytes| format!("blake3:{}", blake3::hash(bytes).to_hex()))
+                    .unwrap_or_default(),
+            )
+        };
+        let rendered = pool.install(|| {
+            // The sandbox holds the renderer's memory too.
+            let mut ceiling = limits.ceiling();
+            ceiling.memory = ceiling.memory.max(
+                super::renderer::limits(&renderer.limits, 0)
+                    .map_err(anyhow::Error::msg)?
+                    .memory,
+            );
+            let sandbox = Sandbox::with_compiler(&ceiling, request.compiler)?
+                .with_precompiled(&crate::embedded::CODE)
+                .with_cache(request.cache.clone())
+                .with_redactor(redactor.clone());
+            let mut rendered = match runner {
+                Some(runner) => super::execute_patched(runner, &calls, &context, &limits, &patches),
+                None => {
+                    let transformers = compile(&sandbox, &plan, &providers, request.progress)?;
+                    let sandboxed = Sandboxed {
+                        sandbox: &sandbox,
+                        transformers: &transformers,
+                    };
+                    let mut rendered =
+                        super::execute_patched(&sandboxed, &calls, &context, &limits, &patches);
+                    rendered.code = transformers
+                        .values()
+                        .filter_map(|compiled| compiled.as_ref().ok())
+                        .map(|compiled| {
+                            super::code_load(
+                                compiled.name.to_string(),
+                                compiled.digest.to_string(),
+                                &compiled.code,
+                            )
+                        })
+                        .collect();
+                    rendered
+                }
+            };
+            // The renderer runs even when a call failed, so that what it refuses (two resources
+            // that are one object) is reported with the rest; nothing is written then anyway.
+            if plan.is_ok() {
+                super::renderer::run(
+                    &sandbox,
+                    &renderer,
+                    &mut rendered,
+                    &context,
+                    &request.output,
+                    &owner_of,
+                );
+            }
+            rendered.left_out_patches = other_platforms
+                .iter()
+                .map(|patch| {
+                    format!(
+                        "{}: {} is for {} objects, and this render is for {platform}: left out",
+                        patch.at,
+                        patch.name(),
+                        patch.target.platform()
+                    )
+                })
+                .collect();
+            Ok::<_, anyhow::Error>(rendered)
+        })?;
+        drop(calls);
+        drop_in_background(providers);
+        Ok(Render {
+            plan,
+            context,
+            rendered,
+            pool,
+        })
+    }
 }
 
 /// The renderer of a render with `providers`, the kinds its provider calls secret, and what the

@@ -15,7 +15,10 @@ mod renderer;
 
 pub use opm_core::render::*;
 
-pub use build::{Built, Precompiled, Render, Request, build, build_with, compile_into_cache};
+pub use build::{
+    Built, Planned, Planning, Precompiled, Render, Request, build, build_with, compile_into_cache,
+    plan,
+};
 pub(crate) use execute::Sandboxed;
 pub use execute::{Runner, Transformers, execute, execute_patched, execute_with};
 pub use renderer::{OutputOptions, Renderer, run as run_renderer};

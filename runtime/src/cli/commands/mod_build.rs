@@ -27,12 +27,6 @@ pub struct BuildArgs {
     #[command(flatten)]
     pub module: ModuleArgs,
 
-    /// Namespace of the rendered resources (default: the module's, else `default`).
-    ///
-    /// Example: -n shop-staging
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
-    pub namespace: Option<String>,
-
     /// Output format, as the provider's renderer writes it: for Kubernetes a multi-document
     /// YAML stream, or a JSON `v1` List.
     ///
@@ -138,7 +132,6 @@ impl BuildArgs {
     pub fn request(&self, env: &dyn Fn(&str) -> Option<String>) -> Request {
         let verbose = self.verbose();
         Request {
-            namespace: self.namespace.clone(),
             jobs: self.jobs,
             caps: self.limits.caps(),
             cache: self.cache.cache(env),

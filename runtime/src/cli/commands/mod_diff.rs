@@ -67,12 +67,6 @@ pub struct DiffArgs {
     #[arg(long)]
     pub show_secrets: bool,
 
-    /// Namespace of the rendered resources (default: the module's, else `default`).
-    ///
-    /// Example: -n shop-staging
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
-    pub namespace: Option<String>,
-
     /// Transform calls run at once (default: every core).
     ///
     /// Example: -j 1
@@ -211,7 +205,6 @@ fn render(
 ) -> anyhow::Result<Option<(Vec<Value>, Redactor, String)>> {
     let request = render::Request {
         providers: providers.to_vec(),
-        namespace: args.namespace.clone(),
         jobs: args.jobs,
         caps: args.limits.caps(),
         cache: args.cache.cache(out.env),

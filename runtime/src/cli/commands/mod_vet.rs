@@ -6,7 +6,6 @@
 //! what the render refuses (a name over the platform's limit, a failing call). Exits 1 when the
 //! plan has errors or the render fails, 2 when the module or provider cannot be loaded.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -14,8 +13,9 @@ use clap::{Args, ValueEnum};
 
 use super::module_args::ModuleArgs;
 use crate::cli::{EXIT_FAILED, Output};
-use opm_core::redact::{RedactingWriter, Redactor};
-use opm_core::{matching, module, provider};
+use crate::render::{self, Built, Planned, Request};
+use opm_core::matching;
+use opm_core::redact::RedactingWriter;
 use opm_sandbox::CompileCache;
 
 /// Arguments of `opm mod vet`.
@@ -44,121 +44,63 @@ pub enum VetFormat {
     Json,
 }
 
-/// Runs `opm mod vet`.
+/// Runs `opm mod vet`: the front half of the render `opm mod build` would run with the same
+/// flags ([`render::plan`]), printed, and its back half when the plan is sound.
 pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    // The providers first, as a render loads them: the module's expressions see the platform.
-    let providers = match provider::load_set(
-        &args.module.provider,
-        &args.module.module,
-        args.module.renderer.as_deref(),
-        out.env,
-        &crate::embedded::PROVIDERS,
-    ) {
-        Ok(providers) => providers,
-        Err(error) => return Ok(crate::report::exit_status(Err(error.into()), out.stderr)),
+    let request = Request {
+        explain: matching::Explain::Everything,
+        cache: CompileCache::from_env(out.env),
+        ..args.module.request()
     };
-    let mut sensitive = BTreeSet::new();
-    let allowed = args.module.allow_env();
-    let reads = module::env::EnvReads::new(out.env, allowed.as_deref());
-    let lookup = |name: &str| reads.lookup(name);
-    let module = reads.explain(module::load(
-        &args.module.module,
-        &args.module.values,
-        &args.module.set,
-        &module::Instance {
-            name: args.module.instance.clone(),
-            namespace: None,
-            platform: providers.format().map(str::to_owned),
-        },
-        &lookup,
-        &mut sensitive,
-    ));
+    let Planned { redactor, planning } = render::plan(&request, out.env);
     // The plan is not rendered output: what vet prints on stdout goes through the redactor as
     // well as everything on stderr, the module's own load errors included.
-    let redactor = Redactor::keeping(
-        sensitive,
-        module::public_names(
-            module.as_ref().ok(),
-            &args.module.module,
-            &args.module.values,
-            args.module.instance.as_deref(),
-            None,
-        ),
-    );
     let mut stdout = RedactingWriter::new(&mut *out.stdout, &redactor);
     let mut stderr = RedactingWriter::new(&mut *out.stderr, &redactor);
     if let Some(warning) = redactor.warning() {
         writeln!(stderr, "warning: {warning}")?;
     }
-    let result = module.map_err(anyhow::Error::from).and_then(|module| {
-        vet(
-            &args,
-            &module,
-            &providers,
-            reads.read(),
-            &mut stdout,
-            &mut stderr,
-        )
-    });
-    // A sound plan is rendered too, writing nothing: what only the transformers' output shows
-    // — a name over the platform's limit, a call that fails — is found here, not at deploy.
-    let result = match result {
-        Ok(status) if status == ExitCode::SUCCESS && !args.plan_only => {
-            stdout.flush()?;
-            render_check(&args, out.env, &mut stderr)
+    let result = planning.and_then(|planning| {
+        let status = print(&args, &planning.plan, &mut stdout, &mut stderr)?;
+        if status != ExitCode::SUCCESS || args.plan_only {
+            return Ok(status);
         }
-        other => other,
-    };
+        // A sound plan is rendered too, writing nothing: what only the transformers' output
+        // shows — a name over the platform's limit, a call that fails — is found here, not at
+        // deploy.
+        stdout.flush()?;
+        let built = Built {
+            render: planning.render(&request, &redactor, None),
+            redactor: redactor.clone(),
+        };
+        let status =
+            crate::report::render(built, None, &mut stderr, &mut |_, _| Ok(ExitCode::SUCCESS))?;
+        if status != ExitCode::SUCCESS {
+            writeln!(
+                stderr,
+                "error: the plan is sound, but rendering it fails as above (mod vet renders it \
+                 too, writing nothing)"
+            )?;
+        }
+        Ok(status)
+    });
     let status = crate::report::exit_status(result, &mut stderr);
     stdout.flush()?;
     stderr.flush()?;
     Ok(status)
 }
 
-/// Renders what `args` name as `opm mod build` would, writing nothing; its problems on
-/// `stderr`, and the exit status `mod build` would have.
-fn render_check(
+/// Prints `plan` as `args` ask, and says on `stderr` how many errors it has.
+fn print(
     args: &VetArgs,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
-    stderr: &mut dyn Write,
-) -> anyhow::Result<ExitCode> {
-    let request = crate::render::Request {
-        cache: CompileCache::from_env(env),
-        ..args.module.request()
-    };
-    let built = crate::render::build(&request, env);
-    let status =
-        crate::report::render(built, None, &mut *stderr, &mut |_, _| Ok(ExitCode::SUCCESS))?;
-    if status != ExitCode::SUCCESS {
-        writeln!(
-            stderr,
-            "error: the plan is sound, but rendering it fails as above (mod vet renders it too, \
-             writing nothing)"
-        )?;
-    }
-    Ok(status)
-}
-
-fn vet(
-    args: &VetArgs,
-    module: &module::Module,
-    providers: &provider::ProviderSet,
-    env_read: Vec<String>,
+    plan: &matching::Plan,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let mut plan = matching::plan_providers(
-        module,
-        &providers.manifests(),
-        args.module.strict,
-        matching::Explain::Everything,
-    );
-    plan.set_renderer(crate::render::build::renderer_of(providers)?.2);
-    plan.set_env_read(env_read);
     match args.output {
         VetFormat::Text => plan.write_text(stdout)?,
         VetFormat::Json => {
-            serde_json::to_writer_pretty(&mut *stdout, &plan)?;
+            serde_json::to_writer_pretty(&mut *stdout, plan)?;
             writeln!(stdout)?;
         }
     }

@@ -73,6 +73,12 @@ pub struct ModuleArgs {
     #[arg(long, value_name = "PROVIDER")]
     pub renderer: Option<String>,
 
+    /// Namespace of the rendered resources (default: the module's, else `default`).
+    ///
+    /// Example: -n shop-staging
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
     /// An environment variable `${env:NAME}` may read (repeatable; NAME may end in `*` for
     /// every name with that prefix). Given once, it makes the list: a module that reads any
     /// other fails, naming it. Default: any variable (`opm mod vet` lists those read).
@@ -126,6 +132,7 @@ impl ModuleArgs {
             providers: self.provider.clone(),
             renderer: self.renderer.clone(),
             allow_env: self.allow_env(),
+            namespace: self.namespace.clone(),
             ..Request::new(&self.module)
         }
     }
