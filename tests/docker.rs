@@ -39,7 +39,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Where Debian's `docker.io` installs the daemon; `dockerd` on `PATH` otherwise.
-const DOCKERD: &str = "/usr/sbin/dockerd";
+pub(crate) const DOCKERD: &str = "/usr/sbin/dockerd";
 /// Where Debian's `busybox-static` installs busybox.
 const BUSYBOX: &str = "/bin/busybox";
 /// The image [`Engine::busybox_image`] builds.

@@ -12,6 +12,7 @@ pub mod guests {
 }
 
 pub mod docker;
+pub mod tier;
 mod toolchain;
 
 use std::path::{Path, PathBuf};
@@ -212,4 +213,24 @@ fn write_creating_dirs(path: &Path, bytes: &[u8]) {
         std::fs::create_dir_all(parent).expect("create component folder");
     }
     std::fs::write(path, bytes).expect("write component");
+}
+
+/// Whether the caller, the test `name` of this test binary, is alone in its process and should
+/// run: under nextest (a process per test) it is; under a runner that puts tests side by side
+/// in one process (`cargo test`), this runs `name` again in a child process of its own, checks
+/// that it passed, and returns false. For a test that measures or sets something of its whole
+/// process (its peak memory, a `prctl` flag).
+pub fn in_own_process(name: &str) -> bool {
+    let own = std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test")
+        || std::env::var_os("OPM_OWN_PROCESS").is_some();
+    if own {
+        return true;
+    }
+    let status = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .env("OPM_OWN_PROCESS", "1")
+        .status()
+        .expect("the test binary runs again");
+    assert!(status.success(), "{name} failed in a process of its own");
+    false
 }

@@ -89,6 +89,84 @@ fn every_opm_command_of_the_readme_runs_as_written() {
     assert_eq!(summary["event"], "summary");
 }
 
+/// Every sample of what opm prints that the README shows (a `text` block whose first line is
+/// `$ opm …`) is what that command prints now: each line shown (but `…`, which stands for lines
+/// left out) comes in the output in that order, the same but for times (`0.37 ms`,
+/// `"micros":321`), which differ from run to run. Fuel is counted, not timed, so it must match.
+#[test]
+fn every_sample_output_of_the_readme_is_what_opm_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .expect("README.md");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let bin = Path::new(env!("CARGO_BIN_EXE_opm"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut samples = 0;
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        if line != "```text" {
+            continue;
+        }
+        let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+        let Some(command) = block.first().and_then(|first| first.strip_prefix("$ opm ")) else {
+            continue;
+        };
+        samples += 1;
+        let output = Command::new("bash")
+            .args(["-euo", "pipefail", "-c", &format!("opm {command}")])
+            .current_dir(&root)
+            .env("PATH", &path)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run bash");
+        assert!(output.status.success(), "README sample failed: {command}");
+        let printed: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .chain(String::from_utf8_lossy(&output.stderr).lines())
+            .map(untimed)
+            .collect();
+        let mut at = 0;
+        for shown in block[1..].iter().filter(|l| l.trim() != "…") {
+            let shown = untimed(shown);
+            match printed[at..].iter().position(|line| *line == shown) {
+                Some(found) => at += found + 1,
+                None => panic!(
+                    "README sample `opm {command}` shows\n  {shown}\nwhich it does not print \
+                     (in this order); it prints:\n{}",
+                    printed.join("\n")
+                ),
+            }
+        }
+    }
+    assert!(samples >= 2, "found {samples} samples");
+}
+
+/// `line` with its times made `N`: `0.37 ms` and `"micros":321`.
+fn untimed(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
+        let (before, from) = rest.split_at(at);
+        let end = from
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(from.len());
+        let (number, after) = from.split_at(end);
+        let timed = after.starts_with(" ms") || before.ends_with("\"micros\":");
+        out.push_str(before);
+        out.push_str(if timed { "N" } else { number });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The repository stands alone: no file cites a design document or a path outside it; every
 /// relative link of its Markdown files names a file that exists, and a heading of it when the
 /// link has an anchor; every page of `docs/`, or Markdown file with an anchor, that another

@@ -76,6 +76,12 @@ fn http_get(port: u16) -> std::io::Result<String> {
 
 #[test]
 fn compose_run_end_to_end() {
+    if !opm_tests::tier::needs(
+        "compose::compose_run_end_to_end",
+        opm_tests::tier::Need::Docker,
+    ) {
+        return;
+    }
     let work = tempfile::tempdir().expect("temp dir");
     let module = repo_root().join("tests/fixtures/compose-run/module.yaml");
     let file = render(&module, work.path());

@@ -340,8 +340,8 @@ fn assert_healthy_rendered_and_attacks_reported(
     }
 }
 
-/// The process's peak resident set, in bytes (Linux: `VmHWM` of `/proc/self/status`). nextest
-/// runs each test in a process of its own, so this is the test's own peak.
+/// The process's peak resident set, in bytes (Linux: `VmHWM` of `/proc/self/status`): the test's
+/// own peak, as each test that reads it runs alone in its process (`opm_tests::in_own_process`).
 fn peak_rss() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
     let kib: u64 = status
@@ -358,6 +358,11 @@ const PEAK_RSS_BOUND: u64 = 384 << 20;
 
 #[test]
 fn a_render_of_100_components_with_10_hostile_transformers_completes_the_90() {
+    if !opm_tests::in_own_process(
+        "hostile::a_render_of_100_components_with_10_hostile_transformers_completes_the_90",
+    ) {
+        return;
+    }
     let all = attacks();
     let ten: Vec<_> = all
         .iter()
@@ -389,6 +394,9 @@ fn a_render_of_100_components_with_10_hostile_transformers_completes_the_90() {
 
 #[test]
 fn every_attack_at_once_leaves_the_host_bounded() {
+    if !opm_tests::in_own_process("hostile::every_attack_at_once_leaves_the_host_bounded") {
+        return;
+    }
     let attacks = attacks();
     let rendered = render_with_attacks(90, &attacks);
     assert_healthy_rendered_and_attacks_reported(&rendered, 90, &attacks);

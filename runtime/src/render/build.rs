@@ -612,10 +612,25 @@ mod tests {
     use super::*;
 
     /// A small module leaves transparent huge pages on; a large one turns them off for the
-    /// process (each test runs in a process of its own under nextest).
+    /// process. The flag is the whole process's, so the test runs alone in one: under nextest
+    /// each test does; under `cargo test` it runs itself again in a child.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_large_module_turns_huge_pages_off() {
+        let alone = std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test")
+            || std::env::var_os("OPM_OWN_PROCESS").is_some();
+        if !alone {
+            let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+                .args([
+                    "--exact",
+                    "render::build::tests::a_large_module_turns_huge_pages_off",
+                ])
+                .env("OPM_OWN_PROCESS", "1")
+                .status()
+                .expect("the test binary runs again");
+            assert!(status.success(), "the test failed in a process of its own");
+            return;
+        }
         let disabled = || rustix::thread::transparent_huge_pages_are_disabled().expect("prctl");
         assert!(!disabled(), "huge pages were off before the test");
         let dir = tempfile::tempdir().expect("temp dir");
