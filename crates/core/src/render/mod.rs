@@ -10,6 +10,7 @@
 
 pub mod checksum;
 pub mod context;
+pub mod diff;
 pub mod emit;
 pub mod identity;
 pub mod layout;
