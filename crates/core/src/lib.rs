@@ -22,7 +22,8 @@
 //! component may import), [`origin`] (where a piece of a module came from), [`progress`] (the
 //! progress line of slow work), [`files`] (writes that never leave half a file), [`json`]
 //! (canonical JSON), [`yaml`] (the parser's errors in words), [`names`] (the names the platform
-//! accepts), [`background`] (work started early). No module imports from one that imports it
+//! accepts), [`background`] (work started early). Above them all, [`inspect`] is what `opm
+//! provider inspect` shows of a provider. No module imports from one that imports it
 //! (`runtime/tests/layering.rs` checks).
 
 pub mod background;
@@ -31,6 +32,7 @@ pub mod calls;
 pub mod contract;
 pub mod definitions;
 pub mod files;
+pub mod inspect;
 pub use opm_bundle_format::json;
 pub mod matching;
 pub mod module;

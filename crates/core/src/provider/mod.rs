@@ -17,7 +17,6 @@
 //! checks every component in full first ([`Provider::check_components`]).
 
 mod embedded;
-pub mod inspect;
 pub mod installed;
 pub mod manifest;
 pub mod oci;

@@ -6,7 +6,7 @@
 //! `kubernetes`); loading checks everything, so inspecting a tampered bundle exits 2.
 //!
 //! With `--key`, the signature is verified and a signature that does not verify exits 1. What
-//! is shown is the core's `provider::inspect`; this parses the flags and prints it escaped.
+//! is shown is the core's `inspect`; this parses the flags and prints it escaped.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,8 +14,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use crate::cli::{EXIT_FAILED, Output};
+use opm_core::inspect::{SignatureStatus, report, signature_status, write_text};
 use opm_core::provider;
-use opm_core::provider::inspect::{SignatureStatus, report, signature_status, write_text};
 
 /// Arguments of `opm provider inspect`.
 #[derive(Debug, Args)]

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{ComponentInfos, LimitsSpec, Provider};
 use crate::bundle::component::{ComponentInfo, Producers};
 use crate::bundle::signature;
 use crate::definitions::DefinitionSpec;
 use crate::matching;
 use crate::provider;
+use crate::provider::{ComponentInfos, LimitsSpec, Provider};
 
 /// The signature status of a provider.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
