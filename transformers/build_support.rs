@@ -126,7 +126,7 @@ pub fn build_components_for(
 }
 
 /// The cargo that builds the guests. Under rustup, the one `rust-toolchain.toml` pins, whatever
-/// toolchain builds the host: `cargo +nightly fuzz build` then finds the guests the stable
+/// toolchain builds the host: a build by another toolchain then finds the guests the stable
 /// build made (with `OPM_GUEST_TARGET_DIR` naming its guest directory) instead of building
 /// them all again. Without rustup, the cargo that runs this build script.
 fn guest_cargo(workspace: &Path) -> Command {

@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         return isolated::serve(&rest);
     }
     // Every component this process compiles is compiled in a child of this binary, under a
-    // memory limit and a deadline (`sandbox::isolated`).
+    // memory limit and a deadline (`opm_sandbox::isolated`).
     match CompileProcess::from_env(
         CompileProcess::this_program(),
         &opm_runtime::cli::process_env,

@@ -161,7 +161,7 @@ fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
 
 /// The fourth security pass: a compiler's memory and time were bounded by nothing. Every
 /// compile runs in a child `opm` under a data-segment limit and a deadline
-/// (`OPM_COMPILE_MEMORY` in MiB, `OPM_COMPILE_TIMEOUT` in seconds; `sandbox::isolated`): past
+/// (`OPM_COMPILE_MEMORY` in MiB, `OPM_COMPILE_TIMEOUT` in seconds; `opm_sandbox::isolated`): past
 /// either, that component fails by name, a render goes on to report the others, and `provider
 /// init` — which compiles before it locks — leaves the lock as it was.
 #[test]

@@ -6,7 +6,7 @@
 //! renders, the embedded provider's precompiled code and all.
 //!
 //! The build is the README's, but for the profile: the `dev` profile (its dependencies are
-//! optimised as a release build's; opm's own crate is not), which saves CI minutes of
+//! optimised as a release build's; opm's own crates are not), which saves CI minutes of
 //! optimising what renders one module here. CI builds it once, before the suite, and names it
 //! in `OPM_STATIC_OPM` (`.ci/run`); without it, the test builds it.
 

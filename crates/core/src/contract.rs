@@ -1,12 +1,12 @@
 //! The host–guest contract beyond the WIT types (`docs/host-guest-contract.md`): what a transformer
 //! component must export and what it may import. Both the bundle checks
-//! ([`crate::bundle::component`]), which refuse a component at load, and the sandbox
-//! ([`crate::sandbox`]), which links its imports, read it from here, so the two can never disagree.
+//! ([`crate::bundle::component`]), which refuse a component at load, and the sandbox (the crate
+//! `opm-sandbox`), which links its imports, read it from here, so the two can never disagree.
 //!
 //! A transformer may import opm's own `log` and `types` interfaces, and the WASI 0.2 interfaces
 //! other toolchains' components import (componentize-js, componentize-py, `wasm32-wasip2`,
 //! wasi-libc through the preview-1 adapter). Those are satisfied by a context that grants
-//! nothing (`sandbox/wasi.rs`). Anything else — `wasi:http`, WASI 0.3, a host function of
+//! nothing (`crates/sandbox/src/wasi.rs`). Anything else — `wasi:http`, WASI 0.3, a host function of
 //! another runtime — is refused when the bundle is loaded.
 //!
 //! ```

@@ -215,7 +215,7 @@ impl CompileCache {
         //   here that makes a MAC with that key is `store_code`, over `component.serialize()`
         //   (through `store`), over the code built into opm that `engine` has just loaded, or
         //   over the code a compiler child made that `engine` has just loaded
-        //   (`Sandbox::compile_component`, `sandbox::isolated`); so the bytes are what `store_code` wrote, unless
+        //   (`Sandbox::compile_component`, `isolated`); so the bytes are what `store_code` wrote, unless
         //   someone who can read the user's key file (the user, or root) forged them — who can
         //   run native code as the user anyway;
         // - that MAC covers `digest`, the BLAKE3 of `bytes`, and `compatibility`, this engine's

@@ -1,5 +1,5 @@
-//! The engine half of the sandbox: [`Sandbox`] and [`CompiledTransformer`], built only with
-//! the `sandbox` feature (wasmtime).
+//! The engine of the sandbox: [`Sandbox`] and [`CompiledTransformer`], over wasmtime, which this
+//! crate alone of opm's runs.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};

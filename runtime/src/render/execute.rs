@@ -1,6 +1,6 @@
 //! Running a render's calls: each in the sandbox (or through another [`Runner`]), in parallel,
 //! with its output checked and labelled on the thread that ran it, then merged in call order,
-//! patched, and its checksum references resolved. Built with the `sandbox` feature. What order
+//! patched, and its checksum references resolved, through `opm_sandbox`. What order
 //! the resources are written in, and which of them are one object on the platform, is the
 //! renderer's to say ([`super::renderer`]).
 

@@ -4,8 +4,9 @@
 //! (`docs/cli.md#exit-status`). The progress line of slow work is [`opm_core::progress`], which the
 //! pipeline itself shows.
 //!
-//! [`render`] is the one place a render's outcome becomes words and a status: `opm mod build`
-//! and `opm mod diff` both hand it what [`crate::render::build`] returned. Every line goes
+//! [`render`] is the one place a render's outcome becomes words and a status: `opm mod build`,
+//! `mod diff`, `mod vet` and `transformer test` all hand it what [`crate::render::build`] (or
+//! `Planning::render`) returned. Every line goes
 //! through the redactor of the module's sensitive values.
 
 pub mod verbose;

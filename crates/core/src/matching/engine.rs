@@ -138,7 +138,7 @@ pub fn plan_providers(
         components_in_order
             .par_iter()
             // Short runs, so that no thread is left idle behind one that plans many large
-            // components alone (see `render::execute`).
+            // components alone (see `opm_runtime::render::execute`).
             .with_max_len(16)
             .map(plan_one)
             .collect()

@@ -381,7 +381,7 @@ fn patch_value<'a>(
 }
 
 /// The most a JSON Patch may make of one object, in bytes of JSON: what a call may return by
-/// default ([`crate::sandbox::Limits`]).
+/// default ([`crate::calls::Limits`]).
 pub const MAX_PATCHED_OBJECT: usize = 16 << 20;
 
 /// The work all of one render's patches may do together, in bytes of JSON copied, compared,

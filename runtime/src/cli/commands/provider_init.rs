@@ -73,7 +73,7 @@ pub fn run(args: InitArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // Each provider is compiled before the lock names it: one whose components cannot be
-    // compiled (within the compiler's limits, `sandbox::isolated`) is never locked, and the lock
+    // compiled (within the compiler's limits, `opm_sandbox::isolated`) is never locked, and the lock
     // stays as it was.
     let root = installed::find(&std::env::current_dir()?, out.env)?
         .context("the project's .opm directory went away")?;
