@@ -48,15 +48,7 @@ fn every_opm_command_of_the_readme_runs_as_written() {
         scratch.path().join("examples"),
     )
     .expect("link the examples");
-    let bin = Path::new(env!("CARGO_BIN_EXE_opm"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with_opm();
     for command in &commands {
         let output = Command::new("bash")
             .args(["-euo", "pipefail", "-c", command])
@@ -99,15 +91,7 @@ fn every_sample_output_of_the_readme_is_what_opm_prints() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
             .expect("README.md");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = Path::new(env!("CARGO_BIN_EXE_opm"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with_opm();
     let mut samples = 0;
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {
@@ -165,6 +149,16 @@ fn untimed(line: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `PATH` with the test build's `opm` first, as the README's commands name it.
+fn path_with_opm() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_opm")).parent().unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// The repository stands alone: no file cites a design document or a path outside it; every
