@@ -240,3 +240,48 @@ pub fn pretty(value: &Value) -> String {
     text.push('\n');
     text
 }
+
+/// How one case went.
+#[derive(Debug)]
+pub enum Verdict {
+    /// It returned what was expected.
+    Pass,
+    /// `--bless` recorded what it returned.
+    Blessed,
+    /// Why it failed: a diff, or what the sandbox said.
+    Fail(String),
+}
+
+/// Compares the outcome of the case in `dir` with its `expected` value, or records it there
+/// with `bless`.
+pub fn verdict(
+    dir: &Path,
+    expected: Option<&Value>,
+    outcome: &Result<Value, String>,
+    bless: bool,
+) -> anyhow::Result<Verdict> {
+    let got = match outcome {
+        Ok(got) => got,
+        Err(error) => return Ok(Verdict::Fail(format!("the call did not return: {error}"))),
+    };
+    if bless {
+        if expected == Some(got) {
+            return Ok(Verdict::Pass);
+        }
+        let path = dir.join(EXPECTED);
+        opm_core::files::write_atomically(&path, pretty(got).as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        return Ok(Verdict::Blessed);
+    }
+    let Some(expected) = expected else {
+        return Ok(Verdict::Fail(format!(
+            "no {} (run with --bless to record what it returns); it returned:\n{}",
+            EXPECTED,
+            pretty(got)
+        )));
+    };
+    Ok(match compare(expected, got) {
+        None => Verdict::Pass,
+        Some(diff) => Verdict::Fail(diff),
+    })
+}

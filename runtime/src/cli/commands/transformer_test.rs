@@ -12,7 +12,6 @@
 //! the module with the given providers and the renderer's own, and compares every file it
 //! writes with `rendered/` beside the module.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -23,9 +22,9 @@ use serde_json::Value;
 use super::module_args::{CacheArgs, LimitArgs};
 use crate::authoring::cases::{self, Ran};
 use crate::authoring::project::{self, Kind};
-use crate::authoring::renderer_cases;
+use crate::authoring::{goldens, renderer_cases};
 use crate::cli::{EXIT_FAILED, Output};
-use crate::render::{OutputFile, OutputOptions, Renderer};
+use crate::render::{OutputOptions, Renderer};
 use opm_core::provider::{LimitsSpec, ProviderManifest};
 use opm_sandbox::Compiler;
 use opm_sandbox::{Bytes, Limits, Sandbox};
@@ -278,9 +277,9 @@ fn run_cases(
             ran.elapsed.as_secs_f64() * 1000.0
         );
         let verdict = if ran.refused.is_empty() {
-            verdict(folder, &ran.outcome, bless)?
+            cases::verdict(folder.dir, folder.expected, &ran.outcome, bless)?
         } else {
-            Verdict::Fail(format!(
+            cases::Verdict::Fail(format!(
                 "{refused_header}\n{}",
                 ran.refused
                     .iter()
@@ -290,9 +289,9 @@ fn run_cases(
             ))
         };
         let label = match &verdict {
-            Verdict::Pass => "ok",
-            Verdict::Blessed => "blessed",
-            Verdict::Fail(_) => "FAIL",
+            cases::Verdict::Pass => "ok",
+            cases::Verdict::Blessed => "blessed",
+            cases::Verdict::Fail(_) => "FAIL",
         };
         writeln!(
             out.stdout,
@@ -300,9 +299,9 @@ fn run_cases(
             folder.name
         )?;
         match verdict {
-            Verdict::Pass => passed += 1,
-            Verdict::Blessed => blessed += 1,
-            Verdict::Fail(why) => {
+            cases::Verdict::Pass => passed += 1,
+            cases::Verdict::Blessed => blessed += 1,
+            cases::Verdict::Fail(why) => {
                 failed += 1;
                 for line in why.lines() {
                     writeln!(out.stdout, "      {line}")?;
@@ -494,18 +493,21 @@ fn render_with(
         if count == 1 { "" } else { "s" }
     );
     let compared = match kind {
-        Kind::Transformer => compare_stream(&files, &golden, args.bless)?,
-        Kind::Renderer => compare_files(&files, &golden, args.bless)?,
+        Kind::Transformer => goldens::compare_stream(&files, &golden, args.bless)?,
+        Kind::Renderer => goldens::compare_files(&files, &golden, args.bless)?,
     };
-    let passed = matches!(compared, Compared::Same | Compared::Blessed);
+    let passed = matches!(
+        compared,
+        goldens::Compared::Same | goldens::Compared::Blessed
+    );
     match compared {
-        Compared::Same => writeln!(out.stdout, "  ok      {summary}")?,
-        Compared::Blessed => writeln!(
+        goldens::Compared::Same => writeln!(out.stdout, "  ok      {summary}")?,
+        goldens::Compared::Blessed => writeln!(
             out.stdout,
             "  blessed {summary}, written to {}",
             golden.display()
         )?,
-        Compared::Missing => {
+        goldens::Compared::Missing => {
             writeln!(out.stdout, "  FAIL    {summary}")?;
             writeln!(
                 out.stdout,
@@ -513,7 +515,7 @@ fn render_with(
                 golden.display()
             )?;
         }
-        Compared::Differs(diff) => {
+        goldens::Compared::Differs(diff) => {
             writeln!(out.stdout, "  FAIL    {summary}")?;
             for line in diff.lines() {
                 writeln!(out.stdout, "      {line}")?;
@@ -521,135 +523,6 @@ fn render_with(
         }
     }
     Ok(passed)
-}
-
-/// How a render compared with what was recorded.
-enum Compared {
-    /// It is what was recorded.
-    Same,
-    /// `--bless` recorded it.
-    Blessed,
-    /// Nothing was recorded.
-    Missing,
-    /// It differs: a diff.
-    Differs(String),
-}
-
-/// The one stream of a render (`files`, one file) against the file `golden`.
-fn compare_stream(files: &[OutputFile], golden: &Path, bless: bool) -> anyhow::Result<Compared> {
-    let bytes = files
-        .first()
-        .map(|file| file.bytes.clone())
-        .unwrap_or_default();
-    let text = String::from_utf8(bytes)?;
-    let expected = std::fs::read_to_string(golden).ok();
-    if expected.as_deref() == Some(text.as_str()) {
-        return Ok(Compared::Same);
-    }
-    if bless {
-        opm_core::files::write_atomically(golden, text.as_bytes())
-            .with_context(|| format!("cannot write {}", golden.display()))?;
-        return Ok(Compared::Blessed);
-    }
-    Ok(match expected {
-        None => Compared::Missing,
-        Some(expected) => Compared::Differs(cases::diff(
-            &expected,
-            &text,
-            &golden.display().to_string(),
-            "rendered",
-        )),
-    })
-}
-
-/// Every file of a render (`files`, as into `--out-dir`) against the directory `golden`: the
-/// same paths with the same bytes.
-fn compare_files(files: &[OutputFile], golden: &Path, bless: bool) -> anyhow::Result<Compared> {
-    let got: BTreeMap<String, Vec<u8>> = files
-        .iter()
-        .map(|file| (file.path.clone(), file.bytes.clone()))
-        .collect();
-    let expected = if golden.is_dir() {
-        let mut expected = BTreeMap::new();
-        read_tree(golden, "", &mut expected)?;
-        Some(expected)
-    } else {
-        None
-    };
-    if expected.as_ref() == Some(&got) {
-        return Ok(Compared::Same);
-    }
-    if bless {
-        write_tree(golden, &got)?;
-        return Ok(Compared::Blessed);
-    }
-    let Some(expected) = expected else {
-        return Ok(Compared::Missing);
-    };
-    let mut diff = String::new();
-    let paths: std::collections::BTreeSet<&String> = expected.keys().chain(got.keys()).collect();
-    for path in paths {
-        match (expected.get(path), got.get(path)) {
-            (Some(_), None) => diff.push_str(&format!("{path}: recorded, not rendered\n")),
-            (None, Some(_)) => diff.push_str(&format!("{path}: rendered, not recorded\n")),
-            (Some(before), Some(after)) if before != after => diff.push_str(&cases::diff(
-                &String::from_utf8_lossy(before),
-                &String::from_utf8_lossy(after),
-                &golden.join(path).display().to_string(),
-                "rendered",
-            )),
-            _ => {}
-        }
-    }
-    Ok(Compared::Differs(diff))
-}
-
-/// Reads every file under `dir` into `files`, keyed by its `/`-separated path after `prefix`.
-fn read_tree(
-    dir: &Path,
-    prefix: &str,
-    files: &mut BTreeMap<String, Vec<u8>>,
-) -> anyhow::Result<()> {
-    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = format!("{prefix}{name}");
-        if entry.file_type()?.is_dir() {
-            read_tree(&entry.path(), &format!("{path}/"), files)?;
-        } else {
-            let bytes = std::fs::read(entry.path())
-                .with_context(|| format!("cannot read {}", entry.path().display()))?;
-            files.insert(path, bytes);
-        }
-    }
-    Ok(())
-}
-
-/// Replaces the directory `dir` with one holding exactly `files`: written beside it first, so
-/// that a failed write leaves it as it was.
-fn write_tree(dir: &Path, files: &BTreeMap<String, Vec<u8>>) -> anyhow::Result<()> {
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let staging = tempfile::Builder::new()
-        .prefix(".rendered-")
-        .tempdir_in(parent)
-        .with_context(|| format!("cannot write beside {}", dir.display()))?;
-    for (path, bytes) in files {
-        let file = staging.path().join(path);
-        if let Some(folder) = file.parent() {
-            std::fs::create_dir_all(folder)?;
-        }
-        std::fs::write(&file, bytes).with_context(|| format!("cannot write {}", file.display()))?;
-    }
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)
-            .with_context(|| format!("cannot replace {}", dir.display()))?;
-    }
-    std::fs::rename(staging.keep(), dir)
-        .with_context(|| format!("cannot write {}", dir.display()))?;
-    Ok(())
 }
 
 /// The compiler the test compiles with: the baseline one unless `--optimized`.
@@ -673,46 +546,6 @@ fn tidy(path: &Path) -> PathBuf {
     } else {
         tidied
     }
-}
-
-/// How one case went.
-enum Verdict {
-    Pass,
-    Blessed,
-    /// Why it failed: a diff, or what the sandbox said.
-    Fail(String),
-}
-
-/// Compares a case's outcome with its expectation, or records it with `--bless`.
-fn verdict(
-    case: &Folder<'_>,
-    outcome: &Result<Value, String>,
-    bless: bool,
-) -> anyhow::Result<Verdict> {
-    let got = match outcome {
-        Ok(got) => got,
-        Err(error) => return Ok(Verdict::Fail(format!("the call did not return: {error}"))),
-    };
-    if bless {
-        if case.expected == Some(got) {
-            return Ok(Verdict::Pass);
-        }
-        let path = case.dir.join(cases::EXPECTED);
-        opm_core::files::write_atomically(&path, cases::pretty(got).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        return Ok(Verdict::Blessed);
-    }
-    let Some(expected) = case.expected else {
-        return Ok(Verdict::Fail(format!(
-            "no {} (run with --bless to record what it returns); it returned:\n{}",
-            cases::EXPECTED,
-            cases::pretty(got)
-        )));
-    };
-    Ok(match cases::compare(expected, got) {
-        None => Verdict::Pass,
-        Some(diff) => Verdict::Fail(diff),
-    })
 }
 
 /// `n` with thousands separated by commas.
