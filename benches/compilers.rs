@@ -67,7 +67,7 @@ fn main() -> anyhow::Result<()> {
             let compiled = sandbox.compile("bench", &bytes)?;
             let mut times = Vec::with_capacity(CALLS);
             for _ in 0..CALLS {
-                let outcome = sandbox.call(&compiled, &input, &context, &limits);
+                let outcome = sandbox.call(&compiled, &input, context.clone(), &limits);
                 if let Err(error) = outcome.result {
                     anyhow::bail!("{path}: the call failed: {error}");
                 }

@@ -141,7 +141,7 @@ impl Runner for Native {
     fn call(
         &self,
         call: &Call,
-        context: &opm_sandbox::Context,
+        context: opm_sandbox::Context,
         _limits: &Limits,
     ) -> Result<CallOutcome, String> {
         let transform = *self
@@ -150,13 +150,13 @@ impl Runner for Native {
             .ok_or_else(|| format!("{} is not compiled into opm-native", call.transformer))?;
         let started = Instant::now();
         let context = Context {
-            name: context.name.clone(),
-            namespace: context.namespace.clone(),
-            version: context.version.clone(),
-            provider: context.provider.clone(),
-            timestamp: context.timestamp.clone(),
+            name: context.name,
+            namespace: context.namespace,
+            version: context.version,
+            provider: context.provider,
+            timestamp: context.timestamp,
             strict: context.strict,
-            labels: context.labels.iter().cloned().collect(),
+            labels: context.labels.into_iter().collect(),
         };
         let (result, lines) = opm_guest::log::capture(|| {
             let component = Component::from_json(&call.input)?;

@@ -63,7 +63,7 @@ fn main() -> anyhow::Result<()> {
             let transformer = &prepared.transformers[i % 2];
             let outcome = prepared
                 .sandbox
-                .call(transformer, &input, &wit_context, &limits);
+                .call(transformer, &input, wit_context.clone(), &limits);
             assert!(outcome.result.is_ok(), "{:?}", outcome.result);
         }
     };

@@ -68,13 +68,15 @@ fn per_transformer(c: &mut Criterion) {
         let wit_context = context.for_component(&job.component);
         group.bench_function(BenchmarkId::new("sandboxed", short), |b| {
             b.iter(|| {
-                let outcome = sandbox.call(&compiled, &job.input, &wit_context, &limits);
+                let outcome = sandbox.call(&compiled, &job.input, wit_context.clone(), &limits);
                 assert!(outcome.result.is_ok(), "{:?}", outcome.result);
             })
         });
         group.bench_function(BenchmarkId::new("native", short), |b| {
             b.iter(|| {
-                let outcome = native.call(job, &wit_context, &limits).expect("native");
+                let outcome = native
+                    .call(job, wit_context.clone(), &limits)
+                    .expect("native");
                 assert!(outcome.result.is_ok(), "{:?}", outcome.result);
             })
         });

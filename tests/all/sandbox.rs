@@ -362,7 +362,7 @@ fn a_tampered_compile_cache_entry_is_never_loaded() {
     let outcome = sandbox.call(
         &compiled,
         &input,
-        &context().for_component("api"),
+        context().for_component("api"),
         &Limits::default(),
     );
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
@@ -606,7 +606,7 @@ fn a_secret_straddling_the_cut_is_redacted_in_logs_and_errors() {
     let outcome = sandbox.call(
         &guest,
         &input,
-        &context().for_component("bad"),
+        context().for_component("bad"),
         &Limits::default(),
     );
     let error = outcome.result.expect_err("the guest fails").to_string();
@@ -733,7 +733,7 @@ fn kinds_made_by(sandbox: &Sandbox, fqn: &str) -> Vec<String> {
     let outcome = sandbox.call(
         &compiled,
         &input,
-        &context().for_component("api"),
+        context().for_component("api"),
         &Limits::default(),
     );
     let documents = outcome.result.expect("the call succeeds");
@@ -861,7 +861,7 @@ fn a_call_under_the_largest_timeout_runs() {
         .expect("compiles");
     let input =
         json!({"metadata": {"name": "api"}, "spec": {"container": {"image": "nginx"}}}).to_string();
-    let outcome = sandbox.call(&compiled, &input, &context().for_component("api"), &limits);
+    let outcome = sandbox.call(&compiled, &input, context().for_component("api"), &limits);
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
 }
 
@@ -879,7 +879,7 @@ fn what_winch_cannot_compile_a_tiered_sandbox_compiles_with_cranelift() {
             .call(
                 compiled,
                 &"{}".to_owned(),
-                &context().for_component("c"),
+                context().for_component("c"),
                 &Limits::default(),
             )
             .result

@@ -210,7 +210,7 @@ pub(super) fn call(
     engine: &Engine,
     transformer: &CompiledTransformer,
     input: &String,
-    context: &Context,
+    context: Context,
     limits: &Limits,
     deadline_ticks: u64,
     redactor: &Arc<Redactor>,
@@ -255,7 +255,7 @@ pub(super) fn render(
     deadline_ticks: u64,
     redactor: &Arc<Redactor>,
 ) -> opm_core::calls::outcome::Outcome<Vec<wit::renderer::File>> {
-    let context = wit::Context::from(input.context);
+    let context = wit::Context::from(input.context.clone());
     let seed = seed(renderer.random, || {
         let mut hasher = blake3::Hasher::new();
         for resource in input.resources {

@@ -513,7 +513,7 @@ impl Sandbox {
         &self,
         transformer: &CompiledTransformer,
         input: &String,
-        context: &opm_core::calls::Context,
+        context: opm_core::calls::Context,
         limits: &Limits,
     ) -> CallOutcome {
         let sandbox = self.running(transformer.quick);

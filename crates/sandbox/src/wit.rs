@@ -10,16 +10,18 @@ pub use exports::opm::transformer::transformer::TransformError;
 pub use opm::transformer::log::Level;
 pub use opm::transformer::types::Context;
 
-impl From<&opm_core::calls::Context> for Context {
-    fn from(context: &opm_core::calls::Context) -> Self {
+/// The context of the contract from the host's own, its strings moved, not copied: a call's
+/// context is made for that call alone.
+impl From<opm_core::calls::Context> for Context {
+    fn from(context: opm_core::calls::Context) -> Self {
         Self {
-            name: context.name.clone(),
-            namespace: context.namespace.clone(),
-            version: context.version.clone(),
-            provider: context.provider.clone(),
-            timestamp: context.timestamp.clone(),
+            name: context.name,
+            namespace: context.namespace,
+            version: context.version,
+            provider: context.provider,
+            timestamp: context.timestamp,
             strict: context.strict,
-            labels: context.labels.clone(),
+            labels: context.labels,
         }
     }
 }

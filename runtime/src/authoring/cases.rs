@@ -182,7 +182,7 @@ pub fn run(
     limits: &Limits,
     secret_kinds: &[String],
 ) -> Ran {
-    let call = sandbox.call(transformer, &case.component, &case.context, limits);
+    let call = sandbox.call(transformer, &case.component, case.context.clone(), limits);
     let refused = match &call.result {
         Ok(documents) => crate::render::refusals(documents, &case.context.namespace, secret_kinds),
         Err(_) => Vec::new(),

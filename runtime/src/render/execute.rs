@@ -30,12 +30,13 @@ pub const YAML_PER_OUTPUT_BYTE: usize = 4;
 /// that measures what the sandbox costs (`benches/native.rs`), the same transformer crates
 /// compiled into the process.
 pub trait Runner: Sync {
-    /// Runs `call` under `limits`; `Err` says why its transformer could not be loaded, so that
-    /// none of its calls ran.
+    /// Runs `call` under `limits`, told `context` (its own copy, which the sandbox hands on to
+    /// the guest without copying it again); `Err` says why its transformer could not be loaded,
+    /// so that none of its calls ran.
     fn call(
         &self,
         call: &Call,
-        context: &opm_sandbox::Context,
+        context: opm_sandbox::Context,
         limits: &Limits,
     ) -> Result<CallOutcome, String>;
 
@@ -53,7 +54,7 @@ impl Runner for Sandboxed<'_> {
     fn call(
         &self,
         call: &Call,
-        context: &opm_sandbox::Context,
+        context: opm_sandbox::Context,
         limits: &Limits,
     ) -> Result<CallOutcome, String> {
         match &self.transformers[&call.transformer] {
@@ -215,7 +216,7 @@ fn run_call(
         failures: Vec::new(),
         report: None,
     };
-    let outcome = match runner.call(call, &context.for_call(call), limits) {
+    let outcome = match runner.call(call, context.for_call(call), limits) {
         Ok(outcome) => outcome,
         Err(reason) => {
             output.failures.push(fail(FailureKind::Load(reason)));
@@ -370,7 +371,7 @@ mod tests {
         fn call(
             &self,
             call: &Call,
-            _: &opm_sandbox::Context,
+            _: opm_sandbox::Context,
             _: &Limits,
         ) -> Result<CallOutcome, String> {
             if call.component == "c-0" {
@@ -433,7 +434,7 @@ mod tests {
         fn call(
             &self,
             _: &Call,
-            _: &opm_sandbox::Context,
+            _: opm_sandbox::Context,
             _: &Limits,
         ) -> Result<CallOutcome, String> {
             Ok(returning(self.0.clone()))
