@@ -19,8 +19,6 @@ pub enum Need {
     Root,
     /// Root, and the Docker Engine and Compose `tests/setup.sh` installs (`tests/docker.rs`).
     Docker,
-    /// A program `tests/setup.sh` installs, by the name it is run as.
-    Program(&'static str),
 }
 
 impl Need {
@@ -33,7 +31,6 @@ impl Need {
                     && (std::path::Path::new(crate::docker::DOCKERD).exists()
                         || runs("dockerd", "--version"))
             }
-            Self::Program(name) => runs(name, "--version"),
         }
     }
 
@@ -42,7 +39,6 @@ impl Need {
         match self {
             Self::Root => "root".to_owned(),
             Self::Docker => "root and a Docker Engine".to_owned(),
-            Self::Program(name) => format!("`{name}`"),
         }
     }
 }

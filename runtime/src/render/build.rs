@@ -459,7 +459,7 @@ impl Planning {
 /// (providers made before renderers, or a team's transformers alone), the renderer of the
 /// embedded provider for the set's platform (its `core.opm.dev/format` label), else the
 /// default provider's.
-pub fn renderer_of(
+fn renderer_of(
     providers: &ProviderSet,
 ) -> anyhow::Result<(super::Renderer, Vec<String>, matching::PlanRenderer)> {
     let fallback;

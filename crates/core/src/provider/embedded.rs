@@ -22,9 +22,6 @@ impl Embedded {
         Self { providers }
     }
 
-    /// No provider built in: what a library user that embeds none passes.
-    pub const NONE: Self = Self::new(&[]);
-
     /// The names of the providers built in, in the table's order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> {
         self.providers.iter().map(|(name, _)| *name)
