@@ -13,7 +13,7 @@
 //!
 //! ```no_run
 //! use opm_sandbox::{Limits, Sandbox};
-//! # fn demo(bytes: &[u8], context: &opm_sandbox::Context) -> anyhow::Result<()> {
+//! # fn demo(bytes: &[u8], context: opm_sandbox::Context) -> anyhow::Result<()> {
 //! let sandbox = Sandbox::new(&Limits::default())?;
 //! let deployment = sandbox.compile("transformer.opm.dev/workload@v1#DeploymentTransformer", bytes)?;
 //! let input = r#"{"metadata": {"name": "api"}, "spec": {"container": {"image": "nginx"}}}"#.to_owned();
