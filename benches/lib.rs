@@ -23,6 +23,7 @@ pub fn context() -> RenderContext {
         module_labels: BTreeMap::new(),
         secret_kinds: vec!["Secret".into()],
         platform: Some("kubernetes".into()),
+        provider_versions: Default::default(),
     }
 }
 
@@ -157,6 +158,10 @@ impl Runner for Native {
             timestamp: context.timestamp,
             strict: context.strict,
             labels: context.labels.into_iter().collect(),
+            module: context.module,
+            platform: context.platform,
+            provider_version: context.provider_version,
+            transformer: context.transformer,
         };
         let (result, lines) = opm_guest::log::capture(|| {
             let component = Component::from_json(&call.input)?;

@@ -37,6 +37,7 @@ fn output(c: &mut Criterion) {
         module_labels: BTreeMap::new(),
         secret_kinds: vec!["Secret".into()],
         platform: Some("kubernetes".into()),
+        provider_versions: Default::default(),
     };
     let rendered = render::execute_with(
         &Native::new(),

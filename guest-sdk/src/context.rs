@@ -20,6 +20,17 @@ pub struct Context {
     pub strict: bool,
     /// Module labels plus the tracking labels; put them on every resource's `metadata.labels`.
     pub labels: BTreeMap<String, String>,
+    /// The module's name (`name` is the instance's). Since contract 1.1.0: empty in a
+    /// component built with the `contract-1-0` feature.
+    pub module: String,
+    /// The platform the render is for (`kubernetes`, `compose`), or empty when the providers
+    /// name none. Since contract 1.1.0.
+    pub platform: String,
+    /// The version of the provider that holds this component. Since contract 1.1.0.
+    pub provider_version: String,
+    /// The FQN of the transformer called, so that a component several transformers name knows
+    /// which it serves; empty in a renderer. Since contract 1.1.0.
+    pub transformer: String,
 }
 
 /// The tracking label the host adds when the instance is not the module's own name.

@@ -2,8 +2,10 @@
 //!
 //! Implement [`Transformer`] for a type and pass it to [`export!`]: built for
 //! `wasm32-unknown-unknown`, the crate becomes a WebAssembly component that exports
-//! `opm:transformer/transformer@1.0.0` and imports nothing but `opm:transformer/log`. Built
-//! natively, the same crate is ordinary Rust, so a transform is unit-tested with `cargo test`.
+//! `opm:transformer/transformer@1.1.0`, the newest version of the contract, and imports nothing
+//! but `opm:transformer/log`; with the feature `contract-1-0` it is built against the frozen
+//! 1.0.0 instead, for hosts that serve no newer one. Built natively, the same crate is ordinary
+//! Rust, so a transform is unit-tested with `cargo test`.
 //!
 //! ```
 //! use opm_guest::{Component, Context, TransformError, Transformer};

@@ -40,6 +40,7 @@ pub(crate) fn context() -> RenderContext {
         module_labels: BTreeMap::new(),
         secret_kinds: vec!["Secret".into()],
         platform: None,
+        provider_versions: Default::default(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The hand-made fixtures under `tests/fixtures/wat/`: core modules written in WAT that no
-//! compiler would emit, each made a component against the world of `wit/` (or of a `NAME.wit`
-//! beside it) with `wit-component`. The modules under `raw/` are taken as they are, not
+//! compiler would emit, each made a component against the world of the frozen
+//! `wit/1.0.0/` (or of a `NAME.wit` beside it) with `wit-component`. The modules under `raw/` are taken as they are, not
 //! componentized: a core module, and bytes that are not a component at all.
 
 use std::path::Path;
@@ -43,7 +43,7 @@ pub fn build(fixtures: &Path, wit: &Path) -> anyhow::Result<Vec<Fixture>> {
 }
 
 /// Embeds the world the module targets and encodes the component: the world of `NAME.wit` if
-/// the fixture has one, else `transformer-world` of `wit/`.
+/// the fixture has one, else `transformer-world` of `wit` (the frozen 1.0.0).
 fn componentize(path: &Path, mut core: Vec<u8>, wit: &Path) -> anyhow::Result<Vec<u8>> {
     let mut resolve = Resolve::default();
     let (contract, _) = resolve.push_dir(wit)?;

@@ -12,22 +12,124 @@
 //! ```
 //! use opm_core::contract::is_allowed_import;
 //! assert!(is_allowed_import("opm:transformer/log@1.0.0"));
+//! assert!(is_allowed_import("opm:transformer/log@1.1.0"));
 //! assert!(is_allowed_import("wasi:cli/stdout@0.2.3"));
 //! assert!(!is_allowed_import("wasi:http/outgoing-handler@0.2.0"));
 //! assert!(!is_allowed_import("wasi:cli/stdout@0.3.0"));
 //! ```
 
-/// The interface, with package and version, a transformer component must export.
-pub const TRANSFORMER_EXPORT: &str = "opm:transformer/transformer@1.0.0";
+/// A version of the contract the host serves (`docs/host-guest-contract.md#versions-of-the-contract`).
+/// A component says which it was built for by the version of the interface it exports, and
+/// each call passes it the context of that version: the WIT of every version served is kept in
+/// `wit/` (the newest `wit/transformer.wit`, each older one in `wit/VERSION/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Version {
+    /// `opm:transformer@1.0.0`, the first: the context of seven fields.
+    V1_0,
+    /// `opm:transformer@1.1.0`: the context adds the module's name, the platform, the
+    /// provider's version and the transformer's FQN.
+    V1_1,
+}
 
-/// The interface, with package and version, a provider's renderer component must export.
-pub const RENDERER_EXPORT: &str = "opm:transformer/renderer@1.0.0";
+impl Version {
+    /// Every version the host serves, oldest first.
+    pub const SERVED: [Version; 2] = [Version::V1_0, Version::V1_1];
 
-/// The interface a transformer may import to log.
-pub const LOG_IMPORT: &str = "opm:transformer/log@1.0.0";
+    /// The newest version, which the SDK builds against.
+    pub const NEWEST: Version = Version::V1_1;
 
-/// opm's own interfaces a transformer may import: `log`, and `types`, which holds only types.
-pub const OPM_IMPORTS: &[&str] = &[LOG_IMPORT, "opm:transformer/types@1.0.0"];
+    /// Its semantic version, as the WIT package names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V1_0 => "1.0.0",
+            Self::V1_1 => "1.1.0",
+        }
+    }
+
+    /// The interface a transformer component of this version exports.
+    pub fn transformer_export(self) -> &'static str {
+        match self {
+            Self::V1_0 => "opm:transformer/transformer@1.0.0",
+            Self::V1_1 => "opm:transformer/transformer@1.1.0",
+        }
+    }
+
+    /// The interface a renderer component of this version exports.
+    pub fn renderer_export(self) -> &'static str {
+        match self {
+            Self::V1_0 => "opm:transformer/renderer@1.0.0",
+            Self::V1_1 => "opm:transformer/renderer@1.1.0",
+        }
+    }
+
+    /// The version whose transformer (or, with `renderer`, renderer) interface `exports` holds,
+    /// the newest if it holds several.
+    pub fn exported(exports: &[String], role: Role) -> Option<Version> {
+        Self::SERVED
+            .into_iter()
+            .rev()
+            .find(|version| exports.iter().any(|name| name == version.export(role)))
+    }
+
+    /// The interface a component of `role` exports at this version.
+    pub fn export(self, role: Role) -> &'static str {
+        match role {
+            Role::Transformer => self.transformer_export(),
+            Role::Renderer => self.renderer_export(),
+        }
+    }
+
+    /// The versions served, in words: `1.0.0 and 1.1.0`.
+    pub fn served_summary() -> String {
+        let versions: Vec<&str> = Self::SERVED.iter().map(|v| v.as_str()).collect();
+        match versions.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => versions.join(""),
+        }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// What a component is to a provider: one of its transformers, or its renderer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Exports `transformer`.
+    Transformer,
+    /// Exports `renderer`.
+    Renderer,
+}
+
+/// The interface, with package and version, a transformer component built against the newest
+/// contract exports.
+pub const TRANSFORMER_EXPORT: &str = "opm:transformer/transformer@1.1.0";
+
+/// The interface, with package and version, a renderer component built against the newest
+/// contract exports.
+pub const RENDERER_EXPORT: &str = "opm:transformer/renderer@1.1.0";
+
+/// The interface a transformer built against the newest contract imports to log.
+pub const LOG_IMPORT: &str = "opm:transformer/log@1.1.0";
+
+/// opm's own interfaces a component may import, at each version served: `log`, and `types`,
+/// which holds only types.
+pub const OPM_IMPORTS: &[&str] = &[
+    "opm:transformer/log@1.0.0",
+    "opm:transformer/types@1.0.0",
+    LOG_IMPORT,
+    "opm:transformer/types@1.1.0",
+];
 
 /// The WASI 0.2 interfaces a transformer may import, as `package/interface`. Each is linked to
 /// the deny-all context: no files, sockets, environment or arguments; fixed clocks; seeded
@@ -141,6 +243,28 @@ mod tests {
         assert!(!is_allowed_import("wasi:http/types@0.2.0"));
         assert!(!is_allowed_import("opm:transformer/log@2.0.0"));
         assert!(!is_allowed_import("opm:transformer/transformer@1.0.0"));
+        assert!(!is_allowed_import("opm:transformer/log@1.2.0"));
+    }
+
+    #[test]
+    fn a_component_is_of_the_newest_version_it_exports() {
+        let exports = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let both = exports(&[
+            "opm:transformer/transformer@1.0.0",
+            "opm:transformer/transformer@1.1.0",
+        ]);
+        assert_eq!(
+            Version::exported(&both, Role::Transformer),
+            Some(Version::V1_1)
+        );
+        assert_eq!(Version::exported(&both, Role::Renderer), None);
+        let old = exports(&["opm:transformer/renderer@1.0.0"]);
+        assert_eq!(Version::exported(&old, Role::Renderer), Some(Version::V1_0));
+        let newer = exports(&["opm:transformer/transformer@1.2.0"]);
+        assert_eq!(Version::exported(&newer, Role::Transformer), None);
+        assert_eq!(Version::served_summary(), "1.0.0 and 1.1.0");
+        assert_eq!(Version::NEWEST.transformer_export(), TRANSFORMER_EXPORT);
+        assert_eq!(Version::NEWEST.renderer_export(), RENDERER_EXPORT);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::time::Instant;
 use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 
 use crate::CompiledTransformer;
+use crate::engine::{RendererPre, TransformerPre};
 use crate::wasi::{WasiSetup, WasiState};
 use crate::wit::{self, Level};
 use opm_core::calls::limits::Limits;
@@ -123,6 +124,21 @@ impl wit::opm::transformer::log::Host for CallState {
 
 impl wit::opm::transformer::types::Host for CallState {}
 
+impl wit::v1_0::opm::transformer::log::Host for CallState {
+    fn log(&mut self, level: wit::v1_0::opm::transformer::log::Level, message: String) {
+        use wit::v1_0::opm::transformer::log::Level as Old;
+        let level = match level {
+            Old::Debug => Level::Debug,
+            Old::Info => Level::Info,
+            Old::Warn => Level::Warn,
+            Old::Error => Level::Error,
+        };
+        wit::opm::transformer::log::Host::log(self, level, message);
+    }
+}
+
+impl wit::v1_0::opm::transformer::types::Host for CallState {}
+
 /// A call's log: lines kept within a byte budget, redacted, each cut to [`MAX_LOG_LINE`].
 struct LogSink {
     budget: usize,
@@ -215,27 +231,39 @@ pub(super) fn call(
     deadline_ticks: u64,
     redactor: &Arc<Redactor>,
 ) -> CallOutcome {
-    let context = wit::Context::from(context);
+    let timestamp = context.timestamp.clone();
     let seed = seed(transformer.random, || blake3::hash(input.as_bytes()));
     let run = Run {
         engine,
         limits,
-        timestamp: &context.timestamp,
+        timestamp: &timestamp,
         seed,
         deadline_ticks,
         redactor,
     };
     run.run(|store| {
-        let instance = transformer
-            .pre
-            .instantiate(&mut *store)
-            .map_err(|error| match classify(error, store.data(), limits) {
-                CallError::Trap { message } => CallError::Instantiate { message },
-                other => other,
-            })?;
-        instance
-            .opm_transformer_transformer()
-            .call_transform(&mut *store, input, &context)
+        let returned = match &transformer.pre {
+            TransformerPre::V1_1(pre) => {
+                let instance = pre
+                    .instantiate(&mut *store)
+                    .map_err(|error| instantiate_error(error, store.data(), limits))?;
+                instance.opm_transformer_transformer().call_transform(
+                    &mut *store,
+                    input,
+                    &wit::Context::from(context),
+                )
+            }
+            TransformerPre::V1_0(pre) => {
+                let instance = pre
+                    .instantiate(&mut *store)
+                    .map_err(|error| instantiate_error(error, store.data(), limits))?;
+                instance
+                    .opm_transformer_transformer()
+                    .call_transform(&mut *store, input, &wit::v1_0::Context::from(context))
+                    .map(|returned| returned.map_err(wit::TransformError::from))
+            }
+        };
+        returned
             .map_err(|error| classify(error, store.data(), limits))
             .and_then(|returned| match returned {
                 Ok(resources) => check_output(resources, limits),
@@ -255,7 +283,6 @@ pub(super) fn render(
     deadline_ticks: u64,
     redactor: &Arc<Redactor>,
 ) -> opm_core::calls::outcome::Outcome<Vec<wit::renderer::File>> {
-    let context = wit::Context::from(input.context.clone());
     let seed = seed(renderer.random, || {
         let mut hasher = blake3::Hasher::new();
         for resource in input.resources {
@@ -272,15 +299,36 @@ pub(super) fn render(
         redactor,
     };
     run.run(|store| {
-        let instance = renderer.pre.instantiate(&mut *store).map_err(|error| {
-            match classify(error, store.data(), limits) {
-                CallError::Trap { message } => CallError::Instantiate { message },
-                other => other,
+        let returned = match &renderer.pre {
+            RendererPre::V1_1(pre) => {
+                let instance = pre
+                    .instantiate(&mut *store)
+                    .map_err(|error| instantiate_error(error, store.data(), limits))?;
+                let context = wit::Context::from(input.context.clone());
+                instance.opm_transformer_renderer().call_render(
+                    &mut *store,
+                    input.resources,
+                    &context,
+                    input.options,
+                )
             }
-        })?;
-        instance
-            .opm_transformer_renderer()
-            .call_render(&mut *store, input.resources, &context, input.options)
+            RendererPre::V1_0(pre, render) => {
+                let instance = pre
+                    .instantiate(&mut *store)
+                    .map_err(|error| instantiate_error(error, store.data(), limits))?;
+                let context = wit::v1_0::Context::from(input.context.clone());
+                instance
+                    .get_typed_func::<RenderParams<'_, wit::v1_0::Context>, RenderResults>(
+                        &mut *store,
+                        render,
+                    )
+                    .and_then(|render| {
+                        render.call(&mut *store, (input.resources, &context, input.options))
+                    })
+                    .map(|(returned,)| returned)
+            }
+        };
+        returned
             .map_err(|error| classify(error, store.data(), limits))
             .and_then(|returned| {
                 returned.map_err(|error| match error {
@@ -309,6 +357,23 @@ pub(super) fn render(
                 })
             })
     })
+}
+
+/// `render`'s parameters, with the context of a version, and results, as any version has them
+/// (the component model types records by their fields, so the newest bindings' serve for all).
+type RenderParams<'a, C> = (
+    &'a [wit::renderer::Resource],
+    &'a C,
+    &'a wit::renderer::Options,
+);
+type RenderResults = (Result<Vec<wit::renderer::File>, wit::renderer::RenderError>,);
+
+/// Why an instance could not be made: a trap while instantiating is reported as such.
+fn instantiate_error(error: wasmtime::Error, state: &CallState, limits: &Limits) -> CallError {
+    match classify(error, state, limits) {
+        CallError::Trap { message } => CallError::Instantiate { message },
+        other => other,
+    }
 }
 
 /// The seed of a call's randomness: the BLAKE3 of its input (`hash`) for a component that

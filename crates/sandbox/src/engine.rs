@@ -13,9 +13,9 @@ use crate::call::{self, CallState};
 use crate::compiler::{Compiler, engine_config_for};
 use crate::precompiled::Precompiled;
 use crate::wit::renderer::RendererWorldPre;
-use crate::wit::{TransformerWorld, TransformerWorldPre};
+use crate::wit::{TransformerWorld, TransformerWorldPre, v1_0};
 use crate::{CallOutcome, CompileCache, CompileError, Limits, isolated, pool, wasi};
-use opm_core::contract::{self, TRANSFORMER_EXPORT};
+use opm_core::contract::{self, Role, Version};
 use opm_core::redact::Redactor;
 
 /// How often the epoch advances: the resolution of wall-clock limits.
@@ -106,11 +106,31 @@ pub struct CompiledTransformer {
     pub imports: Vec<String>,
     /// The component's exports.
     pub exports: Vec<String>,
-    pub(super) pre: TransformerWorldPre<CallState>,
+    /// The version of the contract it was built for, whose context its calls are given.
+    pub contract: Version,
+    pub(super) pre: TransformerPre,
     /// Whether it imports `wasi:random`: only then is a call's input hashed for its seed.
     pub(super) random: bool,
     /// Whether its code is the quick sandbox's, whose engine runs it.
     quick: bool,
+}
+
+/// A transformer's component pre-instantiated and bound to the world of its version.
+#[derive(Clone)]
+pub(super) enum TransformerPre {
+    V1_0(v1_0::TransformerWorldPre<CallState>),
+    V1_1(TransformerWorldPre<CallState>),
+}
+
+/// A renderer's component pre-instantiated, bound to the world of its version: 1.0.0's is
+/// called through its export's index (see [`crate::wit::v1_0`]).
+#[derive(Clone)]
+pub(super) enum RendererPre {
+    V1_0(
+        wasmtime::component::InstancePre<CallState>,
+        wasmtime::component::ComponentExportIndex,
+    ),
+    V1_1(RendererWorldPre<CallState>),
 }
 
 /// A component compiled, checked and linked, before it is bound to its world.
@@ -119,6 +139,7 @@ struct Linked {
     code: CodeReport,
     imports: Vec<String>,
     exports: Vec<String>,
+    contract: Version,
     pre: wasmtime::component::InstancePre<CallState>,
     random: bool,
     quick: bool,
@@ -140,7 +161,9 @@ pub struct CompiledRenderer {
     pub digest: Arc<str>,
     /// Where its code came from.
     pub code: CodeReport,
-    pub(super) pre: RendererWorldPre<CallState>,
+    /// The version of the contract it was built for, whose context its call is given.
+    pub contract: Version,
+    pub(super) pre: RendererPre,
     /// Whether it imports `wasi:random`: only then is its input hashed for its seed.
     pub(super) random: bool,
     quick: bool,
@@ -180,10 +203,18 @@ impl Sandbox {
             .allocation_strategy(pool::config(limits, slots));
         let engine = Engine::new(&config).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
+        // Every version's `log` and `types`, each under its own name: a component is linked
+        // to those of the version it imports.
         TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
             &mut linker,
             |state| state,
         )
+        .and_then(|()| {
+            v1_0::TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
+                &mut linker,
+                |state| state,
+            )
+        })
         .map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         wasi::add_to_linker(&mut linker).map_err(|e| CompileError::Engine(format!("{e:#}")))?;
         let ticker = Ticker::start(&engine)?;
@@ -257,24 +288,31 @@ impl Sandbox {
     }
 
     /// Compiles `bytes`, a WebAssembly component, as the transformer `name`, and checks that it
-    /// exports `opm:transformer/transformer@1.0.0` and imports nothing the sandbox does not offer.
+    /// exports `opm:transformer/transformer` at a version the host serves and imports nothing
+    /// the sandbox does not offer.
     pub fn compile(&self, name: &str, bytes: &[u8]) -> Result<CompiledTransformer, CompileError> {
         let Linked {
             digest,
             code,
             imports,
             exports,
+            contract,
             pre,
             random,
             quick,
-        } = self.link(name, bytes, TRANSFORMER_EXPORT)?;
-        let pre = TransformerWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
+        } = self.link(name, bytes, Role::Transformer)?;
+        let pre = match contract {
+            Version::V1_0 => v1_0::TransformerWorldPre::new(pre).map(TransformerPre::V1_0),
+            _ => TransformerWorldPre::new(pre).map(TransformerPre::V1_1),
+        }
+        .map_err(|e| invalid(name, &digest, e))?;
         Ok(CompiledTransformer {
             name: name.into(),
             digest: digest.into(),
             code,
             imports,
             exports,
+            contract,
             pre,
             random,
             quick,
@@ -282,8 +320,8 @@ impl Sandbox {
     }
 
     /// Compiles `bytes`, a provider's renderer, and checks that it exports
-    /// `opm:transformer/renderer@1.0.0` and imports nothing the sandbox does not offer; `name`
-    /// names it in errors.
+    /// `opm:transformer/renderer` at a version the host serves and imports nothing the sandbox
+    /// does not offer; `name` names it in errors.
     pub fn compile_renderer(
         &self,
         name: &str,
@@ -292,15 +330,32 @@ impl Sandbox {
         let Linked {
             digest,
             code,
+            contract,
             pre,
             random,
             quick,
             ..
-        } = self.link(name, bytes, contract::RENDERER_EXPORT)?;
-        let pre = RendererWorldPre::new(pre).map_err(|e| invalid(name, &digest, e))?;
+        } = self.link(name, bytes, Role::Renderer)?;
+        let pre = match contract {
+            Version::V1_0 => {
+                let export = contract.renderer_export();
+                let index = pre
+                    .component()
+                    .get_export_index(None, export)
+                    .and_then(|interface| {
+                        pre.component().get_export_index(Some(&interface), "render")
+                    })
+                    .ok_or_else(|| invalid(name, &digest, format!("{export} has no render")))?;
+                Ok(RendererPre::V1_0(pre, index))
+            }
+            _ => RendererWorldPre::new(pre)
+                .map(RendererPre::V1_1)
+                .map_err(|e| invalid(name, &digest, e)),
+        }?;
         Ok(CompiledRenderer {
             digest: digest.into(),
             code,
+            contract,
             pre,
             random,
             quick,
@@ -308,8 +363,9 @@ impl Sandbox {
     }
 
     /// Compiles `bytes` (from the cache when it can), checks that it imports nothing the sandbox
-    /// does not offer and exports `export`, and links it.
-    fn link(&self, name: &str, bytes: &[u8], export: &str) -> Result<Linked, CompileError> {
+    /// does not offer and exports the interface of `role` at a version the host serves, and
+    /// links it.
+    fn link(&self, name: &str, bytes: &[u8], role: Role) -> Result<Linked, CompileError> {
         let started = std::time::Instant::now();
         let hash = blake3::hash(bytes);
         let digest = format!("blake3:{}", hash.to_hex());
@@ -334,16 +390,22 @@ impl Sandbox {
             .exports(&sandbox.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
-        if !exports.iter().any(|name| name == export) {
+        let Some(contract) = Version::exported(&exports, role) else {
             return Err(invalid(&format!(
-                "it does not export {export} (it exports: {})",
+                "it does not export {} at a version this opm serves ({}; it exports: {})",
+                Version::NEWEST
+                    .export(role)
+                    .split('@')
+                    .next()
+                    .unwrap_or_default(),
+                Version::served_summary(),
                 if exports.is_empty() {
                     "nothing".to_owned()
                 } else {
                     exports.join(", ")
                 }
             )));
-        }
+        };
         let pre = sandbox
             .linker
             .instantiate_pre(&component)
@@ -357,6 +419,7 @@ impl Sandbox {
             random: imports.iter().any(|name| name.starts_with("wasi:random/")),
             imports,
             exports,
+            contract,
             pre,
             quick: !std::ptr::eq(sandbox, self),
         })

@@ -100,9 +100,11 @@ pub(crate) fn read_json(path: &Path) -> anyhow::Result<Option<Value>> {
 }
 
 /// The render context of a case: `value`'s fields over the defaults (module `example` 0.1.0 in
-/// namespace `default`, provider `example`, the Unix epoch, not strict, no labels).
+/// namespace `default`, provider `example`, the Unix epoch, not strict, no labels; since
+/// contract 1.1.0 the module's name, which is the instance's unless `module` says otherwise,
+/// and an empty platform, provider version and transformer).
 pub fn context_from(value: &Value) -> anyhow::Result<opm_sandbox::Context> {
-    const FIELDS: [&str; 7] = [
+    const FIELDS: [&str; 11] = [
         "name",
         "namespace",
         "version",
@@ -110,6 +112,10 @@ pub fn context_from(value: &Value) -> anyhow::Result<opm_sandbox::Context> {
         "timestamp",
         "strict",
         "labels",
+        "module",
+        "platform",
+        "providerVersion",
+        "transformer",
     ];
     let map = value
         .as_object()
@@ -145,14 +151,19 @@ pub fn context_from(value: &Value) -> anyhow::Result<opm_sandbox::Context> {
         }
         labels.sort();
     }
+    let name = text("name", "example")?;
     Ok(opm_sandbox::Context {
-        name: text("name", "example")?,
+        module: text("module", &name)?,
+        name,
         namespace: text("namespace", "default")?,
         version: text("version", "0.1.0")?,
         provider: text("provider", "example")?,
         timestamp: text("timestamp", "1970-01-01T00:00:00Z")?,
         strict,
         labels,
+        platform: text("platform", "")?,
+        provider_version: text("providerVersion", "")?,
+        transformer: text("transformer", "")?,
     })
 }
 

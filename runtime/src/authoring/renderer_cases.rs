@@ -84,6 +84,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Case> {
         module_labels: context.labels.into_iter().collect(),
         secret_kinds: Vec::new(),
         platform: None,
+        provider_versions: Default::default(),
     };
     let resources = resources_from(&resources, &context.namespace)
         .with_context(|| format!("{}", path.display()))?;

@@ -329,6 +329,16 @@ fn planning(
         module_labels: module.labels().clone(),
         secret_kinds: renderer.1.clone(),
         platform: providers.format().map(str::to_owned),
+        provider_versions: providers
+            .providers()
+            .iter()
+            .map(|p| {
+                (
+                    p.manifest.metadata.name.clone(),
+                    p.manifest.metadata.version.clone(),
+                )
+            })
+            .collect(),
     };
     // The plan and the context hold all the render needs of the module.
     drop_in_background(module);

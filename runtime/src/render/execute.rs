@@ -356,6 +356,7 @@ mod tests {
             module_labels: BTreeMap::new(),
             secret_kinds: Vec::new(),
             platform: None,
+            provider_versions: Default::default(),
         }
     }
 

@@ -51,6 +51,8 @@ pub struct Renderer {
     pub name: String,
     /// The provider that ships it.
     pub provider: String,
+    /// That provider's version.
+    pub provider_version: String,
     /// Its component.
     pub component: opm_core::bundle::Blob,
     /// The limits its provider asks for.
@@ -68,6 +70,7 @@ impl Renderer {
         Some(Self {
             name: format!("{} {}", spec.name, spec.version),
             provider: provider.manifest.metadata.name.clone(),
+            provider_version: provider.manifest.metadata.version.clone(),
             component: component.clone(),
             limits: spec.limits.clone(),
         })
@@ -170,7 +173,7 @@ pub fn run(
         let outcome = sandbox.render(
             &compiled,
             &resources,
-            &context.for_renderer(),
+            &context.for_renderer(&renderer.provider_version),
             &wit_options,
             &limits,
         );

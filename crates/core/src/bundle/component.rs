@@ -1,7 +1,8 @@
 //! Checks a transformer's component without compiling it: that it is a WebAssembly component
 //! (not a core module, not precompiled native code), that it validates, that it exports
-//! `opm:transformer/transformer@1.0.0` with the `transform` signature of `wit/transformer.wit`,
-//! and that it imports nothing the sandbox does not offer
+//! `opm:transformer/transformer` at a version of the contract the host serves, with the
+//! `transform` signature of that version's WIT, and that it imports nothing the sandbox does
+//! not offer
 //! (`docs/host-guest-contract.md#what-a-component-must-be`).
 //!
 //! ```
@@ -15,13 +16,35 @@ use wasmparser::{
     FuncValidatorAllocations, Parser, Payload, PrimitiveValType, ValidPayload, Validator,
 };
 
-use crate::contract::{self, TRANSFORMER_EXPORT};
+use crate::contract::{self, Role, Version};
 
-/// The signature `transform` must have, as [`describe`] writes it.
-pub const TRANSFORM_SIGNATURE: &str = "func(component: string, context: record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }) -> result<list<string>, variant { invalid-component(string), failed(string) }>";
+/// The context record of `version`, as [`describe`] writes it.
+fn context_type(version: Version) -> &'static str {
+    match version {
+        Version::V1_0 => {
+            "record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }"
+        }
+        Version::V1_1 => {
+            "record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>>, module: string, platform: string, provider-version: string, transformer: string }"
+        }
+    }
+}
 
-/// The type `render` must have, as [`describe`] words it.
-pub const RENDER_SIGNATURE: &str = "func(resources: list<record { component: string, transformer: string, api-version: string, kind: string, name: string, namespace: string, value: string }>, context: record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }, options: record { format: string, split: bool, directory: bool }) -> result<list<record { path: string, content: list<variant { bytes(list<u8>), yaml(u32) }> }>, variant { refused(list<tuple<u32, string>>), failed(string) }>";
+/// The signature `transform` must have at `version`, as [`describe`] writes it.
+pub fn transform_signature(version: Version) -> String {
+    format!(
+        "func(component: string, context: {}) -> result<list<string>, variant {{ invalid-component(string), failed(string) }}>",
+        context_type(version)
+    )
+}
+
+/// The type `render` must have at `version`, as [`describe`] words it.
+pub fn render_signature(version: Version) -> String {
+    format!(
+        "func(resources: list<record {{ component: string, transformer: string, api-version: string, kind: string, name: string, namespace: string, value: string }}>, context: {}, options: record {{ format: string, split: bool, directory: bool }}) -> result<list<record {{ path: string, content: list<variant {{ bytes(list<u8>), yaml(u32) }}> }}>, variant {{ refused(list<tuple<u32, string>>), failed(string) }}>",
+        context_type(version)
+    )
+}
 
 /// What a checked component imports and exports, and what made it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -32,6 +55,8 @@ pub struct ComponentInfo {
     pub imports: Vec<String>,
     /// The names it exports.
     pub exports: Vec<String>,
+    /// The version of the contract it was built for: that of the interface it exports.
+    pub contract: Version,
     /// What its producers sections say made it.
     pub producers: Producers,
 }
@@ -161,24 +186,29 @@ pub enum ComponentError {
     #[error("it is not a valid WebAssembly component: {0}")]
     Invalid(String),
     /// It does not export the transformer interface at all.
-    #[error("it does not export {TRANSFORMER_EXPORT} (it exports: {exports})")]
+    #[error(
+        "it does not export opm:transformer/transformer (at a version this opm serves, {}; it exports: {exports})",
+        Version::served_summary()
+    )]
     MissingExport {
         /// What it exports instead, comma-separated.
         exports: String,
     },
-    /// It exports the transformer interface at another version.
-    #[error(
-        "it exports {found}, not {TRANSFORMER_EXPORT}; this opm runs version 1.0.0 of the contract"
-    )]
+    /// It exports the transformer interface at a version the host does not serve.
+    #[error("{}", unserved(found))]
     WrongVersion {
         /// The export it has.
         found: String,
     },
     /// `transform` has the wrong type.
     #[error(
-        "its {TRANSFORMER_EXPORT} export has transform: {found}, but the contract says transform: {TRANSFORM_SIGNATURE}"
+        "its {} export has transform: {found}, but version {version} of the contract says transform: {}",
+        version.transformer_export(),
+        transform_signature(*version)
     )]
     WrongSignature {
+        /// The version it exports.
+        version: Version,
         /// The type it has.
         found: String,
     },
@@ -205,6 +235,24 @@ pub enum ComponentError {
     },
 }
 
+/// Why the export `found` (`package/interface@version`), at a version not served, is refused:
+/// a newer minor version of the host's major one is one a newer opm may serve.
+fn unserved(found: &str) -> String {
+    let version = |text: &str| semver::Version::parse(text).ok();
+    let newer = match (
+        found.split_once('@').and_then(|(_, v)| version(v)),
+        version(Version::NEWEST.as_str()),
+    ) {
+        (Some(found), Some(newest)) => found.major == newest.major && found > newest,
+        _ => false,
+    };
+    format!(
+        "it exports {found}, a version of the contract this opm does not serve (it serves {}{})",
+        Version::served_summary(),
+        if newer { "; a newer opm may" } else { "" }
+    )
+}
+
 /// Checks `bytes`, a provider's renderer, and returns what it imports and exports: a
 /// component, importing only what the sandbox offers, exporting `render` with the contract's
 /// signature.
@@ -226,26 +274,49 @@ enum Bodies {
 }
 
 fn renderer_with(bytes: &[u8], bodies: Bodies) -> Result<ComponentInfo, ComponentError> {
-    let (info, types) = scan_checked(bytes, bodies)?;
-    let Some(item) = types.component_item_for_export(contract::RENDERER_EXPORT) else {
-        return Err(ComponentError::NotRenderer(format!(
-            "it does not export {} (it exports: {})",
-            contract::RENDERER_EXPORT,
-            if info.exports.is_empty() {
-                "nothing".into()
-            } else {
-                info.exports.join(", ")
-            }
-        )));
+    let (scan, size) = scan_checked(bytes, bodies)?;
+    let Some(version) = Version::exported(&scan.exports, Role::Renderer) else {
+        let interface = "opm:transformer/renderer";
+        return Err(ComponentError::NotRenderer(
+            match other_version(&scan.exports, interface) {
+                Some(found) => unserved(found),
+                None => format!(
+                    "it does not export {interface} (at a version this opm serves, {}; it exports: {})",
+                    Version::served_summary(),
+                    exported(&scan.exports)
+                ),
+            },
+        ));
     };
-    let found = signature(&types, item.ty, "render");
-    if found != RENDER_SIGNATURE {
+    let item = scan
+        .types
+        .component_item_for_export(version.renderer_export())
+        .expect("an export found by name has a type");
+    let found = signature(&scan.types, item.ty, "render");
+    if found != render_signature(version) {
         return Err(ComponentError::NotRenderer(format!(
-            "its {} export has render: {found}, but the contract says render: {RENDER_SIGNATURE}",
-            contract::RENDERER_EXPORT
+            "its {} export has render: {found}, but version {version} of the contract says render: {}",
+            version.renderer_export(),
+            render_signature(version)
         )));
     }
-    Ok(info)
+    Ok(scan.info(size, version))
+}
+
+/// What a component exports, in words.
+fn exported(exports: &[String]) -> String {
+    if exports.is_empty() {
+        "nothing".into()
+    } else {
+        exports.join(", ")
+    }
+}
+
+/// The export of `exports` that is `interface` at some version, if any.
+fn other_version<'a>(exports: &'a [String], interface: &str) -> Option<&'a String> {
+    exports
+        .iter()
+        .find(|e| e.split('@').next() == Some(interface))
 }
 
 /// The type of the function `name` of the exported instance `ty`, in words.
@@ -276,10 +347,7 @@ fn signature(types: &wasmparser::types::Types, ty: ComponentEntityType, name: &s
 
 /// What [`check`] and [`check_renderer`] check alike: native code, not a component, a
 /// component that does not validate or imports what the sandbox does not offer.
-fn scan_checked(
-    bytes: &[u8],
-    bodies: Bodies,
-) -> Result<(ComponentInfo, wasmparser::types::Types), ComponentError> {
+fn scan_checked(bytes: &[u8], bodies: Bodies) -> Result<(Scan, usize), ComponentError> {
     if let Some(kind) = native_code(bytes) {
         return Err(ComponentError::Precompiled(kind));
     }
@@ -289,27 +357,14 @@ fn scan_checked(
     if Parser::is_core_wasm(bytes) {
         return Err(ComponentError::CoreModule);
     }
-    let Scan {
-        types,
-        imports,
-        exports,
-        producers,
-    } = scan(bytes, bodies)?;
-    let disallowed = contract::disallowed_imports(imports.iter().map(String::as_str));
+    let scan = scan(bytes, bodies)?;
+    let disallowed = contract::disallowed_imports(scan.imports.iter().map(String::as_str));
     if !disallowed.is_empty() {
         return Err(ComponentError::DisallowedImports {
             imports: disallowed,
         });
     }
-    Ok((
-        ComponentInfo {
-            size: bytes.len(),
-            imports,
-            exports,
-            producers,
-        },
-        types,
-    ))
+    Ok((scan, bytes.len()))
 }
 
 /// Checks `bytes` and returns what the component imports and exports.
@@ -324,31 +379,26 @@ pub fn check_structure(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
 }
 
 fn check_with(bytes: &[u8], bodies: Bodies) -> Result<ComponentInfo, ComponentError> {
-    let (info, types) = scan_checked(bytes, bodies)?;
-    let Some(item) = types.component_item_for_export(TRANSFORMER_EXPORT) else {
-        let interface = TRANSFORMER_EXPORT.split('@').next().unwrap_or_default();
-        if let Some(found) = info
-            .exports
-            .iter()
-            .find(|e| e.split('@').next() == Some(interface))
-        {
+    let (scan, size) = scan_checked(bytes, bodies)?;
+    let Some(version) = Version::exported(&scan.exports, Role::Transformer) else {
+        if let Some(found) = other_version(&scan.exports, "opm:transformer/transformer") {
             return Err(ComponentError::WrongVersion {
                 found: found.clone(),
             });
         }
         return Err(ComponentError::MissingExport {
-            exports: if info.exports.is_empty() {
-                "nothing".into()
-            } else {
-                info.exports.join(", ")
-            },
+            exports: exported(&scan.exports),
         });
     };
-    let found = signature(&types, item.ty, "transform");
-    if found != TRANSFORM_SIGNATURE {
-        return Err(ComponentError::WrongSignature { found });
+    let item = scan
+        .types
+        .component_item_for_export(version.transformer_export())
+        .expect("an export found by name has a type");
+    let found = signature(&scan.types, item.ty, "transform");
+    if found != transform_signature(version) {
+        return Err(ComponentError::WrongSignature { version, found });
     }
-    Ok(info)
+    Ok(scan.info(size, version))
 }
 
 /// The module WASI preview1 imports come from, which the adapter turns into WASI 0.2.
@@ -390,6 +440,19 @@ struct Scan {
     imports: Vec<String>,
     exports: Vec<String>,
     producers: Producers,
+}
+
+impl Scan {
+    /// What a check returns of a component of `size` bytes built for `contract`.
+    fn info(self, size: usize, contract: Version) -> ComponentInfo {
+        ComponentInfo {
+            size,
+            imports: self.imports,
+            exports: self.exports,
+            contract,
+            producers: self.producers,
+        }
+    }
 }
 
 /// The largest function body a component may have, in bytes of code: 2.4 times the largest

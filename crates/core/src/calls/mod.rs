@@ -32,4 +32,12 @@ pub struct Context {
     pub strict: bool,
     /// The module's labels plus the tracking labels, sorted by key.
     pub labels: Vec<(String, String)>,
+    /// Since contract 1.1.0: the module's name (`name` is the instance's).
+    pub module: String,
+    /// Since contract 1.1.0: the platform of the render (`kubernetes`, `compose`), or empty.
+    pub platform: String,
+    /// Since contract 1.1.0: the version of the provider that holds the component called.
+    pub provider_version: String,
+    /// Since contract 1.1.0: the FQN of the transformer called; empty for the renderer.
+    pub transformer: String,
 }

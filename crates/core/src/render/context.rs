@@ -51,6 +51,9 @@ pub struct RenderContext {
     /// ([`super::platform_names`]); `None` for a format opm has no rules of.
     #[serde(skip)]
     pub platform: Option<String>,
+    /// Each provider's version, by name: what a call's context says of its provider's.
+    #[serde(skip)]
+    pub provider_versions: BTreeMap<String, String>,
 }
 
 impl RenderContext {
@@ -82,25 +85,37 @@ impl RenderContext {
 
     /// The context passed to `call`: its component's labels, its transformer's provider.
     pub fn for_call(&self, call: &crate::matching::Call) -> Context {
-        self.context(&call.component, &call.provider)
+        let version = self.provider_versions.get(&call.provider);
+        let version = version.map_or("", String::as_str);
+        self.context(&call.component, &call.provider, version, &call.transformer)
     }
 
-    /// The context passed to the transforms of `component`, naming the render's providers.
+    /// The context passed to the transforms of `component` when a test or a bench calls them
+    /// without a plan: naming the render's providers, and no transformer.
     pub fn for_component(&self, component: &str) -> Context {
-        self.context(component, &self.provider)
+        self.context(component, &self.provider, "", "")
     }
 
-    /// The context passed to the renderer: the module's labels and the tracking labels but
-    /// the component's, naming the render's providers.
-    pub fn for_renderer(&self) -> Context {
-        let mut context = self.context("", &self.provider);
+    /// The context passed to the renderer, whose provider is at `provider_version`: the
+    /// module's labels and the tracking labels but the component's, naming the render's
+    /// providers.
+    pub fn for_renderer(&self, provider_version: &str) -> Context {
+        let mut context = self.context("", &self.provider, provider_version, "");
         context
             .labels
             .retain(|(key, _)| key != LABEL_COMPONENT_NAME);
         context
     }
 
-    fn context(&self, component: &str, provider: &str) -> Context {
+    /// The context of a call for `component`, naming `provider`, of a component of a provider
+    /// at `provider_version` serving as `transformer`.
+    fn context(
+        &self,
+        component: &str,
+        provider: &str,
+        provider_version: &str,
+        transformer: &str,
+    ) -> Context {
         Context {
             name: self.instance.clone(),
             namespace: self.namespace.clone(),
@@ -109,6 +124,10 @@ impl RenderContext {
             timestamp: self.timestamp.clone(),
             strict: self.strict,
             labels: self.labels_for(component).into_iter().collect(),
+            module: self.name.clone(),
+            platform: self.platform.clone().unwrap_or_default(),
+            provider_version: provider_version.to_owned(),
+            transformer: transformer.to_owned(),
         }
     }
 }
@@ -177,6 +196,7 @@ mod tests {
             module_labels: BTreeMap::from([(LABEL_MODULE_INSTANCE.into(), "forged".into())]),
             secret_kinds: Vec::new(),
             platform: None,
+            provider_versions: BTreeMap::new(),
         };
         assert!(
             !context

@@ -545,6 +545,7 @@ mod tests {
             module_labels: BTreeMap::new(),
             secret_kinds: vec!["Secret".into()],
             platform: None,
+            provider_versions: Default::default(),
         }
     }
 
