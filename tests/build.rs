@@ -7,7 +7,10 @@
 //!   `[package.metadata.opm] target` names (default `wasm32-unknown-unknown`) with one cargo
 //!   invocation per target, and componentized unless rustc already linked a component
 //!   (`wasm32-wasip2` does);
-//! - the hand-made fixtures `fixtures/wat/**.wat` (`build/wat_fixtures.rs`).
+//! - the default provider's Deployment transformer and renderer built against the frozen
+//!   contract 1.0.0 (`contract_1_0_guests`);
+//! - the hand-made fixtures `fixtures/wat/**.wat` (`build/wat_fixtures.rs`), made against the
+//!   frozen 1.0.0 too.
 //!
 //! The guests other toolchains build (JavaScript, Python, C) are built at test time, on first
 //! use (`toolchain.rs`), so that building and linting the tests needs nothing but Rust;
@@ -66,6 +69,7 @@ fn main() -> anyhow::Result<()> {
             .display()
     );
     let mut guests = rust_guests(&out_dir)?;
+    guests.extend(contract_1_0_guests(&out_dir)?);
     // Against the frozen 1.0.0: the newest context is too large to be passed in parameters
     // (more than 16 flat values), which a hand-written module would have to read from memory;
     // and the sandbox must serve 1.0.0 components, which these are.
@@ -94,6 +98,34 @@ fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
                 ident.replace('_', "-")
             );
             guests.push(Guest { ident, doc, bytes });
+        }
+    }
+    Ok(guests)
+}
+
+/// The default Kubernetes provider's Deployment transformer and its renderer, built from
+/// their sources against the frozen 1.0.0 of the contract (the SDK's `contract-1-0`), as a
+/// provider published before 1.1.0 was: `contract_1_0_kubernetes_deployment` and
+/// `contract_1_0_kubernetes_renderer`. A renderer is built apart, as always.
+fn contract_1_0_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
+    build_support::rerun_if_guests_change(&["kubernetes"]);
+    let mut guests = Vec::new();
+    for package in ["kubernetes-deployment", "kubernetes-renderer"] {
+        let built = build_support::build_components_with(
+            DEFAULT_TARGET,
+            &[package],
+            &["opm-guest/contract-1-0"],
+            out_dir,
+        )?;
+        for (file, bytes) in built {
+            guests.push(Guest {
+                ident: format!("contract_1_0_{}", file.trim_end_matches(".wasm")),
+                doc: format!(
+                    "The guest workspace crate `{package}` built against the frozen contract \
+                     1.0.0 (`wit/1.0.0`, the SDK's feature `contract-1-0`)."
+                ),
+                bytes,
+            });
         }
     }
     Ok(guests)

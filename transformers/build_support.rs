@@ -40,7 +40,7 @@ pub fn rerun_if_guests_change(packages_dirs: &[&str]) {
 /// keyed by the artifact file name (`kubernetes_deployment.wasm`).
 #[allow(
     dead_code,
-    reason = "included by build scripts that call either this or build_components_for"
+    reason = "included by build scripts that call some of these"
 )]
 pub fn build_components(
     packages: &[&str],
@@ -71,8 +71,23 @@ pub fn build_components_for(
     packages: &[&str],
     out_dir: &Path,
 ) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+    build_components_with(target, packages, &[], out_dir)
+}
+
+/// [`build_components_for`] with the cargo `features` (`opm-guest/contract-1-0`), in a target
+/// directory of their own under the guests' (`features-opm-guest-contract-1-0`), so that the
+/// artifacts of one feature set never replace another's.
+pub fn build_components_with(
+    target: &str,
+    packages: &[&str],
+    features: &[&str],
+    out_dir: &Path,
+) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     let workspace = workspace();
-    let target_dir = guest_target_dir(out_dir);
+    let mut target_dir = guest_target_dir(out_dir);
+    if !features.is_empty() {
+        target_dir = target_dir.join(format!("features-{}", features.join("-").replace('/', "-")));
+    }
     let mut command = guest_cargo(&workspace);
     command
         .arg("build")
@@ -84,6 +99,9 @@ pub fn build_components_for(
         .arg(&target_dir);
     for package in packages {
         command.arg("-p").arg(package);
+    }
+    for feature in features {
+        command.arg("--features").arg(feature);
     }
     // The host build's flags and wrappers are not the guests' business.
     for var in [

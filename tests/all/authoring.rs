@@ -177,7 +177,7 @@ fn a_core_module_without_the_contract_is_refused_once_made_a_component() {
     build_refuses(
         dir.path(),
         &[
-            "x.wasm is not a transformer: it does not export opm:transformer/transformer@1.0.0 (it exports: nothing)",
+            "x.wasm is not a transformer: it does not export opm:transformer/transformer (at a version this opm serves, 1.0.0 and 1.1.0; it exports: nothing)",
         ],
     );
 }
@@ -460,7 +460,7 @@ fn build_names_a_renderer_where_a_transformer_was_expected_and_the_reverse() {
     build_refuses(
         dir.path(),
         &[
-            "x.wasm is not a transformer: it does not export opm:transformer/transformer@1.0.0",
+            "x.wasm is not a transformer: it does not export opm:transformer/transformer (at a version this opm serves",
             "it is a renderer (say `kind: renderer` in transformer.yaml)",
         ],
     );
@@ -473,7 +473,7 @@ fn build_names_a_renderer_where_a_transformer_was_expected_and_the_reverse() {
     build_refuses(
         dir.path(),
         &[
-            "x.wasm is not a renderer: it does not export opm:transformer/renderer@1.0.0",
+            "x.wasm is not a renderer: it does not export opm:transformer/renderer (at a version this opm serves",
             "it is a transformer (leave `kind: renderer` out of transformer.yaml)",
         ],
     );
@@ -640,7 +640,7 @@ fn a_new_rust_renderer_builds_passes_its_cases_and_renders_a_module() {
     let run = opm(["transformer", "build", &path(&project)]);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
-        run.stdout.contains("opm:transformer/renderer@1.0.0"),
+        run.stdout.contains("opm:transformer/renderer@1.1.0"),
         "{}",
         run.stdout
     );
@@ -784,7 +784,7 @@ fn scaffold_renderer(lang: &str, native: &[&str]) {
     let run = opm(["transformer", "build", &path(&project)]);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
-        run.stdout.contains("opm:transformer/renderer@1.0.0"),
+        run.stdout.contains("opm:transformer/renderer@1.1.0"),
         "{}",
         run.stdout
     );

@@ -5,6 +5,7 @@ mod bundles;
 mod cli;
 mod compose;
 mod container;
+mod contract;
 mod diff;
 mod examples;
 mod fixtures;

@@ -20,6 +20,9 @@ macro_rules! assert_guest_has_test {
         const _: fn() = $guest;
     };
 }
+use crate::contract::{
+    contract_1_0_kubernetes_deployment, contract_1_0_kubernetes_renderer, testing_context,
+};
 use crate::fixtures::markers::*;
 use crate::polyglot::{
     example_service_c, example_service_js, example_service_python, example_service_rust,
@@ -303,12 +306,17 @@ fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
         let compiled = sandbox.compile(fqn, bytes).expect("compiles");
         assert_eq!(
             compiled.imports,
-            ["opm:transformer/log@1.0.0", "opm:transformer/types@1.0.0"],
+            ["opm:transformer/log@1.1.0", "opm:transformer/types@1.1.0"],
             "{fqn}"
         );
         assert_eq!(
             compiled.exports,
-            ["opm:transformer/transformer@1.0.0"],
+            ["opm:transformer/transformer@1.1.0"],
+            "{fqn}"
+        );
+        assert_eq!(
+            compiled.contract,
+            opm_core::contract::Version::NEWEST,
             "{fqn}"
         );
     }

@@ -1,7 +1,7 @@
 //! What `opm provider inspect` shows of a provider, as a value ([`Report`], serialised for `-o
 //! json`) and as text ([`write_text`]): metadata, bundle digest, signature status, limits, every
-//! transformer with its requirements and its component's digest, size, imports and source
-//! language and toolchain (from its producers sections), and the declared resources, traits and
+//! transformer with its requirements and its component's digest, size, imports, contract
+//! version and source language and toolchain (from its producers sections), and the declared resources, traits and
 //! policies. What a bundle says may come from a registry: the caller escapes it before a
 //! terminal.
 
@@ -70,6 +70,8 @@ pub struct RendererReport<'a> {
     pub digest: String,
     pub size: usize,
     pub imports: &'a [String],
+    /// The version of the contract its component was built for.
+    pub contract: crate::contract::Version,
     pub secret_kinds: &'a [String],
     pub limits: &'a LimitsSpec,
 }
@@ -84,6 +86,8 @@ pub struct TransformerReport<'a> {
     pub digest: String,
     pub size: usize,
     pub imports: &'a [String],
+    /// The version of the contract its component was built for.
+    pub contract: Option<crate::contract::Version>,
     /// The source language, as the component's producers sections tell it.
     pub language: Option<String>,
     /// Everything its producers sections say.
@@ -152,6 +156,7 @@ pub fn report<'a>(
                     }),
                 size: info.map_or(0, |info: &ComponentInfo| info.size),
                 imports: info.map_or(&[], |info| &info.imports),
+                contract: info.map(|info| info.contract),
                 language: info.and_then(|info| info.producers.source_language()),
                 producers: info.map(|info| &info.producers),
             }
@@ -179,6 +184,7 @@ pub fn report<'a>(
                 digest: format!("blake3:{}", blake3::hash(bytes).to_hex()),
                 size: info.size,
                 imports: &info.imports,
+                contract: info.contract,
                 secret_kinds: &spec.secret_kinds,
                 limits: &spec.limits,
             }),
@@ -240,10 +246,11 @@ pub fn write_text(report: &Report<'_>, out: &mut dyn std::io::Write) -> std::io:
                 out,
                 "renderer",
                 &format!(
-                    "{} {} ({short}, {})",
+                    "{} {} ({short}, {}, contract {})",
                     renderer.name,
                     renderer.version,
-                    human_size(renderer.size)
+                    human_size(renderer.size),
+                    renderer.contract
                 ),
             )?;
             if !renderer.description.is_empty() {
@@ -307,6 +314,9 @@ pub fn write_text(report: &Report<'_>, out: &mut dyn std::io::Write) -> std::io:
                     format!(", with {toolchain}")
                 }
             )?;
+        }
+        if let Some(contract) = t.contract {
+            writeln!(out, "    contract  {contract}")?;
         }
         let r = &t.requirements;
         let mut required = Vec::new();

@@ -360,7 +360,9 @@ fn test_renderer(
             |spec| format!("{} {}", spec.name, spec.version),
         ),
         provider: manifest.map_or_else(|| "example".into(), |m| m.metadata.name.clone()),
-        provider_version: manifest.map(|m| m.metadata.version.clone()).unwrap_or_default(),
+        provider_version: manifest
+            .map(|m| m.metadata.version.clone())
+            .unwrap_or_default(),
         component: opm_core::bundle::Blob::from(under_test.bytes.clone()),
         limits: spec.map(|spec| spec.limits.clone()).unwrap_or_default(),
     };

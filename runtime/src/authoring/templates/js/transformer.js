@@ -3,7 +3,7 @@
 // the component as JSON text and the render context, and returns each resource as JSON text.
 // Throwing `{tag, val}` returns the contract's `transform-error`.
 
-import { log } from "opm:transformer/log@1.0.0";
+import { log } from "opm:transformer/log@1.1.0";
 
 import { InvalidComponent, render } from "./render.js";
 

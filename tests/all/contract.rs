@@ -1,0 +1,206 @@
+//! The versions of the contract, served side by side (`docs/host-guest-contract.md#versions-of-the-contract`):
+//! components built against the frozen 1.0.0 (`wit/1.0.0`) render beside 1.1.0 ones, byte for
+//! byte as they did, and a 1.1.0 transformer reads the fields 1.1.0 added.
+
+use opm_tests::{guests, hello, opm, provider_with, repo_root, write_file};
+
+/// `opm mod build MODULE` with the embedded provider, and with the provider directory `dir`.
+fn both(module: &str, dir: &std::path::Path, extra: &[&str]) -> (String, String) {
+    let mut embedded = vec!["mod", "build", module];
+    embedded.extend_from_slice(extra);
+    let embedded = opm(embedded);
+    assert!(embedded.exited(0), "{}", embedded.stderr);
+    let dir = dir.display().to_string();
+    let mut with = vec!["mod", "build", module, "-p", &dir];
+    with.extend_from_slice(extra);
+    let with = opm(with);
+    assert!(with.exited(0), "{}", with.stderr);
+    (embedded.stdout, with.stdout)
+}
+
+/// The embedded provider as a source directory whose `file` is `bytes` instead.
+fn provider_replacing(replaced: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = provider_with(&[]);
+    for (file, bytes) in replaced {
+        let path = dir.path().join(file);
+        let before = std::fs::read(&path).expect("the embedded provider has the component");
+        assert_ne!(before, *bytes, "{file} is built against another contract");
+        std::fs::write(&path, bytes).unwrap();
+    }
+    dir
+}
+
+/// The contract version `opm provider inspect` shows for the transformer `fqn` of `dir`.
+fn inspected_contract(dir: &std::path::Path, fqn: &str) -> String {
+    let run = opm(["provider", "inspect", &dir.display().to_string()]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let block = run
+        .stdout
+        .split(&format!("\n{fqn} "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{fqn} in\n{}", run.stdout));
+    block
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("contract  "))
+        .unwrap_or_else(|| panic!("a contract line for {fqn} in\n{}", run.stdout))
+        .to_owned()
+}
+
+const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
+
+/// The Deployment transformer built against 1.0.0 renders, among the provider's 1.1.0
+/// transformers, exactly what the embedded 1.1.0 build renders: of every example that has
+/// Deployments, with and without a second instance.
+#[test]
+pub(crate) fn contract_1_0_kubernetes_deployment() {
+    let dir = provider_replacing(&[(
+        "kubernetes_deployment.wasm",
+        guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
+    )]);
+    assert_eq!(inspected_contract(dir.path(), DEPLOYMENT), "1.0.0");
+    assert_eq!(
+        inspected_contract(
+            dir.path(),
+            "transformer.opm.dev/workload@v1#StatefulSetTransformer"
+        ),
+        "1.1.0"
+    );
+    let mut rendered = 0;
+    for example in ["hello", "shop", "gitea"] {
+        let module = repo_root().join(format!("examples/{example}/module.yaml"));
+        let module = module.display().to_string();
+        for extra in [&[][..], &["--instance", "eu"]] {
+            let (embedded, with) = both(&module, dir.path(), extra);
+            assert!(
+                with == embedded,
+                "examples/{example} {extra:?} renders otherwise with a 1.0.0 Deployment transformer"
+            );
+            rendered += with.matches("kind: Deployment\n").count();
+        }
+    }
+    assert!(rendered >= 6, "the examples render Deployments: {rendered}");
+}
+
+/// The renderer built against 1.0.0 (and the Deployment transformer with it) writes the same
+/// stream as the embedded 1.1.0 renderer, in each format it writes.
+#[test]
+pub(crate) fn contract_1_0_kubernetes_renderer() {
+    let dir = provider_replacing(&[
+        (
+            "kubernetes_renderer.wasm",
+            guests::CONTRACT_1_0_KUBERNETES_RENDERER,
+        ),
+        (
+            "kubernetes_deployment.wasm",
+            guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
+        ),
+    ]);
+    let run = opm(["provider", "inspect", &dir.path().display().to_string()]);
+    assert!(
+        run.stdout.contains(", contract 1.0.0)\n"),
+        "the renderer's contract in\n{}",
+        run.stdout
+    );
+    let module = repo_root().join("examples/shop/module.yaml");
+    let module = module.display().to_string();
+    for extra in [&[][..], &["-o", "json"], &["--instance", "eu"]] {
+        let (embedded, with) = both(&module, dir.path(), extra);
+        assert!(
+            with == embedded,
+            "{extra:?} renders otherwise with a 1.0.0 renderer"
+        );
+    }
+}
+
+const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
+
+/// A 1.1.0 transformer reads the fields 1.1.0 added, in a render that also calls the 1.0.0
+/// Deployment transformer: the module's name beside the instance's, the platform, its
+/// provider's version and its own FQN.
+#[test]
+pub(crate) fn testing_context() {
+    let dir = provider_with(&[(
+        SHOWS_CONTEXT,
+        "description: Renders its context as a ConfigMap\n\
+         requiredLabels: {core.opm.dev/workload-type: context}\n\
+         component: testing_context.wasm\n",
+        guests::TESTING_CONTEXT,
+    )]);
+    std::fs::write(
+        dir.path().join("kubernetes_deployment.wasm"),
+        guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
+    )
+    .unwrap();
+    assert_eq!(inspected_contract(dir.path(), SHOWS_CONTEXT), "1.1.0");
+    let module = write_file(
+        dir.path(),
+        "module.yaml",
+        "apiVersion: core.opm.dev/v1\nkind: Module\n\
+         metadata: {name: shop, version: 1.2.0, namespace: shops}\n\
+         components:\n\
+         \x20 shown:\n    metadata: {labels: {core.opm.dev/workload-type: context}}\n\
+         \x20 api:\n    metadata: {labels: {core.opm.dev/workload-type: stateless}}\n\
+         \x20   resources:\n      Container: {image: busybox:1.36}\n",
+    );
+    let provider = dir.path().display().to_string();
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        &provider,
+        "--instance",
+        "shop-eu",
+        "-o",
+        "json",
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let list: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let items = list["items"].as_array().expect("a v1 List");
+    let kinds: Vec<&str> = items.iter().filter_map(|i| i["kind"].as_str()).collect();
+    assert!(kinds.contains(&"Deployment"), "{kinds:?}");
+    let shown = items
+        .iter()
+        .find(|item| item["kind"] == "ConfigMap")
+        .expect("the context's ConfigMap");
+    let version = opm_runtime::embedded::load()
+        .unwrap()
+        .manifest
+        .metadata
+        .version;
+    assert_eq!(
+        shown["data"],
+        serde_json::json!({
+            "name": "shop-eu",
+            "namespace": "shops",
+            "version": "1.2.0",
+            "provider": "kubernetes",
+            "timestamp": "1970-01-01T00:00:00Z",
+            "strict": "false",
+            "module": "shop",
+            "platform": "kubernetes",
+            "providerVersion": version,
+            "transformer": SHOWS_CONTEXT,
+        })
+    );
+    assert_eq!(shown["metadata"]["name"], "shop-eu-shown");
+    // Not a case of `hello()`'s: the example renders as always with this provider too.
+    let (embedded, with) = both(&hello(), dir.path(), &[]);
+    assert_eq!(embedded, with);
+}
+
+/// The frozen WIT is frozen: `wit/1.0.0/transformer.wit` is byte for byte what 1.0.0 was
+/// released as, so a provider built against it then links now.
+#[test]
+fn the_frozen_1_0_0_contract_is_unchanged() {
+    let frozen = std::fs::read(repo_root().join("wit/1.0.0/transformer.wit")).unwrap();
+    assert_eq!(
+        blake3::hash(&frozen).to_hex().as_str(),
+        FROZEN_1_0_0,
+        "wit/1.0.0/transformer.wit changed: a released version of the contract never does; \
+         add to the newest version (wit/transformer.wit) instead"
+    );
+}
+
+/// The BLAKE3 of `wit/1.0.0/transformer.wit` as released.
+const FROZEN_1_0_0: &str = "4108d698c9017f332abdf2b3cf1f000aeb87241f0daa49af3ba2a213c1b5ec0c";
