@@ -59,6 +59,7 @@ fuzz_target!(|data: &[u8]| {
         module_labels: BTreeMap::new(),
         secret_kinds: Vec::new(),
         platform: None,
+        provider_versions: BTreeMap::new(),
     };
     let applied = render::patch::apply(plan.patches(), &mut resources, &context, &|_| true);
     let _ = format!("{:?}", applied.failures);
