@@ -18,10 +18,16 @@ fn both(module: &str, dir: &std::path::Path, extra: &[&str]) -> (String, String)
     (embedded.stdout, with.stdout)
 }
 
-/// The embedded provider as a source directory whose `file` is `bytes` instead.
-fn provider_replacing(replaced: &[(&str, &[u8])]) -> tempfile::TempDir {
+/// The embedded provider as a source directory in which the component of each transformer of
+/// `replaced` (the renderer's for `None`) is the bytes given instead.
+fn provider_replacing(replaced: &[(Option<&str>, &[u8])]) -> tempfile::TempDir {
     let dir = provider_with(&[]);
-    for (file, bytes) in replaced {
+    let manifest = opm_runtime::embedded::load().unwrap().manifest;
+    for (fqn, bytes) in replaced {
+        let file = match fqn {
+            Some(fqn) => &manifest.transformers[*fqn].component,
+            None => &manifest.renderer.as_ref().unwrap().component,
+        };
         let path = dir.path().join(file);
         let before = std::fs::read(&path).expect("the embedded provider has the component");
         assert_ne!(before, *bytes, "{file} is built against another contract");
@@ -53,10 +59,7 @@ const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer"
 /// Deployments, with and without a second instance.
 #[test]
 pub(crate) fn contract_1_0_kubernetes_deployment() {
-    let dir = provider_replacing(&[(
-        "kubernetes_deployment.wasm",
-        guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
-    )]);
+    let dir = provider_replacing(&[(Some(DEPLOYMENT), guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT)]);
     assert_eq!(inspected_contract(dir.path(), DEPLOYMENT), "1.0.0");
     assert_eq!(
         inspected_contract(
@@ -66,7 +69,7 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
         "1.1.0"
     );
     let mut rendered = 0;
-    for example in ["hello", "shop", "gitea"] {
+    for example in ["hello", "shop", "grafana", "mattermost", "nextcloud", "gitea"] {
         let module = repo_root().join(format!("examples/{example}/module.yaml"));
         let module = module.display().to_string();
         for extra in [&[][..], &["--instance", "eu"]] {
@@ -78,7 +81,7 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
             rendered += with.matches("kind: Deployment\n").count();
         }
     }
-    assert!(rendered >= 6, "the examples render Deployments: {rendered}");
+    assert!(rendered >= 10, "the examples render Deployments: {rendered}");
 }
 
 /// The renderer built against 1.0.0 (and the Deployment transformer with it) writes the same
@@ -86,14 +89,8 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
 #[test]
 pub(crate) fn contract_1_0_kubernetes_renderer() {
     let dir = provider_replacing(&[
-        (
-            "kubernetes_renderer.wasm",
-            guests::CONTRACT_1_0_KUBERNETES_RENDERER,
-        ),
-        (
-            "kubernetes_deployment.wasm",
-            guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
-        ),
+        (None, guests::CONTRACT_1_0_KUBERNETES_RENDERER),
+        (Some(DEPLOYMENT), guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT),
     ]);
     let run = opm(["provider", "inspect", &dir.path().display().to_string()]);
     assert!(
@@ -119,15 +116,18 @@ const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
 /// provider's version and its own FQN.
 #[test]
 pub(crate) fn testing_context() {
+    let manifest = opm_runtime::embedded::load().unwrap().manifest;
     let dir = provider_with(&[(
         SHOWS_CONTEXT,
         "description: Renders its context as a ConfigMap\n\
          requiredLabels: {core.opm.dev/workload-type: context}\n\
+         requiredResources: [opm.dev/resources/workload@v1#Container]\n\
          component: testing_context.wasm\n",
         guests::TESTING_CONTEXT,
     )]);
     std::fs::write(
-        dir.path().join("kubernetes_deployment.wasm"),
+        dir.path()
+            .join(&manifest.transformers[DEPLOYMENT].component),
         guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
     )
     .unwrap();
@@ -139,6 +139,7 @@ pub(crate) fn testing_context() {
          metadata: {name: shop, version: 1.2.0, namespace: shops}\n\
          components:\n\
          \x20 shown:\n    metadata: {labels: {core.opm.dev/workload-type: context}}\n\
+         \x20   resources:\n      Container: {image: busybox:1.36}\n\
          \x20 api:\n    metadata: {labels: {core.opm.dev/workload-type: stateless}}\n\
          \x20   resources:\n      Container: {image: busybox:1.36}\n",
     );
@@ -163,11 +164,7 @@ pub(crate) fn testing_context() {
         .iter()
         .find(|item| item["kind"] == "ConfigMap")
         .expect("the context's ConfigMap");
-    let version = opm_runtime::embedded::load()
-        .unwrap()
-        .manifest
-        .metadata
-        .version;
+    let version = &manifest.metadata.version;
     assert_eq!(
         shown["data"],
         serde_json::json!({
