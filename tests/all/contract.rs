@@ -69,7 +69,14 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
         "1.1.0"
     );
     let mut rendered = 0;
-    for example in ["hello", "shop", "grafana", "mattermost", "nextcloud", "gitea"] {
+    for example in [
+        "hello",
+        "shop",
+        "grafana",
+        "mattermost",
+        "nextcloud",
+        "gitea",
+    ] {
         let module = repo_root().join(format!("examples/{example}/module.yaml"));
         let module = module.display().to_string();
         for extra in [&[][..], &["--instance", "eu"]] {
@@ -81,7 +88,10 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
             rendered += with.matches("kind: Deployment\n").count();
         }
     }
-    assert!(rendered >= 10, "the examples render Deployments: {rendered}");
+    assert!(
+        rendered >= 10,
+        "the examples render Deployments: {rendered}"
+    );
 }
 
 /// The renderer built against 1.0.0 (and the Deployment transformer with it) writes the same
