@@ -210,6 +210,7 @@ mod tests {
                 .flatten()
                 .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
                 .collect(),
+            ..Context::default()
         }
     }
 
