@@ -2,11 +2,12 @@
 //! project (`opm transformer new`, a transformer or with `--renderer` a provider's renderer),
 //! [`project`] builds it and checks the component (`opm transformer build`), and [`cases`] (a
 //! transformer's) or [`renderer_cases`] (a renderer's) runs its test cases in the sandbox and
-//! judges each against its expectation (`opm transformer test`), as [`goldens`] judges a whole
-//! render against what the author recorded.
+//! judges each against its expectation (`opm transformer test`, whose loop is [`suite`]'s), as
+//! [`goldens`] judges a whole render against what the author recorded.
 
 pub mod cases;
 pub mod goldens;
 pub mod project;
 pub mod renderer_cases;
+pub mod suite;
 pub mod templates;

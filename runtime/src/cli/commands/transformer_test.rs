@@ -15,17 +15,16 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Args;
-use serde_json::Value;
 
 use super::module_args::{CacheArgs, LimitArgs};
-use crate::authoring::cases::{self, Ran};
+use crate::authoring::cases::{self, Ran, Verdict};
+use crate::authoring::goldens::Compared;
 use crate::authoring::project::{self, Kind};
-use crate::authoring::{goldens, renderer_cases};
+use crate::authoring::renderer_cases;
+use crate::authoring::suite::{self, Folder, WithOutcome};
 use crate::cli::{EXIT_FAILED, Output};
-use crate::render::{OutputOptions, Renderer};
-use opm_core::provider::{LimitsSpec, ProviderManifest};
+use opm_core::provider::ProviderManifest;
 use opm_sandbox::Compiler;
 use opm_sandbox::{Bytes, Limits, Sandbox};
 
@@ -123,31 +122,8 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         let beside = args.target.parent().unwrap_or(Path::new(".")).join("cases");
         (args.target.clone(), args.cases.clone().unwrap_or(beside))
     };
-    let bytes = std::fs::read(&component_path).with_context(|| {
-        format!(
-            "cannot read the component {} (run `opm transformer build` first)",
-            component_path.display()
-        )
-    })?;
-    // A core module built with wit-bindgen is tested as `opm provider pack` would ship it.
-    let bytes = if wasmparser::Parser::is_core_wasm(&bytes) {
-        opm_core::bundle::component::componentize(&bytes).with_context(|| {
-            format!(
-                "{} is a core module that cannot be made a component",
-                component_path.display()
-            )
-        })?
-    } else {
-        bytes
-    };
-    // A component file is a renderer when it exports the renderer interface.
-    let kind = kind.unwrap_or_else(|| {
-        if opm_core::bundle::component::check_renderer(&bytes).is_ok() {
-            Kind::Renderer
-        } else {
-            Kind::Transformer
-        }
-    });
+    let bytes = suite::read_component(&component_path)?;
+    let kind = kind.unwrap_or_else(|| suite::kind_of(&bytes));
 
     let provider_dir = args.provider.clone().or(provider_dir).map(|p| tidy(&p));
     let module = args.module.clone().or(module).map(|m| tidy(&m));
@@ -170,23 +146,8 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let cases = cases::load_all(&cases_dir)?;
     // The limits of the provider it ships in, as a render applies them; else the host's. The
     // kinds whose checksums are stretched: its renderer's, else the default provider's.
-    let limits = match &manifest {
-        Some((origin, manifest)) => manifest
-            .limits
-            .limits(&args.limits.caps())
-            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?,
-        None => LimitsSpec::default()
-            .limits(&args.limits.caps())
-            .map_err(anyhow::Error::msg)?,
-    };
-    let secret_kinds = match manifest.as_ref().and_then(|(_, m)| m.renderer.as_ref()) {
-        Some(renderer) => renderer.secret_kinds.clone(),
-        None => crate::embedded::load()?
-            .manifest
-            .renderer
-            .map(|renderer| renderer.secret_kinds)
-            .unwrap_or_default(),
-    };
+    let limits = suite::transformer_limits(manifest.as_ref(), &args.limits.caps())?;
+    let secret_kinds = suite::secret_kinds(manifest.as_ref().map(|(_, m)| m))?;
     let compile = |compiler| -> anyhow::Result<_> {
         let sandbox =
             Sandbox::with_compiler(&limits, compiler)?.with_cache(args.cache.cache(out.env));
@@ -250,16 +211,9 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// A case folder, of a transformer or a renderer, as the report names and blesses it.
-struct Folder<'a> {
-    name: &'a str,
-    dir: &'a Path,
-    expected: Option<&'a Value>,
-}
-
-/// Runs each of `folders` (`run` runs the one at an index), prints a line for each with its
-/// fuel and time, and a diff, the reasons of `refused_header` and the guest's log for each that
-/// failed; then the summary. Returns how many failed.
+/// Runs each of `folders` ([`suite::run_cases`]) and prints a line for each with its fuel and
+/// time, and a diff, the reasons of `refused_header` and the guest's log for each that failed;
+/// then the summary. Returns how many failed.
 fn run_cases(
     folders: &[Folder<'_>],
     run: impl Fn(usize) -> Ran,
@@ -268,62 +222,42 @@ fn run_cases(
     out: &mut Output<'_>,
 ) -> anyhow::Result<usize> {
     let width = folders.iter().map(|c| c.name.len()).max().unwrap_or(0);
-    let (mut passed, mut failed, mut blessed) = (0, 0, 0);
-    for (index, folder) in folders.iter().enumerate() {
-        let ran = run(index);
+    let tally = suite::run_cases(folders, run, refused_header, bless, &mut |case| {
         let figures = format!(
             "fuel {:>13}  {:>8.2} ms",
-            grouped(ran.fuel),
-            ran.elapsed.as_secs_f64() * 1000.0
+            grouped(case.fuel),
+            case.elapsed.as_secs_f64() * 1000.0
         );
-        let verdict = if ran.refused.is_empty() {
-            cases::verdict(folder.dir, folder.expected, &ran.outcome, bless)?
-        } else {
-            cases::Verdict::Fail(format!(
-                "{refused_header}\n{}",
-                ran.refused
-                    .iter()
-                    .map(|why| format!("- {why}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ))
+        let label = match &case.verdict {
+            Verdict::Pass => "ok",
+            Verdict::Blessed => "blessed",
+            Verdict::Fail(_) => "FAIL",
         };
-        let label = match &verdict {
-            cases::Verdict::Pass => "ok",
-            cases::Verdict::Blessed => "blessed",
-            cases::Verdict::Fail(_) => "FAIL",
-        };
-        writeln!(
-            out.stdout,
-            "  {label:<7} {:<width$}  {figures}",
-            folder.name
-        )?;
-        match verdict {
-            cases::Verdict::Pass => passed += 1,
-            cases::Verdict::Blessed => blessed += 1,
-            cases::Verdict::Fail(why) => {
-                failed += 1;
-                for line in why.lines() {
-                    writeln!(out.stdout, "      {line}")?;
-                }
-                for line in &ran.logs {
-                    writeln!(out.stdout, "      log {line}")?;
-                }
+        writeln!(out.stdout, "  {label:<7} {:<width$}  {figures}", case.name)?;
+        if let Verdict::Fail(why) = &case.verdict {
+            for line in why.lines() {
+                writeln!(out.stdout, "      {line}")?;
+            }
+            for line in &case.logs {
+                writeln!(out.stdout, "      log {line}")?;
             }
         }
-    }
+        Ok(())
+    })?;
     writeln!(
         out.stdout,
-        "{} case{}: {passed} passed, {failed} failed{}",
+        "{} case{}: {} passed, {} failed{}",
         folders.len(),
         if folders.len() == 1 { "" } else { "s" },
+        tally.passed,
+        tally.failed,
         if bless {
-            format!(", {blessed} blessed")
+            format!(", {} blessed", tally.blessed)
         } else {
             String::new()
         }
     )?;
-    Ok(failed)
+    Ok(tally.failed)
 }
 
 /// The renderer `opm transformer test` tests, and where its project keeps what it needs.
@@ -352,20 +286,11 @@ fn test_renderer(
     out: &mut Output<'_>,
 ) -> anyhow::Result<ExitCode> {
     let cases = renderer_cases::load_all(&under_test.cases_dir)?;
-    let manifest = under_test.manifest.as_ref();
-    let spec = manifest.and_then(|m| m.renderer.as_ref());
-    let renderer = Renderer {
-        name: spec.map_or_else(
-            || under_test.name.clone(),
-            |spec| format!("{} {}", spec.name, spec.version),
-        ),
-        provider: manifest.map_or_else(|| "example".into(), |m| m.metadata.name.clone()),
-        provider_version: manifest
-            .map(|m| m.metadata.version.clone())
-            .unwrap_or_default(),
-        component: opm_core::bundle::Blob::from(under_test.bytes.clone()),
-        limits: spec.map(|spec| spec.limits.clone()).unwrap_or_default(),
-    };
+    let renderer = suite::renderer_under_test(
+        &under_test.name,
+        &under_test.bytes,
+        under_test.manifest.as_ref(),
+    );
     // Room for the largest memory a renderer may be given: the render step applies its limits.
     let sandbox_with = |compiler| -> anyhow::Result<Sandbox> {
         let ceiling = Limits {
@@ -431,10 +356,8 @@ fn test_renderer(
     })
 }
 
-/// Renders `module` with the providers of `--with` and the project's own (in `provider_dir`)
-/// as `opm mod build` does and compares the output with `rendered.yaml` beside it — for a
-/// renderer, every file it writes into `--out-dir` with `rendered/` — or writes it, with
-/// `--bless`. Whether it passed.
+/// Renders the module with the providers of `--with` and the project's own
+/// ([`suite::render_with`]) and prints how it compared with its golden. Whether it passed.
 fn render_with(
     args: &TestArgs,
     provider_dir: Option<PathBuf>,
@@ -442,90 +365,47 @@ fn render_with(
     kind: Kind,
     out: &mut Output<'_>,
 ) -> anyhow::Result<bool> {
-    let dir = provider_dir.with_context(|| {
-        format!(
-            "--with renders the {}'s own provider beside the others: name its source directory \
-             in transformer.yaml (`provider: DIR`) or with --provider DIR",
-            kind.noun()
-        )
-    })?;
-    let module = module.context(
-        "--with renders a module: name it in transformer.yaml (`module: PATH`) or with --module \
-         PATH",
-    )?;
-    let module = module.as_path();
-    let mut providers = args.with.clone();
-    providers.push(dir.display().to_string());
-    let names = providers.join(" + ");
-    // A renderer under test is the one that writes the files: named, as a render beside other
-    // providers must name a provider that ships only a renderer.
-    let renderer = match kind {
-        Kind::Renderer => Some(opm_core::provider::read_manifest(&dir)?.1.metadata.name),
-        _ => None,
-    };
-    let request = crate::render::Request {
-        providers,
-        renderer,
+    let asked = suite::WithRender {
+        with: &args.with,
+        provider_dir,
+        module,
+        kind,
         compiler: compiler(args),
         caps: args.limits.caps(),
         cache: args.cache.cache(out.env),
-        output: OutputOptions {
-            directory: kind == Kind::Renderer,
-            ..OutputOptions::default()
-        },
-        ..crate::render::Request::new(module)
+        bless: args.bless,
     };
-    let built = crate::render::build(&request, out.env);
-    let mut rendered = None;
-    let status = crate::report::render(built, None, &mut *out.stderr, &mut |done, _| {
-        rendered = Some((done.rendered.files.clone(), done.rendered.resources.len()));
-        Ok(ExitCode::SUCCESS)
-    })?;
-    let golden = project::rendered_path(module, kind);
-    let Some((files, count)) = rendered.filter(|_| status == ExitCode::SUCCESS) else {
-        writeln!(
-            out.stdout,
-            "  FAIL    render of {} with {names}",
-            module.display()
-        )?;
-        return Ok(false);
-    };
-    let summary = format!(
-        "render of {} with {names}: {count} resource{}",
-        module.display(),
-        if count == 1 { "" } else { "s" }
-    );
-    let compared = match kind {
-        Kind::Transformer => goldens::compare_stream(&files, &golden, args.bless)?,
-        Kind::Renderer => goldens::compare_files(&files, &golden, args.bless)?,
-    };
-    let passed = matches!(
-        compared,
-        goldens::Compared::Same | goldens::Compared::Blessed
-    );
-    match compared {
-        goldens::Compared::Same => writeln!(out.stdout, "  ok      {summary}")?,
-        goldens::Compared::Blessed => writeln!(
-            out.stdout,
-            "  blessed {summary}, written to {}",
-            golden.display()
-        )?,
-        goldens::Compared::Missing => {
-            writeln!(out.stdout, "  FAIL    {summary}")?;
-            writeln!(
+    let outcome = suite::render_with(asked, out.env, &mut *out.stderr)?;
+    match &outcome {
+        WithOutcome::Failed { what } => writeln!(out.stdout, "  FAIL    render of {what}")?,
+        WithOutcome::Compared {
+            summary,
+            golden,
+            compared,
+        } => match compared {
+            Compared::Same => writeln!(out.stdout, "  ok      {summary}")?,
+            Compared::Blessed => writeln!(
                 out.stdout,
-                "      no {} (run with --bless to record the render)",
+                "  blessed {summary}, written to {}",
                 golden.display()
-            )?;
-        }
-        goldens::Compared::Differs(diff) => {
-            writeln!(out.stdout, "  FAIL    {summary}")?;
-            for line in diff.lines() {
-                writeln!(out.stdout, "      {line}")?;
+            )?,
+            Compared::Missing => {
+                writeln!(out.stdout, "  FAIL    {summary}")?;
+                writeln!(
+                    out.stdout,
+                    "      no {} (run with --bless to record the render)",
+                    golden.display()
+                )?;
             }
-        }
+            Compared::Differs(diff) => {
+                writeln!(out.stdout, "  FAIL    {summary}")?;
+                for line in diff.lines() {
+                    writeln!(out.stdout, "      {line}")?;
+                }
+            }
+        },
     }
-    Ok(passed)
+    Ok(outcome.passed())
 }
 
 /// The compiler the test compiles with: the baseline one unless `--optimized`.
