@@ -53,7 +53,7 @@ fn main() -> anyhow::Result<()> {
     let manifest_dir = PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
-    build_support::rerun_if_guests_change(&["testing", "examples/service/rust"]);
+    build_support::rerun_if_guests_change(&["testing", "examples/service/rust", "kubernetes"]);
     println!(
         "cargo:rerun-if-changed={}",
         manifest_dir.join("fixtures/wat").display()
@@ -108,7 +108,6 @@ fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
 /// provider published before 1.1.0 was: `contract_1_0_kubernetes_deployment` and
 /// `contract_1_0_kubernetes_renderer`. A renderer is built apart, as always.
 fn contract_1_0_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
-    build_support::rerun_if_guests_change(&["kubernetes"]);
     let mut guests = Vec::new();
     for package in ["kubernetes-deployment", "kubernetes-renderer"] {
         let built = build_support::build_components_with(

@@ -47,24 +47,8 @@ impl Version {
         }
     }
 
-    /// The interface a transformer component of this version exports.
-    pub fn transformer_export(self) -> &'static str {
-        match self {
-            Self::V1_0 => "opm:transformer/transformer@1.0.0",
-            Self::V1_1 => "opm:transformer/transformer@1.1.0",
-        }
-    }
-
-    /// The interface a renderer component of this version exports.
-    pub fn renderer_export(self) -> &'static str {
-        match self {
-            Self::V1_0 => "opm:transformer/renderer@1.0.0",
-            Self::V1_1 => "opm:transformer/renderer@1.1.0",
-        }
-    }
-
-    /// The version whose transformer (or, with `renderer`, renderer) interface `exports` holds,
-    /// the newest if it holds several.
+    /// The version at which `exports` holds the interface of `role`, the newest if it holds
+    /// several.
     pub fn exported(exports: &[String], role: Role) -> Option<Version> {
         Self::SERVED
             .into_iter()
@@ -74,9 +58,11 @@ impl Version {
 
     /// The interface a component of `role` exports at this version.
     pub fn export(self, role: Role) -> &'static str {
-        match role {
-            Role::Transformer => self.transformer_export(),
-            Role::Renderer => self.renderer_export(),
+        match (role, self) {
+            (Role::Transformer, Self::V1_0) => "opm:transformer/transformer@1.0.0",
+            (Role::Transformer, Self::V1_1) => "opm:transformer/transformer@1.1.0",
+            (Role::Renderer, Self::V1_0) => "opm:transformer/renderer@1.0.0",
+            (Role::Renderer, Self::V1_1) => "opm:transformer/renderer@1.1.0",
         }
     }
 
@@ -111,23 +97,36 @@ pub enum Role {
     Renderer,
 }
 
-/// The interface, with package and version, a transformer component built against the newest
-/// contract exports.
-pub const TRANSFORMER_EXPORT: &str = "opm:transformer/transformer@1.1.0";
+impl Role {
+    /// The interface a component of this role exports, without its version.
+    pub fn interface(self) -> &'static str {
+        match self {
+            Self::Transformer => "opm:transformer/transformer",
+            Self::Renderer => "opm:transformer/renderer",
+        }
+    }
+}
 
-/// The interface, with package and version, a renderer component built against the newest
-/// contract exports.
-pub const RENDERER_EXPORT: &str = "opm:transformer/renderer@1.1.0";
-
-/// The interface a transformer built against the newest contract imports to log.
-pub const LOG_IMPORT: &str = "opm:transformer/log@1.1.0";
+/// Why a component that exports `exports` is not one of `role`, in words.
+pub fn not_exported(role: Role, exports: &[String]) -> String {
+    format!(
+        "it does not export {} (at a version this opm serves, {}; it exports: {})",
+        role.interface(),
+        Version::served_summary(),
+        if exports.is_empty() {
+            "nothing".to_owned()
+        } else {
+            exports.join(", ")
+        }
+    )
+}
 
 /// opm's own interfaces a component may import, at each version served: `log`, and `types`,
 /// which holds only types.
 pub const OPM_IMPORTS: &[&str] = &[
     "opm:transformer/log@1.0.0",
     "opm:transformer/types@1.0.0",
-    LOG_IMPORT,
+    "opm:transformer/log@1.1.0",
     "opm:transformer/types@1.1.0",
 ];
 
@@ -263,8 +262,12 @@ mod tests {
         let newer = exports(&["opm:transformer/transformer@1.2.0"]);
         assert_eq!(Version::exported(&newer, Role::Transformer), None);
         assert_eq!(Version::served_summary(), "1.0.0 and 1.1.0");
-        assert_eq!(Version::NEWEST.transformer_export(), TRANSFORMER_EXPORT);
-        assert_eq!(Version::NEWEST.renderer_export(), RENDERER_EXPORT);
+        for role in [Role::Transformer, Role::Renderer] {
+            for version in Version::SERVED {
+                let export = version.export(role);
+                assert_eq!(export, format!("{}@{version}", role.interface()));
+            }
+        }
     }
 
     #[test]

@@ -338,7 +338,7 @@ impl Sandbox {
         } = self.link(name, bytes, Role::Renderer)?;
         let pre = match contract {
             Version::V1_0 => {
-                let export = contract.renderer_export();
+                let export = contract.export(Role::Renderer);
                 let index = pre
                     .component()
                     .get_export_index(None, export)
@@ -391,20 +391,7 @@ impl Sandbox {
             .map(|(name, _)| name.to_owned())
             .collect();
         let Some(contract) = Version::exported(&exports, role) else {
-            return Err(invalid(&format!(
-                "it does not export {} at a version this opm serves ({}; it exports: {})",
-                Version::NEWEST
-                    .export(role)
-                    .split('@')
-                    .next()
-                    .unwrap_or_default(),
-                Version::served_summary(),
-                if exports.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    exports.join(", ")
-                }
-            )));
+            return Err(invalid(&contract::not_exported(role, &exports)));
         };
         let pre = sandbox
             .linker

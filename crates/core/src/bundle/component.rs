@@ -186,13 +186,10 @@ pub enum ComponentError {
     #[error("it is not a valid WebAssembly component: {0}")]
     Invalid(String),
     /// It does not export the transformer interface at all.
-    #[error(
-        "it does not export opm:transformer/transformer (at a version this opm serves, {}; it exports: {exports})",
-        Version::served_summary()
-    )]
+    #[error("{}", contract::not_exported(Role::Transformer, exports))]
     MissingExport {
-        /// What it exports instead, comma-separated.
-        exports: String,
+        /// What it exports instead.
+        exports: Vec<String>,
     },
     /// It exports the transformer interface at a version the host does not serve.
     #[error("{}", unserved(found))]
@@ -203,7 +200,7 @@ pub enum ComponentError {
     /// `transform` has the wrong type.
     #[error(
         "its {} export has transform: {found}, but version {version} of the contract says transform: {}",
-        version.transformer_export(),
+        version.export(Role::Transformer),
         transform_signature(*version)
     )]
     WrongSignature {
@@ -276,47 +273,33 @@ enum Bodies {
 fn renderer_with(bytes: &[u8], bodies: Bodies) -> Result<ComponentInfo, ComponentError> {
     let (scan, size) = scan_checked(bytes, bodies)?;
     let Some(version) = Version::exported(&scan.exports, Role::Renderer) else {
-        let interface = "opm:transformer/renderer";
         return Err(ComponentError::NotRenderer(
-            match other_version(&scan.exports, interface) {
+            match other_version(&scan.exports, Role::Renderer) {
                 Some(found) => unserved(found),
-                None => format!(
-                    "it does not export {interface} (at a version this opm serves, {}; it exports: {})",
-                    Version::served_summary(),
-                    exported(&scan.exports)
-                ),
+                None => contract::not_exported(Role::Renderer, &scan.exports),
             },
         ));
     };
     let item = scan
         .types
-        .component_item_for_export(version.renderer_export())
+        .component_item_for_export(version.export(Role::Renderer))
         .expect("an export found by name has a type");
     let found = signature(&scan.types, item.ty, "render");
     if found != render_signature(version) {
         return Err(ComponentError::NotRenderer(format!(
             "its {} export has render: {found}, but version {version} of the contract says render: {}",
-            version.renderer_export(),
+            version.export(Role::Renderer),
             render_signature(version)
         )));
     }
     Ok(scan.info(size, version))
 }
 
-/// What a component exports, in words.
-fn exported(exports: &[String]) -> String {
-    if exports.is_empty() {
-        "nothing".into()
-    } else {
-        exports.join(", ")
-    }
-}
-
-/// The export of `exports` that is `interface` at some version, if any.
-fn other_version<'a>(exports: &'a [String], interface: &str) -> Option<&'a String> {
+/// The export of `exports` that is the interface of `role` at some version, if any.
+fn other_version(exports: &[String], role: Role) -> Option<&String> {
     exports
         .iter()
-        .find(|e| e.split('@').next() == Some(interface))
+        .find(|e| e.split('@').next() == Some(role.interface()))
 }
 
 /// The type of the function `name` of the exported instance `ty`, in words.
@@ -381,18 +364,18 @@ pub fn check_structure(bytes: &[u8]) -> Result<ComponentInfo, ComponentError> {
 fn check_with(bytes: &[u8], bodies: Bodies) -> Result<ComponentInfo, ComponentError> {
     let (scan, size) = scan_checked(bytes, bodies)?;
     let Some(version) = Version::exported(&scan.exports, Role::Transformer) else {
-        if let Some(found) = other_version(&scan.exports, "opm:transformer/transformer") {
+        if let Some(found) = other_version(&scan.exports, Role::Transformer) {
             return Err(ComponentError::WrongVersion {
                 found: found.clone(),
             });
         }
         return Err(ComponentError::MissingExport {
-            exports: exported(&scan.exports),
+            exports: scan.exports,
         });
     };
     let item = scan
         .types
-        .component_item_for_export(version.transformer_export())
+        .component_item_for_export(version.export(Role::Transformer))
         .expect("an export found by name has a type");
     let found = signature(&scan.types, item.ty, "transform");
     if found != transform_signature(version) {
