@@ -20,6 +20,7 @@
 //! (`render/execute.rs`) and the provider's renderer (`render/renderer.rs`). No module imports
 //! from one that imports it (`runtime/tests/layering.rs` checks).
 
+pub mod argocd;
 pub mod authoring;
 pub mod cli;
 pub mod embedded;

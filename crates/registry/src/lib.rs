@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use opm_core::provider::oci::{Fetch, OciRef, Pulled};
 
 pub use error::RegistryError;
-pub use transfer::{annotations, pull, push, tags};
+pub use transfer::{annotations, pull, push, push_artifact, tags};
 
 /// How to reach registries.
 #[derive(Debug, Clone, Default)]

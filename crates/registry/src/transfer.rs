@@ -40,9 +40,6 @@ pub fn push(
     (name, version, digest): (&str, &str, &str),
     options: &Options,
 ) -> anyhow::Result<Pushed> {
-    let (Some(tag), None) = (target.tag(), target.digest()) else {
-        bail!("{target}: push to a tag, not a digest");
-    };
     let file = format!("{name}-{version}.{}", opm_core::bundle::format::EXTENSION);
     let mut blobs = vec![(BUNDLE_MEDIA_TYPE, bundle.to_vec(), file.clone())];
     if let Some(signature) = signature {
@@ -65,34 +62,58 @@ pub fn push(
             version.to_owned(),
         ),
     ]);
+    let descriptor = |media_type: &str, bytes: &[u8], annotations| Descriptor {
+        media_type: media_type.to_owned(),
+        size: bytes.len() as u64,
+        digest: documents::sha256_digest(bytes),
+        artifact_type: None,
+        annotations,
+    };
+    let manifest = serde_json::to_vec(&Manifest {
+        schema_version: 2,
+        media_type: Some(MANIFEST_MEDIA_TYPE.to_owned()),
+        artifact_type: Some(ARTIFACT_TYPE.to_owned()),
+        config: descriptor(CONFIG_MEDIA_TYPE, &config, None),
+        layers: blobs
+            .iter()
+            .map(|(media_type, bytes, file)| {
+                descriptor(
+                    media_type,
+                    bytes,
+                    Some(BTreeMap::from([(
+                        TITLE_ANNOTATION.to_owned(),
+                        file.clone(),
+                    )])),
+                )
+            })
+            .collect(),
+        annotations: Some(annotations),
+    })?;
+    let mut named = vec![("the config blob".to_owned(), config)];
+    named.extend(
+        blobs
+            .into_iter()
+            .map(|(media_type, bytes, _)| (format!("the {media_type} layer"), bytes)),
+    );
+    push_artifact(target, named, manifest, options)
+}
+
+/// Pushes an artifact whose manifest is made already: each of `blobs` (what it is, for
+/// messages, and its bytes; one the registry has is not sent again), then `manifest` under
+/// `target`'s tag. The registry client of `opm provider push` and `opm mod push` alike.
+pub fn push_artifact(
+    target: &OciRef,
+    blobs: Vec<(String, Vec<u8>)>,
+    manifest: Vec<u8>,
+    options: &Options,
+) -> anyhow::Result<Pushed> {
+    let (Some(tag), None) = (target.tag(), target.digest()) else {
+        bail!("{target}: push to a tag, not a digest");
+    };
     with_client(target, options, async |client| {
-        let config = Descriptor {
-            media_type: CONFIG_MEDIA_TYPE.to_owned(),
-            size: config.len() as u64,
-            digest: client.push_blob("the config blob", config).await?,
-            artifact_type: None,
-            annotations: None,
-        };
-        let mut layers = Vec::new();
-        for (media_type, bytes, file) in blobs {
-            layers.push(Descriptor {
-                media_type: media_type.to_owned(),
-                size: bytes.len() as u64,
-                digest: client
-                    .push_blob(&format!("the {media_type} layer"), bytes)
-                    .await?,
-                artifact_type: None,
-                annotations: Some(BTreeMap::from([(TITLE_ANNOTATION.to_owned(), file)])),
-            });
+        for (what, bytes) in blobs {
+            client.push_blob(&what, bytes).await?;
         }
-        let manifest = serde_json::to_vec(&Manifest {
-            schema_version: 2,
-            media_type: Some(MANIFEST_MEDIA_TYPE.to_owned()),
-            artifact_type: Some(ARTIFACT_TYPE.to_owned()),
-            config,
-            layers,
-            annotations: Some(annotations),
-        })?;
         let manifest_digest = documents::sha256_digest(&manifest);
         client.push_manifest(tag, manifest).await?;
         Ok(Pushed { manifest_digest })

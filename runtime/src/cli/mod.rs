@@ -39,6 +39,9 @@ enum Command {
     /// The cache of compiled components: where it is, clearing it, its size limit.
     #[command(subcommand)]
     Cache(commands::cache::CacheCommand),
+    /// opm as an Argo CD Config Management Plugin: its plugin.yaml, a module's parameters.
+    #[command(subcommand)]
+    Argocd(commands::argocd::ArgocdCommand),
     /// Print the shell completion script for bash, zsh, fish or powershell.
     Completion(commands::completion::CompletionArgs),
 }
@@ -87,6 +90,12 @@ enum ModuleCommand {
     Init(commands::mod_init::InitArgs),
     /// Print a JSON Schema of module.yaml with every definition of a provider, for editors.
     Schema(commands::mod_schema::SchemaArgs),
+    /// Render a module and push the render to an OCI registry as one reproducible artifact
+    /// that Flux and Argo CD read (or write it as an OCI image layout).
+    Push(commands::mod_push::PushArgs),
+    /// Render again the inputs a directory's provenance (opm.render) records, and say whether
+    /// the directory is exactly what they give.
+    VerifyRender(commands::mod_verify_render::VerifyRenderArgs),
 }
 
 /// Where a command writes, and where it reads environment variables (`${env:NAME}`,
@@ -164,6 +173,11 @@ where
         Command::Module(ModuleCommand::Diff(args)) => commands::mod_diff::run(args, out),
         Command::Module(ModuleCommand::Init(args)) => commands::mod_init::run(args, out),
         Command::Module(ModuleCommand::Schema(args)) => commands::mod_schema::run(args, out),
+        Command::Module(ModuleCommand::Push(args)) => commands::mod_push::run(args, out),
+        Command::Module(ModuleCommand::VerifyRender(args)) => {
+            commands::mod_verify_render::run(args, out)
+        }
+        Command::Argocd(command) => commands::argocd::run(command, out),
         Command::Completion(args) => commands::completion::run(args, out),
         Command::Provider(ProviderCommand::Init(args)) => commands::provider_init::run(args, out),
         Command::Provider(ProviderCommand::List(args)) => commands::provider_list::run(args, out),

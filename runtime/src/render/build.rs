@@ -25,6 +25,7 @@ use opm_core::background::drop_in_background;
 use opm_core::matching::{self, Explain, Plan};
 use opm_core::provider::{self, ProviderSet};
 use opm_core::redact::Redactor;
+use opm_core::render::provenance::ProviderId;
 use opm_sandbox::{Caps, CompileCache, Sandbox};
 
 /// What to render, and how: everything `opm mod build` reads from its flags.
@@ -69,6 +70,9 @@ pub struct Request {
     pub compiler: opm_sandbox::Compiler,
     /// What the renderer is asked to write (`-o`, `--split`, `--out-dir`).
     pub output: super::OutputOptions,
+    /// Mark every object that Flux's variable substitution would change so that Flux leaves
+    /// it as rendered (`--flux`, [`opm_core::render::flux`]); Kubernetes output only.
+    pub flux: bool,
 }
 
 impl Request {
@@ -94,6 +98,7 @@ impl Request {
             progress: true,
             compiler: opm_sandbox::Compiler::Tiered,
             output: super::OutputOptions::default(),
+            flux: false,
         }
     }
 }
@@ -121,6 +126,8 @@ pub struct Render {
     pub rendered: Rendered,
     /// The render threads, as many as the request asked for.
     pub pool: rayon::ThreadPool,
+    /// Every provider of the render, by name, version and bundle digest (its provenance).
+    pub providers: Vec<ProviderId>,
 }
 
 impl Render {
@@ -307,6 +314,13 @@ fn planning(
     let limits = providers
         .limits(&request.caps)
         .map_err(anyhow::Error::msg)?;
+    let platform = providers
+        .format()
+        .unwrap_or(opm_core::module::patch::DEFAULT_PLATFORM);
+    anyhow::ensure!(
+        !request.flux || platform == "kubernetes",
+        "--flux marks Kubernetes objects for Flux, and this render is for {platform}"
+    );
     let renderer = renderer_of(&providers)?;
     plan.set_renderer(renderer.2.clone());
     plan.set_env_read(env_read);
@@ -428,6 +442,11 @@ impl Planning {
                     rendered
                 }
             };
+            if request.flux {
+                rendered.resources.par_iter_mut().for_each(|resource| {
+                    opm_core::render::flux::mark(&mut resource.json);
+                });
+            }
             // The renderer runs even when a call failed, so that what it refuses (two resources
             // that are one object) is reported with the rest; nothing is written then anyway.
             if plan.is_ok() {
@@ -454,12 +473,22 @@ impl Planning {
             Ok::<_, anyhow::Error>(rendered)
         })?;
         drop(calls);
+        let ids = providers
+            .providers()
+            .iter()
+            .map(|p| ProviderId {
+                name: p.manifest.metadata.name.clone(),
+                version: p.manifest.metadata.version.clone(),
+                digest: p.digest.clone(),
+            })
+            .collect();
         drop_in_background(providers);
         Ok(Render {
             plan,
             context,
             rendered,
             pool,
+            providers: ids,
         })
     }
 }

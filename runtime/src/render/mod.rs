@@ -10,6 +10,7 @@
 //! be compiled: its calls fail, the others run.
 
 pub mod build;
+pub mod deliver;
 mod execute;
 mod renderer;
 

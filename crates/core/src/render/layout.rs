@@ -165,6 +165,9 @@ pub fn check_path(path: &str) -> Result<(), String> {
     if path.split('/').next() == Some(super::write::MANIFEST) {
         return bad("is the host's own record of what it wrote");
     }
+    if path.split('/').next() == Some(super::provenance::FILE) {
+        return bad("is the host's own provenance of the render");
+    }
     Ok(())
 }
 
@@ -187,6 +190,8 @@ mod tests {
             "a\\b",
             "a\nb",
             "a/",
+            ".opm-output",
+            "opm.render",
         ] {
             assert!(check_path(bad).is_err(), "{bad:?}");
         }

@@ -1,21 +1,26 @@
 //! Rendering's pure stages: what a render produces ([`Rendered`], [`Resource`], [`Failure`]),
 //! the check of each returned document ([`check_resource`]), the labels and checksums put on
 //! what came back (`docs/rendering.md`), the module's patches ([`patch`]), the platforms' name
-//! rules, the output's layout ([`layout`]) and its writers ([`write`]).
+//! rules, the output's layout ([`layout`]) and its writers ([`write`]); a render's provenance
+//! ([`provenance`]), its form as an OCI artifact ([`artifact`]), and output Flux applies as
+//! rendered ([`flux`]).
 //!
 //! Running the calls in the sandbox and handing what they returned to the provider's renderer
 //! is the `opm-runtime` crate's (`runtime/src/render/`), which uses these: a failure of one call
 //! never stops the others (fail on end), and neither does a transformer that could not be
 //! compiled.
 
+pub mod artifact;
 pub mod checksum;
 pub mod context;
 pub mod diff;
 pub mod emit;
+pub mod flux;
 pub mod identity;
 pub mod layout;
 pub mod patch;
 pub mod platform_names;
+pub mod provenance;
 pub mod write;
 
 use std::time::Duration;

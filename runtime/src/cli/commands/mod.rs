@@ -1,11 +1,14 @@
 //! One module per subcommand.
 
+pub mod argocd;
 pub mod cache;
 pub mod completion;
 pub mod mod_build;
 pub mod mod_diff;
 pub mod mod_init;
+pub mod mod_push;
 pub mod mod_schema;
+pub mod mod_verify_render;
 pub mod mod_vet;
 pub mod module_args;
 pub mod provider_export;

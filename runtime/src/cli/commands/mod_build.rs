@@ -12,8 +12,10 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::module_args::{CacheArgs, CompileArgs, LimitArgs, ModuleArgs};
+use crate::argocd::AppEnv;
 use crate::cli::Output;
-use crate::render::{self, OutputOptions, Render, Request};
+use crate::render::provenance::{Provenance, Source};
+use crate::render::{self, OutputOptions, Render, Request, deliver};
 use crate::report::{self, Verbose};
 use opm_core::matching::Explain;
 
@@ -46,13 +48,40 @@ pub struct BuildArgs {
 
     /// Write the renderer's files into DIR instead of the one stream on stdout: the stream
     /// (`<instance>.yaml` for Kubernetes, `compose.yaml` with its side files for
-    /// docker-compose), or with --split one file per resource. The directory is replaced
-    /// atomically and holds exactly the rendered files; a failed render leaves it as it was.
+    /// docker-compose), or with --split one file per resource, and beside them `opm.render`,
+    /// the render's provenance (what `opm mod verify-render DIR` checks). The directory is
+    /// replaced atomically and holds exactly these files and `.opm-output`, opm's record of
+    /// them; a failed render leaves it as it was.
     ///
     /// Example: -p docker-compose --out-dir deploy/
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<std::path::PathBuf>,
 
+    /// Mark every object that Flux's variable substitution (`postBuild.substitute`) would
+    /// change — one holding `${` or `$$` — with `kustomize.toolkit.fluxcd.io/substitute:
+    /// disabled`, so that Flux applies it as rendered (Kubernetes output).
+    ///
+    /// Example: --flux --out-dir deploy/
+    #[arg(long)]
+    pub flux: bool,
+
+    /// Render as an Argo CD Config Management Plugin's `generate` does: the application's
+    /// name (ARGOCD_APP_NAME, or ARGOCD_ENV_INSTANCE) as the instance, its destination
+    /// namespace (ARGOCD_APP_NAMESPACE) as -n, ARGOCD_ENV_VALUES (comma-separated, inside the
+    /// application's directory) as values files, and its parameters (ARGOCD_APP_PARAMETERS)
+    /// as --set; no compile cache is written unless OPM_CACHE_DIR names one.
+    ///
+    /// Example: opm mod build --argocd .
+    #[arg(long)]
+    pub argocd: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// How a render runs and reports: shared by `mod build` and `mod push`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
     /// Explain every decision on stderr: which transformers matched each component and why,
     /// which did not and what was missing, each call's fuel, time and guest log.
     /// `--verbose=json` writes the same as one JSON object per line.
@@ -122,14 +151,19 @@ impl From<VerboseArg> for Verbose {
     }
 }
 
-impl BuildArgs {
+impl RunArgs {
     /// How `--verbose` reports, if it was given.
     pub fn verbose(&self) -> Option<Verbose> {
         self.verbose.map(Verbose::from)
     }
 
-    /// The render these flags ask for; `env` names the compile cache.
-    pub fn request(&self, env: &dyn Fn(&str) -> Option<String>) -> Request {
+    /// The render of `module` with `output` these flags ask for; `env` names the compile cache.
+    pub fn request(
+        &self,
+        module: &ModuleArgs,
+        output: OutputOptions,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Request {
         let verbose = self.verbose();
         Request {
             jobs: self.jobs,
@@ -144,39 +178,102 @@ impl BuildArgs {
             },
             // A progress line would be the one line on stderr that is not JSON.
             progress: verbose != Some(Verbose::Json),
-            output: OutputOptions {
-                format: self.output.name().to_owned(),
-                split: self.split,
-                directory: self.out_dir.is_some(),
-            },
-            ..self.module.request()
+            output,
+            ..module.request()
         }
+    }
+}
+
+impl BuildArgs {
+    /// How `--verbose` reports, if it was given.
+    pub fn verbose(&self) -> Option<Verbose> {
+        self.run.verbose()
+    }
+
+    /// The render these flags ask for; `env` names the compile cache.
+    pub fn request(&self, env: &dyn Fn(&str) -> Option<String>) -> Request {
+        let output = OutputOptions {
+            format: self.output.name().to_owned(),
+            split: self.split,
+            directory: self.out_dir.is_some(),
+        };
+        Request {
+            flux: self.flux,
+            ..self.run.request(&self.module, output, env)
+        }
+    }
+
+    /// The render these flags ask for in the environment `env`, with `--argocd`'s reading of
+    /// Argo CD's, and where the module's source is.
+    pub fn request_in(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<(Request, Option<Source>)> {
+        let mut request = self.request(env);
+        if !self.argocd {
+            let source = self
+                .out_dir
+                .as_ref()
+                .and_then(|_| deliver::git_source(&request.module));
+            return Ok((request, source));
+        }
+        let app = AppEnv::read(env, &request.module)?;
+        let source = app.source();
+        app.apply(&mut request);
+        // A plugin writes nothing outside its working directory.
+        if env("OPM_CACHE_DIR").is_none() {
+            request.cache = None;
+        }
+        request.progress = false;
+        Ok((request, source))
     }
 }
 
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
-    let built = render::build(&args.request(out.env), out.env);
-    let Output { stdout, stderr, .. } = out;
+    let (request, source) = args.request_in(out.env)?;
+    let built = render::build(&request, out.env);
+    let Output {
+        stdout,
+        stderr,
+        env,
+        ..
+    } = out;
     Ok(report::render(
         built,
         args.verbose(),
         &mut **stderr,
-        &mut |render, _| write_output(&args, render, &mut **stdout),
+        &mut |render, redactor| {
+            let provenance = match &args.out_dir {
+                Some(_) => Some(deliver::provenance(
+                    &request,
+                    render,
+                    redactor,
+                    env,
+                    source.clone(),
+                )?),
+                None => None,
+            };
+            write_output(&args, render, provenance.as_ref(), &mut **stdout)
+        },
     )?)
 }
 
 /// Writes the files of a render that succeeded: the one stream on stdout, or every file the
-/// renderer made into `--out-dir`.
+/// renderer made into `--out-dir` with the render's `provenance`.
 pub fn write_output(
     args: &BuildArgs,
     done: &Render,
+    provenance: Option<&Provenance>,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     let files = &done.rendered.files;
-    match &args.out_dir {
-        Some(dir) => render::write::replace_dir(dir, files)?,
-        None => {
+    match (&args.out_dir, provenance) {
+        (Some(dir), Some(provenance)) => {
+            render::write::replace_dir(dir, &deliver::files(done, provenance))?
+        }
+        (Some(dir), None) => render::write::replace_dir(dir, files)?,
+        (None, _) => {
             // The renderer was told the output is one stream; the host checked it made one.
             for file in files {
                 stdout.write_all(&file.bytes)?;

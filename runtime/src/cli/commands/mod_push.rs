@@ -1,0 +1,267 @@
+//! `opm mod push MODULE oci://HOST/REPO[:TAG]`: renders a module and stores the render in an
+//! OCI registry as one reproducible artifact that Flux's `OCIRepository` and Argo CD's OCI
+//! sources read unchanged (`opm_core::render::artifact`), and/or writes it as an OCI image
+//! layout (`--oci-layout DIR`) for `skopeo copy` to push later. The layer holds exactly what
+//! `mod build --out-dir` writes, with the render's provenance. A render that fails pushes
+//! nothing.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+
+use super::mod_build::RunArgs;
+use super::module_args::ModuleArgs;
+use crate::cli::Output;
+use crate::render::artifact::{self, LayerFile};
+use crate::render::provenance::{Provenance, Source};
+use crate::render::{self, OutputOptions, Render, Request, deliver};
+use crate::report;
+use opm_core::provider::oci::OciRef;
+
+/// Arguments of `opm mod push`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm mod push shop/ oci://registry.example.com/deploy/shop:prod -f prod.yaml
+  opm mod push shop/ oci://127.0.0.1:5000/shop --split -o json
+  SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) opm mod push shop/ --oci-layout shop-layout/")]
+pub struct PushArgs {
+    #[command(flatten)]
+    pub module: ModuleArgs,
+
+    /// Where to: oci://host[:port]/repository[:tag]; the tag defaults to the module's version.
+    /// Optional with --oci-layout.
+    #[arg(value_name = "REFERENCE", required_unless_present = "oci_layout")]
+    pub target: Option<String>,
+
+    /// Also (or only) write the artifact into the OCI image layout DIR, under the tag, for
+    /// `skopeo copy oci:DIR:TAG docker://…` to push later; other tags a layout holds are kept.
+    ///
+    /// Example: --oci-layout out/layout
+    #[arg(long, value_name = "DIR")]
+    pub oci_layout: Option<PathBuf>,
+
+    /// The tag of an --oci-layout written without a REFERENCE (default: the module's version).
+    #[arg(long, value_name = "TAG", conflicts_with = "target")]
+    pub tag: Option<String>,
+
+    /// One file per resource in the layer, as `mod build --split --out-dir` writes them.
+    #[arg(long)]
+    pub split: bool,
+
+    /// Mark objects Flux's variable substitution would change, as `mod build --flux` does.
+    #[arg(long)]
+    pub flux: bool,
+
+    /// The source repository's URL (annotation org.opencontainers.image.source; default: the
+    /// module's git checkout's remote `origin`).
+    #[arg(long, value_name = "URL")]
+    pub source: Option<String>,
+
+    /// The source revision (annotation org.opencontainers.image.revision; default: the
+    /// module's git checkout's, `BRANCH@sha1:COMMIT`).
+    #[arg(long, value_name = "REVISION")]
+    pub revision: Option<String>,
+
+    /// What to print: a sentence, or `json` — {"url", "repository", "tag", "digest"}, as
+    /// `flux push artifact -o json` prints them — for the signing step that follows.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = PushOutput::Text)]
+    pub output: PushOutput,
+
+    /// Allow plain HTTP to a registry that is not on loopback.
+    #[arg(long)]
+    pub insecure_http: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `-o` of `opm mod push`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PushOutput {
+    /// A sentence for a person.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// Runs `opm mod push`.
+pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let target = args.target.as_deref().map(OciRef::parse).transpose()?;
+    if let Some(target) = &target {
+        anyhow::ensure!(
+            target.digest().is_none(),
+            "{target}: push to a tag, not a digest"
+        );
+    }
+    let output = OutputOptions {
+        format: "yaml".to_owned(),
+        split: args.split,
+        directory: true,
+    };
+    let request = Request {
+        flux: args.flux,
+        ..args.run.request(&args.module, output, out.env)
+    };
+    let mut source = deliver::git_source(&request.module).unwrap_or(Source {
+        url: None,
+        revision: None,
+    });
+    if args.source.is_some() {
+        source.url = args.source.clone();
+    }
+    if args.revision.is_some() {
+        source.revision = args.revision.clone();
+    }
+    let source = (source.url.is_some() || source.revision.is_some()).then_some(source);
+    let built = render::build(&request, out.env);
+    let Output {
+        stdout,
+        stderr,
+        env,
+        ..
+    } = out;
+    Ok(report::render(
+        built,
+        args.run.verbose(),
+        &mut **stderr,
+        &mut |render, redactor| {
+            let provenance = deliver::provenance(&request, render, redactor, env, source.clone())?;
+            let pushed = push(&args, target.as_ref(), render, &provenance)?;
+            pushed.print(args.output, &mut **stdout)?;
+            Ok(ExitCode::SUCCESS)
+        },
+    )?)
+}
+
+/// What was pushed or written.
+struct Pushed {
+    target: Option<OciRef>,
+    tag: String,
+    digest: String,
+    layout: Option<PathBuf>,
+}
+
+impl Pushed {
+    fn print(&self, output: PushOutput, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
+        match output {
+            PushOutput::Json => {
+                let mut json = serde_json::Map::new();
+                if let Some(target) = &self.target {
+                    json.insert(
+                        "url".into(),
+                        format!(
+                            "oci://{}/{}@{}",
+                            target.registry(),
+                            target.repository(),
+                            self.digest
+                        )
+                        .into(),
+                    );
+                    json.insert(
+                        "repository".into(),
+                        format!("{}/{}", target.registry(), target.repository()).into(),
+                    );
+                }
+                json.insert("tag".into(), self.tag.clone().into());
+                json.insert("digest".into(), self.digest.clone().into());
+                if let Some(layout) = &self.layout {
+                    json.insert("ociLayout".into(), layout.display().to_string().into());
+                }
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&json)?)?;
+            }
+            PushOutput::Text => {
+                if let Some(target) = &self.target {
+                    writeln!(stdout, "pushed {target} ({})", self.digest)?;
+                }
+                if let Some(layout) = &self.layout {
+                    writeln!(
+                        stdout,
+                        "wrote oci:{}:{} ({})",
+                        layout.display(),
+                        self.tag,
+                        self.digest
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes the artifact of `render` and pushes it to `target` and/or writes it into the layout.
+fn push(
+    args: &PushArgs,
+    target: Option<&OciRef>,
+    render: &Render,
+    provenance: &Provenance,
+) -> anyhow::Result<Pushed> {
+    // A reference without a tag names `latest`, which `mod push` does not default to.
+    let given = args
+        .target
+        .as_deref()
+        .is_some_and(OciRef::names_version)
+        .then(|| target.and_then(OciRef::tag))
+        .flatten();
+    let tag = match (given, args.tag.as_deref()) {
+        (Some(tag), _) | (None, Some(tag)) => tag.to_owned(),
+        // A version's build metadata (`+…`) is not allowed in a tag; Helm writes `_` for it.
+        (None, None) => render.context.version.replace('+', "_"),
+    };
+    let target = target.map(|t| t.with_tag(&tag));
+    let files = deliver::files(render, provenance);
+    let layer_files: Vec<LayerFile<'_>> = files
+        .iter()
+        .map(|f| LayerFile {
+            path: &f.path,
+            bytes: &f.bytes,
+        })
+        .collect();
+    let mtime = provenance
+        .inputs
+        .source_date_epoch
+        .unwrap_or(0)
+        .max(0)
+        .unsigned_abs();
+    let mut annotations = provenance.annotations();
+    annotations.insert(
+        artifact::CREATED_ANNOTATION.to_owned(),
+        render.context.timestamp.clone(),
+    );
+    if let Some(source) = &provenance.source {
+        let mut put = |key: &str, value: &Option<String>| {
+            if let Some(value) = value {
+                annotations.insert(key.to_owned(), value.clone());
+            }
+        };
+        put(artifact::SOURCE_ANNOTATION, &source.url);
+        put(artifact::REVISION_ANNOTATION, &source.revision);
+    }
+    let artifact = artifact::build(&layer_files, mtime, annotations)?;
+    if let Some(dir) = &args.oci_layout {
+        artifact::write_layout(dir, &artifact, &tag)
+            .with_context(|| format!("writing the OCI layout {}", dir.display()))?;
+    }
+    if let Some(target) = &target {
+        let options = opm_registry::Options {
+            insecure_http: args.insecure_http,
+            ..opm_registry::Options::default()
+        };
+        let blobs = artifact
+            .blobs()
+            .into_iter()
+            .zip(["the config blob", "the layer"])
+            .map(|((_, bytes), what)| (what.to_owned(), bytes.to_vec()))
+            .collect();
+        let pushed =
+            opm_registry::push_artifact(target, blobs, artifact.manifest.clone(), &options)?;
+        debug_assert_eq!(pushed.manifest_digest, artifact.digest);
+    }
+    Ok(Pushed {
+        target,
+        tag,
+        digest: artifact.digest,
+        layout: args.oci_layout.clone(),
+    })
+}
