@@ -192,6 +192,10 @@ impl BuildArgs {
 
     /// The render these flags ask for; `env` names the compile cache.
     pub fn request(&self, env: &dyn Fn(&str) -> Option<String>) -> Request {
+        self.request_with(&self.run, env)
+    }
+
+    fn request_with(&self, run: &RunArgs, env: &dyn Fn(&str) -> Option<String>) -> Request {
         let output = OutputOptions {
             format: self.output.name().to_owned(),
             split: self.split,
@@ -199,7 +203,7 @@ impl BuildArgs {
         };
         Request {
             flux: self.flux,
-            ..self.run.request(&self.module, output, env)
+            ..run.request(&self.module, output, env)
         }
     }
 
@@ -209,21 +213,22 @@ impl BuildArgs {
         &self,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> anyhow::Result<(Request, Option<Source>)> {
-        let mut request = self.request(env);
         if !self.argocd {
+            let request = self.request(env);
             let source = self
                 .out_dir
                 .as_ref()
                 .and_then(|_| deliver::git_source(&request.module));
             return Ok((request, source));
         }
+        // A plugin writes nothing outside its working directory: no compile cache is opened
+        // (opening one creates it) unless OPM_CACHE_DIR names one.
+        let mut run = self.run.clone();
+        run.cache.no_cache |= env("OPM_CACHE_DIR").is_none();
+        let mut request = self.request_with(&run, env);
         let app = AppEnv::read(env, &request.module)?;
         let source = app.source();
         app.apply(&mut request);
-        // A plugin writes nothing outside its working directory.
-        if env("OPM_CACHE_DIR").is_none() {
-            request.cache = None;
-        }
         request.progress = false;
         Ok((request, source))
     }
