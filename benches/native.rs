@@ -33,11 +33,24 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let env = &opm_runtime::cli::process_env;
     let native = Native::new();
-    let built = render::build_with(&cli.build.request(env), env, Some(&native));
+    let request = cli.build.request(env);
+    let built = render::build_with(&request, env, Some(&native));
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
-    let status = report::render(built, cli.build.verbose(), &mut stderr, &mut |done, _| {
-        mod_build::write_output(&cli.build, done, &mut stdout)
-    });
+    let status = report::render(
+        built,
+        cli.build.verbose(),
+        &mut stderr,
+        &mut |done, redactor| {
+            // As `opm mod build` writes it: with --out-dir, the render's provenance beside it.
+            let provenance = match &cli.build.out_dir {
+                Some(_) => Some(render::deliver::provenance(
+                    &request, done, redactor, env, None,
+                )?),
+                None => None,
+            };
+            mod_build::write_output(&cli.build, done, provenance.as_ref(), &mut stdout)
+        },
+    );
     match status {
         Ok(status) => status,
         Err(error) => {

@@ -13,7 +13,9 @@
 #              registry); docker.io (the Docker Engine the compose tests start, each its own
 #              private dockerd) and busybox-static (the image those tests build with
 #              `docker import`); musl-tools (musl-gcc, for the C in the static build's
-#              dependencies); python3-venv where python3 lacks venv
+#              dependencies); skopeo (copies an OCI layout `opm mod push` writes into the
+#              registry, and reads manifests as they are stored); python3-venv where python3
+#              lacks venv
 #   npm        componentize-js, from the JavaScript examples' package-lock.json files, and
 #              @kubernetes-models/cert-manager (cert-manager's schemas, for the Certificate example)
 #   PyPI       componentize-py (the Python guests), oras (OCI interop), check-jsonschema and
@@ -39,7 +41,7 @@ command -v node >/dev/null && command -v npm >/dev/null || wanted+=(nodejs npm)
 command -v minisign >/dev/null || wanted+=(minisign)
 [[ -x /usr/bin/docker-registry ]] || wanted+=(docker-registry)
 [[ -x /usr/sbin/dockerd ]] || wanted+=(docker.io)
-wanted+=(busybox-static musl-tools)
+wanted+=(busybox-static musl-tools skopeo)
 python3 -m venv --help >/dev/null 2>&1 || wanted+=(python3-venv)
 command -v make >/dev/null || wanted+=(make)
 missing=()

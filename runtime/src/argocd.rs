@@ -119,8 +119,9 @@ impl AppEnv {
         })
     }
 
-    /// `request` with this environment in it: the instance and namespace where the command line
-    /// gave none, the values files before the command line's, the parameters after its `--set`.
+    /// `request` with this environment in it, the command line winning: the instance and
+    /// namespace where it gave none, the values files and parameters before its own `-f` and
+    /// `--set`.
     pub fn apply(self, request: &mut Request) {
         if request.instance.is_none() {
             request.instance = self.instance;
@@ -135,7 +136,9 @@ impl AppEnv {
         let mut values: Vec<PathBuf> = self.values.iter().map(|v| base.join(v)).collect();
         values.append(&mut request.values);
         request.values = values;
-        request.set.extend(self.set);
+        let mut set = self.set;
+        set.append(&mut request.set);
+        request.set = set;
     }
 
     /// The source of the render: Argo CD's repository and revision (a plugin sees no `.git`).

@@ -35,6 +35,9 @@ fn every_opm_command_of_the_readme_runs_as_written() {
         "opm mod schema",
         "--verbose=json",
         "opm completion",
+        "opm mod push",
+        "opm mod verify-render",
+        "opm argocd plugin",
     ] {
         assert!(
             commands.iter().any(|c| c.contains(wanted)),
@@ -73,6 +76,9 @@ fn every_opm_command_of_the_readme_runs_as_written() {
         "render.jsonl",
         "opm.bash",
         "greeter",
+        "shop-layout/index.json",
+        "shop-deploy/opm.render",
+        "plugin.yaml",
     ] {
         assert!(scratch.path().join(file).exists(), "{file} was not written");
     }

@@ -184,6 +184,12 @@ pub fn write_layout(dir: &Path, artifact: &Artifact, tag: &str) -> anyhow::Resul
         write_file(&blobs.join(hex), bytes)?;
     }
     let index_path = dir.join("index.json");
+    if std::fs::metadata(&index_path).is_ok_and(|m| m.len() > MAX_INDEX_BYTES) {
+        anyhow::bail!(
+            "{} is over {MAX_INDEX_BYTES} bytes, the most opm reads of an index",
+            index_path.display()
+        );
+    }
     let mut manifests: Vec<serde_json::Value> = match std::fs::read(&index_path) {
         Ok(bytes) => {
             let index: serde_json::Value = serde_json::from_slice(&bytes)
@@ -207,6 +213,9 @@ pub fn write_layout(dir: &Path, artifact: &Artifact, tag: &str) -> anyhow::Resul
     });
     write_file(&index_path, &serde_json::to_vec(&index)?)
 }
+
+/// The largest `index.json` of an existing layout opm reads (as a registry's manifests).
+const MAX_INDEX_BYTES: u64 = crate::provider::oci::limits::MAX_MANIFEST_BYTES;
 
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let mut file =
