@@ -92,7 +92,7 @@ enum ModuleCommand {
     Schema(commands::mod_schema::SchemaArgs),
     /// Render a module and push the render to an OCI registry as one reproducible artifact
     /// that Flux and Argo CD read (or write it as an OCI image layout).
-    Push(commands::mod_push::PushArgs),
+    Push(Box<commands::mod_push::PushArgs>),
     /// Render again the inputs a directory's provenance (opm.render) records, and say whether
     /// the directory is exactly what they give.
     VerifyRender(commands::mod_verify_render::VerifyRenderArgs),
@@ -173,7 +173,7 @@ where
         Command::Module(ModuleCommand::Diff(args)) => commands::mod_diff::run(args, out),
         Command::Module(ModuleCommand::Init(args)) => commands::mod_init::run(args, out),
         Command::Module(ModuleCommand::Schema(args)) => commands::mod_schema::run(args, out),
-        Command::Module(ModuleCommand::Push(args)) => commands::mod_push::run(args, out),
+        Command::Module(ModuleCommand::Push(args)) => commands::mod_push::run(*args, out),
         Command::Module(ModuleCommand::VerifyRender(args)) => {
             commands::mod_verify_render::run(args, out)
         }

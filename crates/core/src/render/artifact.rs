@@ -145,7 +145,7 @@ pub fn layer(files: &[LayerFile<'_>], mtime: u64) -> anyhow::Result<Vec<u8>> {
             .with_context(|| format!("writing {} into the layer", file.path))?;
     }
     let gzip = tar.into_inner().context("finishing the layer's tar")?;
-    Ok(gzip.finish().context("finishing the layer's gzip")?)
+    gzip.finish().context("finishing the layer's gzip")
 }
 
 /// A header of `kind` with `mode`, `size` and `mtime`, owned by root with no user or group
