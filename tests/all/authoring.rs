@@ -708,7 +708,7 @@ fn a_new_rust_renderer_builds_passes_its_cases_and_renders_a_module() {
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(
         opm_tests::file_names(&out),
-        [".opm-output", "resources.jsonl"]
+        [".opm-output", "opm.render", "resources.jsonl"]
     );
     assert_eq!(
         std::fs::read_to_string(out.join("resources.jsonl")).unwrap(),

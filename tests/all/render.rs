@@ -555,7 +555,12 @@ fn split_writes_one_file_per_resource_and_replaces_the_directory() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         file_names(&out),
-        [".opm-output", "deployment-api.yaml", "service-api.yaml"]
+        [
+            ".opm-output",
+            "deployment-api.yaml",
+            "opm.render",
+            "service-api.yaml"
+        ]
     );
     let deployment = std::fs::read_to_string(out.join("deployment-api.yaml")).unwrap();
     assert!(

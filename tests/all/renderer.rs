@@ -538,13 +538,14 @@ fn out_dir_is_replaced_only_while_it_holds_what_opm_recorded() {
             "README.md",
             "go.mod",
             "main.go",
+            "opm.render",
             "out.yaml",
             "x.sh"
         ]
     );
     let record = std::fs::read_to_string(out.join(".opm-output")).unwrap();
     assert!(
-        record.ends_with("\nout.yaml\nmain.go\ngo.mod\nREADME.md\nx.sh\n"),
+        record.ends_with("\nout.yaml\nmain.go\ngo.mod\nREADME.md\nx.sh\nopm.render\n"),
         "{record}"
     );
     let again = build();
