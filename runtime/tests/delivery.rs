@@ -5,7 +5,8 @@
 //! apart; the provenance beside every render against `sha256sum`, and `opm mod verify-render`;
 //! opm as an Argo CD plugin, run as `argocd-cmp-server` runs it (a copy of the application's
 //! directory with file modes dropped, an unprivileged user, the Argo CD environment); and
-//! `--flux` output through Flux's substitution rules (tests/tools/flux-substitute.py).
+//! `--flux` output through Flux's substitution rules (tests/tools/flux-substitute.py); and an
+//! `--out-dir` render killed at ten points of its writing, which leaves the old directory whole.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt as _;
@@ -687,4 +688,73 @@ fn a_shell_script_with_home_survives_flux_substitution_of_flux_output() {
             .is_none(),
         "{deployment:#}"
     );
+}
+
+/// A module of `n` components, each a Container with a Service: 2n files with `--split`.
+fn many_components(n: usize) -> String {
+    let mut text = String::from(
+        "apiVersion: core.opm.dev/v1\nkind: Module\nmetadata: {name: many, version: 0.1.0}\ncomponents:\n",
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "  c{i}:\n    resources:\n      Container: {{image: nginxinc/nginx-unprivileged:1.27, ports: {{http: {{containerPort: 8080}}}}}}\n    traits:\n      Expose: {{type: ClusterIP}}\n"
+        ));
+    }
+    text
+}
+
+#[test]
+fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_its_staging() {
+    let work = tempfile::tempdir().expect("temp dir");
+    std::fs::write(work.path().join("module.yaml"), many_components(2000)).unwrap();
+    let deploy = work.path().join("deploy");
+    std::fs::create_dir(&deploy).unwrap();
+    let render = |namespace: &str, dir: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_opm"));
+        command
+            .args(["mod", "build", "module.yaml", "--split", "-n", namespace])
+            .args(["--out-dir", dir])
+            .current_dir(work.path())
+            .env("OPM_CACHE_DIR", "off")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    };
+    // The new render, whole, for reference; and how long one takes here.
+    let started = std::time::Instant::now();
+    assert!(render("two", "reference").status().unwrap().success());
+    let took = started.elapsed();
+    let new = tree(&work.path().join("reference"));
+    assert_eq!(new.len(), 2 * 2000 + 2, "files, provenance, record");
+    assert!(render("one", "deploy/out").status().unwrap().success());
+    let old = tree(&deploy.join("out"));
+    assert_ne!(old, new);
+
+    let mut finished = 0;
+    for point in 1..=10u32 {
+        let mut child = render("two", "deploy/out").spawn().expect("opm runs");
+        std::thread::sleep(took * point / 10);
+        let _ = child.kill();
+        child.wait().unwrap();
+        let now = tree(&deploy.join("out"));
+        if now == new {
+            // It finished before the kill: the old directory again, for the next point.
+            finished += 1;
+            assert!(render("one", "deploy/out").status().unwrap().success());
+        } else {
+            assert!(
+                now == old,
+                "killed at {point}/10 of a render: neither the old directory nor the new"
+            );
+        }
+    }
+    assert!(finished < 10, "no render was killed before it finished");
+    assert!(render("two", "deploy/out").status().unwrap().success());
+    assert_eq!(tree(&deploy.join("out")), new);
+    let left: Vec<String> = std::fs::read_dir(&deploy)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".opm-out-"))
+        .collect();
+    assert!(left.is_empty(), "staging directories left behind: {left:?}");
 }
