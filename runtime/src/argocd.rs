@@ -168,7 +168,7 @@ pub fn parameters_as_set(json: &str, schema: Option<&Value>) -> anyhow::Result<V
     let mut set = Vec::new();
     for parameter in parameters {
         let Some(name) = parameter["name"].as_str().filter(|n| !n.is_empty()) else {
-            anyhow::bail!("ARGOCD_APP_PARAMETERS holds a parameter without a name: {parameter}");
+            anyhow::bail!("ARGOCD_APP_PARAMETERS holds a parameter without a name");
         };
         let at = schema.and_then(|s| schema_at(s, name));
         let value = if let Some(text) = parameter["string"].as_str() {
@@ -209,8 +209,9 @@ fn typed(name: &str, text: &str, at: Option<&Value>) -> anyhow::Result<Value> {
     let kind = at.and_then(|s| s["type"].as_str()).unwrap_or("string");
     let parsed = match kind {
         "integer" | "number" | "boolean" => serde_json::from_str::<Value>(text.trim()).ok(),
-        "object" | "array" => Some(serde_saphyr::from_str::<Value>(text).map_err(|e| {
-            anyhow::anyhow!("parameter {name} (ARGOCD_APP_PARAMETERS) is not YAML or JSON: {e}")
+        // The parser's message may quote the value, which may be a secret: not shown.
+        "object" | "array" => Some(serde_saphyr::from_str::<Value>(text).map_err(|_| {
+            anyhow::anyhow!("parameter {name} (ARGOCD_APP_PARAMETERS) is not YAML or JSON")
         })?),
         _ => None,
     };

@@ -164,6 +164,30 @@ with tarfile.open(sys.argv[1], "r:gz") as tar:
     )
 }
 
+/// Everything under `dir`: each folder (its path ending in `/`, no bytes) and each file with its
+/// bytes, by relative path.
+fn entries(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut found = tree(dir);
+    let mut stack = vec![dir.to_owned()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).expect("read dir") {
+            let entry = entry.expect("entry");
+            if entry.file_type().unwrap().is_dir() {
+                let name = entry
+                    .path()
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .display()
+                    .to_string();
+                found.push((format!("{name}/"), Vec::new()));
+                stack.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Every regular file under `dir`, by relative path, with its bytes.
 fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
@@ -294,6 +318,28 @@ fn a_render_that_fails_pushes_nothing() {
     assert!(stdout.is_empty(), "{stdout}");
     assert!(stderr.contains("probes.enabled"), "{stderr}");
     assert!(!layout.exists(), "a layout was written");
+
+    // A render that fails (compose has no Ingress, an error under --strict): exit 1, nothing.
+    let output = opm_at(
+        &repo(),
+        work.path(),
+        &[
+            "mod",
+            "push",
+            "examples/shop/module.yaml",
+            "-p",
+            "docker-compose",
+            "--strict",
+            &target,
+            "--oci-layout",
+            layout.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let (stdout, stderr) = exited(&output, 1);
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("Ingress"), "{stderr}");
+    assert!(!layout.exists(), "a layout was written");
     assert!(
         !registry
             .dir
@@ -389,6 +435,34 @@ fn the_provenance_lists_every_file_as_sha256sum_does_and_verify_render_names_an_
         "{stdout}"
     );
 
+    // A sensitive value given by --set, however short, is never written; verify-render asks
+    // for it again.
+    let grafana = repo().join("examples/grafana/module.yaml");
+    let secret_args = [
+        "mod",
+        "build",
+        grafana.to_str().unwrap(),
+        "--set",
+        "adminPassword=abc123",
+        "--out-dir",
+        "secret",
+    ];
+    exited(&opm_at(work.path(), work.path(), &secret_args, &[]), 0);
+    let recorded = std::fs::read_to_string(work.path().join("secret/opm.render")).unwrap();
+    assert!(!recorded.contains("abc123"), "{recorded}");
+    assert!(recorded.contains("adminPassword=[redacted]"), "{recorded}");
+    let verify_secret = ["mod", "verify-render", "secret"];
+    let (_, stderr) = exited(&opm_at(work.path(), work.path(), &verify_secret, &[]), 2);
+    assert!(stderr.contains("--set adminPassword=VALUE"), "{stderr}");
+    let again = [
+        "mod",
+        "verify-render",
+        "secret",
+        "--set",
+        "adminPassword=abc123",
+    ];
+    exited(&opm_at(work.path(), work.path(), &again, &[]), 0);
+
     // An input that changed is named too.
     exited(&opm_at(work.path(), work.path(), &args, &[]), 0);
     std::fs::write(&values, "# a comment\n{}\n").unwrap();
@@ -437,17 +511,28 @@ fn cmp_copy(work: &Path, files: &[(&str, &[u8])]) -> (PathBuf, PathBuf) {
     ] {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
+    // The copy is the plugin's own, as argocd-cmp-server's is: whatever it would write there, it
+    // could.
+    for path in [work.join("repo"), work.join("repo/apps"), app.clone()]
+        .into_iter()
+        .chain(files.iter().map(|(name, _)| app.join(name)))
+    {
+        std::os::unix::fs::chown(&path, Some(ARGOCD_UID), Some(ARGOCD_UID)).unwrap();
+    }
     (app, bin)
 }
 
 /// Runs `command` (the plugin's, from its plugin.yaml) in `app` as `argocd-cmp-server` does:
-/// as uid and gid 999, with the Argo CD environment `vars`, and a home of its own beside `bin`
-/// (empty: whatever appears there was written by the plugin).
+/// as uid and gid 999, with the Argo CD environment `vars`, and a home and a `TMPDIR` of its
+/// own beside `bin` (empty: whatever appears there was written by the plugin).
 fn as_cmp_server(bin: &Path, app: &Path, command: &[String], vars: &[(&str, &str)]) -> Output {
     let home = bin.with_file_name("home");
-    if !home.exists() {
-        std::fs::create_dir(&home).unwrap();
-        std::os::unix::fs::chown(&home, Some(ARGOCD_UID), Some(ARGOCD_UID)).unwrap();
+    let tmp = bin.with_file_name("tmp");
+    for dir in [&home, &tmp] {
+        if !dir.exists() {
+            std::fs::create_dir(dir).unwrap();
+            std::os::unix::fs::chown(dir, Some(ARGOCD_UID), Some(ARGOCD_UID)).unwrap();
+        }
     }
     Command::new(bin.join(&command[0]))
         .args(&command[1..])
@@ -455,6 +540,7 @@ fn as_cmp_server(bin: &Path, app: &Path, command: &[String], vars: &[(&str, &str
         .env_clear()
         .env("PATH", bin)
         .env("HOME", &home)
+        .env("TMPDIR", &tmp)
         .envs(vars.iter().copied())
         .uid(ARGOCD_UID)
         .gid(ARGOCD_UID)
@@ -523,7 +609,7 @@ fn as_an_argocd_plugin_generate_renders_what_mod_build_renders_and_the_ui_gets_t
         &as_cmp_server(&bin, &app, &["opm".into(), "--version".into()], &[]),
         0,
     );
-    let before = tree(work.path());
+    let before = entries(work.path());
     let parameters = r#"[{"name": "ingress.enabled", "string": "true"}, {"name": "image.tag", "string": "11.2.0"}, {"name": "adminUser", "string": "ops"}]"#;
     let (generated, stderr) = exited(
         &as_cmp_server(&bin, &app, &generate, &argocd_env(parameters)),
@@ -554,8 +640,8 @@ fn as_an_argocd_plugin_generate_renders_what_mod_build_renders_and_the_ui_gets_t
     assert!(generated.contains("namespace: monitoring"));
     assert!(generated.contains("kind: Ingress"));
     assert!(generated.contains("image: docker.io/grafana/grafana:11.2.0"));
-    // Nothing written: not in the copy, not in a home, not in a cache.
-    assert_eq!(tree(work.path()), before);
+    // Nothing written: not in the copy, not in its home or its TMPDIR, not in a cache.
+    assert_eq!(entries(work.path()), before);
 
     // A bad parameter: named on stderr, nothing on stdout.
     let bad = r#"[{"name": "probes.enabled", "string": "maybe"}]"#;
@@ -628,9 +714,10 @@ fn as_an_argocd_plugin_generate_renders_what_mod_build_renders_and_the_ui_gets_t
     assert_eq!(with_defaults, without_values(""));
 }
 
-/// `opm mod build --flux? -o json` of the fixture, through Flux's substitution with a variable
-/// set (so that substitution runs); the substituted List, or why Flux would fail.
-fn through_flux(flux: bool) -> Result<serde_json::Value, String> {
+/// `opm mod build --flux? -o json` of the fixture, through Flux's substitution (`strict` or
+/// not) with a variable set (so that substitution runs); the substituted List, or why Flux
+/// would fail.
+fn through_flux(flux: bool, strict: bool) -> Result<serde_json::Value, String> {
     let work = tempfile::tempdir().expect("temp dir");
     let mut args = vec![
         "mod",
@@ -645,6 +732,7 @@ fn through_flux(flux: bool) -> Result<serde_json::Value, String> {
     let (rendered, _) = exited(&opm_at(&repo(), work.path(), &args, &[]), 0);
     let mut child = Command::new("python3")
         .arg(repo().join("tests/tools/flux-substitute.py"))
+        .args(strict.then_some("--strict"))
         .arg("cluster=prod")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -662,32 +750,47 @@ fn through_flux(flux: bool) -> Result<serde_json::Value, String> {
 
 #[test]
 fn a_shell_script_with_home_survives_flux_substitution_of_flux_output() {
-    // Without --flux, Flux's strict substitution fails the apply on `${HOME}`.
-    let error = through_flux(false).expect_err("Flux fails on ${HOME}");
+    // Without --flux, Flux's substitution empties `${HOME}` and `$$`, or fails a strict apply.
+    let error = through_flux(false, true).expect_err("Flux fails on ${HOME}");
     assert!(
         error.contains(r#"variable not set (strict mode): "HOME""#),
         "{error}"
     );
+    let changed = through_flux(false, false).expect("Flux applies");
+    let script = |list: &serde_json::Value| {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["kind"] == "ConfigMap")
+            .unwrap()["data"]["run.sh"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(script(&changed), "#!/bin/sh\ncd \"\" && echo \"pid $\"\n");
 
-    let applied = through_flux(true).expect("Flux applies --flux output");
-    let items = applied["items"].as_array().unwrap();
-    let config_map = items.iter().find(|i| i["kind"] == "ConfigMap").unwrap();
-    assert_eq!(
-        config_map["data"]["run.sh"],
-        "#!/bin/sh\ncd \"${HOME}\" && echo \"pid $$\"\n"
-    );
-    assert_eq!(
-        config_map["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/substitute"],
-        "disabled"
-    );
-    // An object with no `$` is written as without --flux: no mark.
-    let deployment = items.iter().find(|i| i["kind"] == "Deployment").unwrap();
-    assert!(
-        deployment["metadata"]["annotations"]
-            .get("kustomize.toolkit.fluxcd.io/substitute")
-            .is_none(),
-        "{deployment:#}"
-    );
+    for strict in [true, false] {
+        let applied = through_flux(true, strict).expect("Flux applies --flux output");
+        assert_eq!(
+            script(&applied),
+            "#!/bin/sh\ncd \"${HOME}\" && echo \"pid $$\"\n"
+        );
+        let items = applied["items"].as_array().unwrap();
+        let config_map = items.iter().find(|i| i["kind"] == "ConfigMap").unwrap();
+        assert_eq!(
+            config_map["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/substitute"],
+            "disabled"
+        );
+        // An object with no `$` is written as without --flux: no mark.
+        let deployment = items.iter().find(|i| i["kind"] == "Deployment").unwrap();
+        assert!(
+            deployment["metadata"]["annotations"]
+                .get("kustomize.toolkit.fluxcd.io/substitute")
+                .is_none(),
+            "{deployment:#}"
+        );
+    }
 }
 
 /// A module of `n` components, each a Container with a Service: 2n files with `--split`.
@@ -730,12 +833,29 @@ fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_it
     let old = tree(&deploy.join("out"));
     assert_ne!(old, new);
 
-    let mut finished = 0;
+    let staging = || {
+        std::fs::read_dir(&deploy)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".opm-out-")
+            })
+            .count()
+    };
+    let (mut finished, mut while_writing) = (0, 0);
     for point in 1..=10u32 {
         let mut child = render("two", "deploy/out").spawn().expect("opm runs");
         std::thread::sleep(took * point / 10);
         let _ = child.kill();
         child.wait().unwrap();
+        // A staging directory left behind: the kill came while the files were written or
+        // swapped in.
+        if staging() > 0 {
+            while_writing += 1;
+        }
         let now = tree(&deploy.join("out"));
         if now == new {
             // It finished before the kill: the old directory again, for the next point.
@@ -749,6 +869,10 @@ fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_it
         }
     }
     assert!(finished < 10, "no render was killed before it finished");
+    assert!(
+        while_writing > 0,
+        "no kill came while the files were written"
+    );
     assert!(render("two", "deploy/out").status().unwrap().success());
     assert_eq!(tree(&deploy.join("out")), new);
     let left: Vec<String> = std::fs::read_dir(&deploy)

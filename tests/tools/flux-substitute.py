@@ -10,10 +10,10 @@ The rules, as Flux documents them:
 - `${var}` is replaced by the variable's value, `${var:=default}`, `${var=default}`,
   `${var:-default}` and `${var-default}` by the default when the variable is not set;
 - `$$` is an escaped `$` (`$${var}` is the text `${var}`); a `$` before anything else is kept;
-- in strict mode (kustomize-controller's default), a variable that is not set and has no
-  default fails the whole apply.
+- a variable that is not set and has no default becomes the empty string, or, in strict mode
+  (kustomize-controller's feature gate StrictPostBuildSubstitutions), fails the whole apply.
 
-Usage: flux-substitute.py NAME=VALUE... < list.json > substituted.json
+Usage: flux-substitute.py [--strict] NAME=VALUE... < list.json > substituted.json
 Exit 1, with the reason on stderr, where Flux's apply would fail.
 """
 import json
@@ -24,7 +24,7 @@ MARK = "kustomize.toolkit.fluxcd.io/substitute"
 NAME = re.compile(r"[_A-Za-z][_A-Za-z0-9]*")
 
 
-def substitute(text, variables):
+def substitute(text, variables, strict):
     out = []
     i = 0
     while i < len(text):
@@ -47,9 +47,9 @@ def substitute(text, variables):
                     default = rest[len(operator):]
                     break
             if value is None:
-                if default is None:
+                if default is None and strict:
                     raise ValueError(f'variable not set (strict mode): "{name.group()}"')
-                value = default
+                value = default or ""
             out.append(value)
             i = end + 1
         else:
@@ -66,7 +66,8 @@ def disabled(item):
 
 
 def main():
-    variables = dict(arg.split("=", 1) for arg in sys.argv[1:])
+    strict = "--strict" in sys.argv[1:]
+    variables = dict(arg.split("=", 1) for arg in sys.argv[1:] if arg != "--strict")
     document = json.load(sys.stdin)
     items = []
     for item in document["items"]:
@@ -74,7 +75,7 @@ def main():
             items.append(item)
             continue
         try:
-            items.append(json.loads(substitute(json.dumps(item), variables)))
+            items.append(json.loads(substitute(json.dumps(item), variables, strict)))
         except ValueError as error:
             print(f"{item['kind']}/{item['metadata']['name']}: {error}", file=sys.stderr)
             sys.exit(1)

@@ -47,6 +47,8 @@ pub struct Redactor {
     public: Option<AhoCorasick>,
     /// How many sensitive values occur inside one of those.
     in_public: usize,
+    /// The values too short to redact, kept so that [`Redactor::holds_secret`] knows them.
+    short: std::collections::BTreeSet<String>,
 }
 
 impl Redactor {
@@ -78,9 +80,11 @@ impl Redactor {
         };
         let mut needles = Vec::new();
         let mut unredacted = 0;
+        let mut short = std::collections::BTreeSet::new();
         for secret in secrets {
             if secret.chars().count() < MIN_REDACTED_CHARS {
                 unredacted += 1;
+                short.insert(secret);
                 continue;
             }
             needles.extend(forms(&secret));
@@ -98,7 +102,19 @@ impl Redactor {
             unredacted,
             public,
             in_public,
+            short,
         }
+    }
+
+    /// Whether `value` holds a sensitive value anywhere, or is one of those too short to redact
+    /// (which [`redact`](Self::redact) leaves as they are): what is never written where a file
+    /// keeps it, such as a render's provenance.
+    pub fn holds_secret(&self, value: &str) -> bool {
+        self.short.contains(value)
+            || self
+                .matcher
+                .as_ref()
+                .is_some_and(|matcher| matcher.find_overlapping_iter(value).next().is_some())
     }
 
     /// Whether there is nothing to redact.

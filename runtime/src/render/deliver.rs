@@ -12,8 +12,8 @@ use super::{OutputFile, Render, Request};
 use opm_core::redact::Redactor;
 use opm_core::render::provenance::{self, Inputs, ModuleId, Provenance, Source};
 
-/// The inputs of `request` as its command line gives them; a `--set` value the redactor
-/// masks is written `[redacted]`.
+/// The inputs of `request` as its command line gives them; a `--set` whose value holds a
+/// sensitive value (of any length) is written `PATH=[redacted]`.
 pub fn inputs(
     request: &Request,
     render: &Render,
@@ -24,11 +24,7 @@ pub fn inputs(
     Inputs {
         module: path(&request.module),
         values: request.values.iter().map(|p| path(p)).collect(),
-        set: request
-            .set
-            .iter()
-            .map(|set| redactor.redact(set).into_owned())
-            .collect(),
+        set: recorded_set(&request.set, redactor),
         providers: request.providers.clone(),
         renderer: request.renderer.clone(),
         namespace: request.namespace.clone(),
@@ -41,6 +37,21 @@ pub fn inputs(
         env_read: render.plan.env_read().to_vec(),
         source_date_epoch,
     }
+}
+
+/// The `--set` assignments as a provenance keeps them: one whose value holds a sensitive value
+/// as `PATH=[redacted]`.
+fn recorded_set(set: &[String], redactor: &Redactor) -> Vec<String> {
+    set.iter()
+        .map(|assignment| match assignment.split_once('=') {
+            Some((path, value))
+                if redactor.holds_secret(value) || redactor.holds_secret(assignment) =>
+            {
+                format!("{path}={}", opm_core::redact::REDACTED)
+            }
+            _ => assignment.clone(),
+        })
+        .collect()
 }
 
 /// The provenance of `render`, a render of `request` that succeeded, whose files are `files`:
@@ -65,15 +76,21 @@ pub fn provenance(
     let module_file = opm_core::module::module_file(&request.module);
     let module_bytes = std::fs::read(&module_file)
         .with_context(|| format!("reading {} again for its digest", module_file.display()))?;
+    // Read again for their digests: only regular files, for what the render read from a pipe
+    // (`-f <(sops -d …)`) cannot be read twice; such a file is recorded without a digest.
     let values_files = request
         .values
         .iter()
         .map(|p| {
-            std::fs::read(p)
-                .map(|bytes| (p.display().to_string(), bytes))
-                .with_context(|| format!("reading {} again for its digest", p.display()))
+            let regular = std::fs::metadata(p).is_ok_and(|m| m.is_file());
+            let bytes = regular
+                .then(|| std::fs::read(p))
+                .transpose()
+                .with_context(|| format!("reading {} again for its digest", p.display()))?;
+            Ok((p.display().to_string(), bytes))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let values = provenance::values(&values_files, &inputs.set);
     let context = &render.context;
     let mut providers = render.providers.clone();
     providers.sort();
@@ -89,7 +106,9 @@ pub fn provenance(
             namespace: context.namespace.clone(),
             digest: provenance::blake3_digest(&module_bytes),
         },
-        values: provenance::values(&values_files, &request.set),
+        // The digest of the assignments as recorded: a sensitive value's digest would let a
+        // weak one be guessed offline.
+        values,
         providers,
         opm: opm_core::provider::OPM_VERSION.to_owned(),
         files: provenance::file_digests(
@@ -159,7 +178,10 @@ pub fn verify(
         _ => env(name),
     };
     let built = super::build(&request, &render_env);
-    let render = built.render?;
+    // Its errors may quote a sensitive value given again with --set: redacted, as a render's are.
+    let render = built
+        .render
+        .map_err(|e| anyhow::anyhow!("{}", built.redactor.redact(&format!("{e:#}"))))?;
     if render.failed() {
         anyhow::bail!(
             "the inputs {} records do not render now (run `{}` to see why)",
@@ -250,7 +272,8 @@ fn read_provenance(dir: &Path) -> anyhow::Result<Provenance> {
     provenance::read(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-/// Every regular file under `dir` but the provenance and opm's record, with its SHA-256.
+/// Everything under `dir` but the provenance and opm's record, with its SHA-256: each regular
+/// file read in chunks, anything else (a link, which is not followed, a pipe) as not one.
 fn files_in(dir: &Path) -> anyhow::Result<Vec<provenance::FileDigest>> {
     let mut files = Vec::new();
     let mut folders = vec![(dir.to_owned(), String::new())];
@@ -268,18 +291,28 @@ fn files_in(dir: &Path) -> anyhow::Result<Vec<provenance::FileDigest>> {
                 && (name == provenance::FILE || name == super::write::MANIFEST)
             {
                 continue;
-            } else {
-                let bytes = std::fs::read(entry.path())
-                    .with_context(|| format!("reading {}", entry.path().display()))?;
+            } else if kind.is_file() {
                 files.push(provenance::FileDigest {
                     path: relative,
-                    sha256: provenance::sha256_hex(&bytes),
+                    sha256: sha256_of_file(&entry.path())?,
+                });
+            } else {
+                // A link, a pipe or a device: not what a render writes, and not followed.
+                files.push(provenance::FileDigest {
+                    path: relative,
+                    sha256: "not a regular file".to_owned(),
                 });
             }
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// The SHA-256 (hex) of the file at `path`, read in chunks.
+fn sha256_of_file(path: &Path) -> anyhow::Result<String> {
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    provenance::sha256_hex_of(file).with_context(|| format!("reading {}", path.display()))
 }
 
 /// The request of recorded `inputs`, `set` giving redacted assignments again, otherwise as
@@ -325,9 +358,10 @@ fn request_of(inputs: &Inputs, set: &[String], base: Request) -> anyhow::Result<
 }
 
 /// Where the module at `module` comes from, read from the git checkout it is in: the URL of
-/// the remote `origin` (any user name and password in it left out) and the revision
-/// `BRANCH@sha1:COMMIT` (`sha1:COMMIT` on a detached head), as Flux writes revisions. `None`
-/// outside a checkout or without `git`.
+/// the remote `origin`, normalized ([`normalized_url`]), and the revision `sha1:COMMIT` — the
+/// commit alone, not the branch, so that the same commit gives the same bytes whichever way it
+/// was cloned and checked out (CI checks out a detached head). `None` outside a checkout or
+/// without `git`.
 pub fn git_source(module: &Path) -> Option<Source> {
     let file = opm_core::module::module_file(module);
     let dir = match file.parent() {
@@ -346,20 +380,39 @@ pub fn git_source(module: &Path) -> Option<Source> {
         let text = String::from_utf8(output.stdout).ok()?;
         output.status.success().then(|| text.trim().to_owned())
     };
-    // The commit, then the branch (`--abbrev-ref` applies to the names after it).
-    let heads = git(&["rev-parse", "HEAD", "--abbrev-ref", "HEAD"])?;
-    let (commit, branch) = heads.split_once('\n')?;
-    let revision = match branch.trim() {
-        "HEAD" | "" => format!("sha1:{}", commit.trim()),
-        branch => format!("{branch}@sha1:{}", commit.trim()),
-    };
+    let commit = git(&["rev-parse", "HEAD"]).filter(|c| !c.is_empty())?;
+    let revision = format!("sha1:{commit}");
     let url = git(&["config", "--get", "remote.origin.url"])
         .filter(|url| !url.is_empty())
-        .map(|url| without_credentials(&url));
+        .map(|url| normalized_url(&url));
     Some(Source {
         url,
         revision: Some(revision),
     })
+}
+
+/// A repository URL as the same for every way of cloning it: scp-like and `ssh://` URLs as
+/// `https://HOST/PATH`, no user name or password, no trailing `.git` or `/`
+/// (`git@github.com:team/app.git` and `https://ci:token@github.com/team/app` are both
+/// `https://github.com/team/app`).
+fn normalized_url(url: &str) -> String {
+    let url = url.trim();
+    let https = match url.split_once("://") {
+        Some(("ssh" | "git" | "git+ssh" | "http" | "https", rest)) => {
+            without_credentials(&format!("https://{rest}"))
+        }
+        Some(_) => without_credentials(url),
+        // scp-like: [user@]host:path
+        None => match url.split_once(':') {
+            Some((host, path)) if !host.contains('/') => {
+                let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
+                format!("https://{host}/{}", path.trim_start_matches('/'))
+            }
+            _ => url.to_owned(),
+        },
+    };
+    let https = https.trim_end_matches('/');
+    https.strip_suffix(".git").unwrap_or(https).to_owned()
 }
 
 /// `url` without a user name and password (`https://user:token@host/…` → `https://host/…`).
@@ -383,6 +436,18 @@ fn without_credentials(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_way_of_cloning_a_repository_gives_one_url() {
+        for url in [
+            "git@github.com:team/app.git",
+            "ssh://git@github.com/team/app.git",
+            "https://ci:token@github.com/team/app",
+            "https://github.com/team/app.git/",
+        ] {
+            assert_eq!(normalized_url(url), "https://github.com/team/app", "{url}");
+        }
+    }
 
     #[test]
     fn credentials_are_left_out_of_a_source_url() {

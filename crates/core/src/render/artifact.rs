@@ -40,7 +40,7 @@ pub const CONFIG: &[u8] = b"{}";
 
 /// Annotation: where the module's source lives (a repository URL).
 pub const SOURCE_ANNOTATION: &str = "org.opencontainers.image.source";
-/// Annotation: the source revision rendered (`BRANCH@sha1:COMMIT`, as Flux writes it).
+/// Annotation: the source revision rendered (`sha1:COMMIT` from a git checkout).
 pub const REVISION_ANNOTATION: &str = "org.opencontainers.image.revision";
 /// Annotation: when, as `SOURCE_DATE_EPOCH` says (else 1970-01-01T00:00:00Z).
 pub const CREATED_ANNOTATION: &str = "org.opencontainers.image.created";
@@ -184,17 +184,21 @@ pub fn write_layout(dir: &Path, artifact: &Artifact, tag: &str) -> anyhow::Resul
         write_file(&blobs.join(hex), bytes)?;
     }
     let index_path = dir.join("index.json");
-    if std::fs::metadata(&index_path).is_ok_and(|m| m.len() > MAX_INDEX_BYTES) {
-        anyhow::bail!(
-            "{} is over {MAX_INDEX_BYTES} bytes, the most opm reads of an index",
+    let mut manifests: Vec<serde_json::Value> = match std::fs::symlink_metadata(&index_path) {
+        Ok(meta) if !meta.is_file() || meta.len() > MAX_INDEX_BYTES => anyhow::bail!(
+            "{} is not a regular file of at most {MAX_INDEX_BYTES} bytes, as an OCI layout's \
+             index is",
             index_path.display()
-        );
-    }
-    let mut manifests: Vec<serde_json::Value> = match std::fs::read(&index_path) {
-        Ok(bytes) => {
+        ),
+        Ok(_) => {
+            let bytes = std::fs::read(&index_path)
+                .with_context(|| format!("reading {}", index_path.display()))?;
             let index: serde_json::Value = serde_json::from_slice(&bytes)
                 .with_context(|| format!("{} is not an OCI image index", index_path.display()))?;
-            index["manifests"].as_array().cloned().unwrap_or_default()
+            index["manifests"]
+                .as_array()
+                .cloned()
+                .with_context(|| format!("{} lists no `manifests`", index_path.display()))?
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
@@ -211,7 +215,12 @@ pub fn write_layout(dir: &Path, artifact: &Artifact, tag: &str) -> anyhow::Resul
         "mediaType": documents::INDEX_MEDIA_TYPE,
         "manifests": manifests,
     });
-    write_file(&index_path, &serde_json::to_vec(&index)?)
+    // Written beside and renamed over the old index, so that a push killed here leaves the
+    // layout's other tags as they were.
+    let staged = dir.join(".index.json.opm-tmp");
+    write_file(&staged, &serde_json::to_vec(&index)?)?;
+    std::fs::rename(&staged, &index_path)
+        .with_context(|| format!("replacing {}", index_path.display()))
 }
 
 /// The largest `index.json` of an existing layout opm reads (as a registry's manifests).

@@ -1,7 +1,7 @@
 //! Output that Flux applies as it was rendered (`--flux`). Flux's `postBuild.substitute`
 //! rewrites every `${…}` in what a Kustomization applies, and every `$$` into `$` — a shell
 //! script's `${HOME}` in a ConfigMap would become the empty string, or fail the apply in
-//! Flux's strict mode. Flux leaves an object alone when it carries [`SUBSTITUTE`]` = disabled`
+//! Flux's strict substitution. Flux leaves an object alone when it carries [`SUBSTITUTE`]` = disabled`
 //! among its labels or annotations, so [`mark`] puts that annotation on every object that holds
 //! either sequence anywhere.
 //!

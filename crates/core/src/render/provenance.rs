@@ -108,7 +108,7 @@ pub struct Source {
     /// The repository's URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// The revision, `BRANCH@sha1:COMMIT` as Flux writes it.
+    /// The revision: `sha1:COMMIT` from a git checkout, or as a flag or Argo CD gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
 }
@@ -138,7 +138,8 @@ pub struct Values {
     /// Each values file, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileId>,
-    /// `blake3:` of the `--set` assignments, unredacted, one per line; absent without any.
+    /// `blake3:` of the `--set` assignments as recorded (a sensitive value redacted), one per
+    /// line; absent without any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<String>,
 }
@@ -149,8 +150,9 @@ pub struct Values {
 pub struct FileId {
     /// As given.
     pub path: String,
-    /// `blake3:` of its bytes.
-    pub digest: String,
+    /// `blake3:` of its bytes; none for what is not a regular file (a pipe, read once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// A provider of the render.
@@ -190,19 +192,37 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The digests of the values files (path and bytes, in order) and the `--set` assignments.
-pub fn values(files: &[(String, Vec<u8>)], set: &[String]) -> Values {
+/// The lowercase hex SHA-256 of what `reader` holds, read in chunks.
+pub fn sha256_hex_of(mut reader: impl std::io::Read) -> std::io::Result<String> {
+    let mut hasher = sha2::Sha256::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        match reader.read(&mut chunk)? {
+            0 => break,
+            read => hasher.update(&chunk[..read]),
+        }
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect())
+}
+
+/// The digests of the values files (path and bytes, in order; no bytes for one that could not
+/// be read again) and the `--set` assignments.
+pub fn values(files: &[(String, Option<Vec<u8>>)], set: &[String]) -> Values {
     let files: Vec<FileId> = files
         .iter()
         .map(|(path, bytes)| FileId {
             path: path.clone(),
-            digest: blake3_digest(bytes),
+            digest: bytes.as_deref().map(blake3_digest),
         })
         .collect();
     let set = (!set.is_empty()).then(|| blake3_digest(set.join("\n").as_bytes()));
     let mut all = String::new();
     for file in &files {
-        all.push_str(&file.digest);
+        all.push_str(file.digest.as_deref().unwrap_or("-"));
         all.push('\n');
     }
     all.push_str(set.as_deref().unwrap_or_default());
@@ -415,7 +435,7 @@ mod tests {
                 namespace: "shops".into(),
                 digest: blake3_digest(b"module"),
             },
-            values: values(&[("prod values.yaml".into(), b"a: 1".to_vec())], &[]),
+            values: values(&[("prod values.yaml".into(), Some(b"a: 1".to_vec()))], &[]),
             providers: vec![ProviderId {
                 name: "kubernetes".into(),
                 version: "0.2.0".into(),
@@ -446,9 +466,12 @@ mod tests {
 
     #[test]
     fn the_values_digest_changes_with_any_value() {
-        let one = values(&[("v.yaml".into(), b"a: 1".to_vec())], &[]);
-        let two = values(&[("v.yaml".into(), b"a: 2".to_vec())], &[]);
-        let three = values(&[("v.yaml".into(), b"a: 1".to_vec())], &["b=1".into()]);
+        let one = values(&[("v.yaml".into(), Some(b"a: 1".to_vec()))], &[]);
+        let two = values(&[("v.yaml".into(), Some(b"a: 2".to_vec()))], &[]);
+        let three = values(
+            &[("v.yaml".into(), Some(b"a: 1".to_vec()))],
+            &["b=1".into()],
+        );
         assert_ne!(one.digest, two.digest);
         assert_ne!(one.digest, three.digest);
     }

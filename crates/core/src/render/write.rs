@@ -90,6 +90,10 @@ pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow
         path: MANIFEST.to_owned(),
         bytes: record.into_bytes(),
     };
+    // Opened before anything is written, so that a write-back error of what follows is
+    // reported by its sync ([`sync_staged`]).
+    let staged_dir = std::fs::File::open(staging.path())
+        .with_context(|| format!("opening {}", staging.path().display()))?;
     let all: Vec<&super::OutputFile> = files.iter().chain([&manifest]).collect();
     // Each folder once (not a `create_dir_all` per file: two system calls for each of 20,000
     // files of a large `--split`), then the files, on several threads when there are many.
@@ -115,7 +119,7 @@ pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow
     } else {
         all.iter().try_for_each(write)?;
     }
-    sync_staged(staging.path(), files.iter().chain([&manifest]))
+    sync_staged(&staged_dir, staging.path(), files.iter().chain([&manifest]))
         .with_context(|| format!("syncing {} to disk", staging.path().display()))?;
     if dir.exists() {
         swap(staging.path(), dir).with_context(|| format!("replacing {}", dir.display()))?;
@@ -129,22 +133,27 @@ pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow
     Ok(())
 }
 
-/// Makes everything written into the staging directory `dir` (the `files` at their paths)
-/// durable before it is swapped in: on Linux with one `syncfs` of the file system that holds
-/// it, which writes every file and folder out together, elsewhere by syncing each file. One
-/// sync per file cost a `--split` render of 10,000 components 9.8 s where its stdout took 0.6 s
-/// (benches/RESULTS.md, "Writing --out-dir").
+/// Makes everything written into the staging directory `dir` (open as `opened` since before
+/// the writes; the `files` at their paths) durable before it is swapped in: on Linux with one
+/// `syncfs` of the file system that holds it, which writes every file and folder out together
+/// and reports a write-back error since `opened` was opened (Linux 5.8 and later; a FUSE file
+/// system without `syncfs` support flushes nothing), elsewhere by syncing each file. One sync
+/// per file cost a `--split` render of 10,000 components 10 s where its stdout took 1 s
+/// (benches/RESULTS.md, "Writing --out-dir"). The price: `syncfs` also writes out what other
+/// processes left dirty on that file system.
 fn sync_staged<'a>(
+    opened: &std::fs::File,
     dir: &std::path::Path,
     files: impl Iterator<Item = &'a super::OutputFile>,
 ) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        let _ = files;
-        rustix::fs::syncfs(std::fs::File::open(dir)?).map_err(std::io::Error::from)
+        let _ = (dir, files);
+        rustix::fs::syncfs(opened).map_err(std::io::Error::from)
     }
     #[cfg(not(target_os = "linux"))]
     {
+        let _ = opened;
         for file in files {
             std::fs::File::open(dir.join(&file.path))?.sync_all()?;
         }

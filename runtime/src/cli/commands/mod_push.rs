@@ -60,7 +60,7 @@ pub struct PushArgs {
     pub source: Option<String>,
 
     /// The source revision (annotation org.opencontainers.image.revision; default: the
-    /// module's git checkout's, `BRANCH@sha1:COMMIT`).
+    /// module's git checkout's commit, `sha1:COMMIT`).
     #[arg(long, value_name = "REVISION")]
     pub revision: Option<String>,
 
