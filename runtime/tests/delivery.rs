@@ -812,28 +812,36 @@ fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_it
     std::fs::write(work.path().join("module.yaml"), many_components(2000)).unwrap();
     let deploy = work.path().join("deploy");
     std::fs::create_dir(&deploy).unwrap();
-    let render = |namespace: &str, dir: &str| {
+    let command = |namespace: &str, dir: Option<&str>| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_opm"));
         command
-            .args(["mod", "build", "module.yaml", "--split", "-n", namespace])
-            .args(["--out-dir", dir])
+            .args(["mod", "build", "module.yaml", "-n", namespace])
             .current_dir(work.path())
             .env("OPM_CACHE_DIR", "off")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
+        if let Some(dir) = dir {
+            command.args(["--split", "--out-dir", dir]);
+        }
         command
     };
+    let render = |namespace: &str, dir: &str| command(namespace, Some(dir));
     // The new render, whole, for reference; and how long one takes here.
     let started = std::time::Instant::now();
     assert!(render("two", "reference").status().unwrap().success());
     let took = started.elapsed();
+    // And how long the render alone takes, to stdout: what comes after it is the writing.
+    let started = std::time::Instant::now();
+    assert!(command("two", None).status().unwrap().success());
+    let rendered = started.elapsed();
     let new = tree(&work.path().join("reference"));
     assert_eq!(new.len(), 2 * 2000 + 2, "files, provenance, record");
     assert!(render("one", "deploy/out").status().unwrap().success());
     let old = tree(&deploy.join("out"));
     assert_ne!(old, new);
 
-    let staging = || {
+    // The staging directories of the render with process id `pid`.
+    let staging = |pid: u32| {
         std::fs::read_dir(&deploy)
             .unwrap()
             .filter(|e| {
@@ -841,19 +849,23 @@ fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_it
                     .unwrap()
                     .file_name()
                     .to_string_lossy()
-                    .starts_with(".opm-out-")
+                    .starts_with(&format!(".opm-out-{pid}-"))
             })
             .count()
     };
     let (mut finished, mut while_writing) = (0, 0);
     for point in 1..=10u32 {
         let mut child = render("two", "deploy/out").spawn().expect("opm runs");
-        std::thread::sleep(took * point / 10);
+        let pid = child.id();
+        // Ten points from late in the render to past its end as measured, most of them while
+        // the files are written, synced, swapped in and the old ones removed.
+        let from = rendered.mul_f64(0.8);
+        std::thread::sleep(from + took.mul_f64(1.2).saturating_sub(from) * point / 10);
         let _ = child.kill();
         child.wait().unwrap();
         // A staging directory left behind: the kill came while the files were written or
         // swapped in.
-        if staging() > 0 {
+        if staging(pid) > 0 {
             while_writing += 1;
         }
         let now = tree(&deploy.join("out"));
@@ -869,6 +881,7 @@ fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_it
         }
     }
     assert!(finished < 10, "no render was killed before it finished");
+    eprintln!("{while_writing} of 10 kills came while writing, {finished} after the end");
     assert!(
         while_writing > 0,
         "no kill came while the files were written"
