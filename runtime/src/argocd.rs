@@ -410,6 +410,10 @@ mod tests {
             ]
         );
         assert!(parameters_as_set("{}", None).is_err());
+        // Argo CD's environment is the Application author's: over 1 MiB is refused unparsed.
+        let huge = format!("[{}]", " ".repeat(MAX_PARAMETERS_BYTES));
+        let error = parameters_as_set(&huge, None).unwrap_err().to_string();
+        assert!(error.contains("over the limit"), "{error}");
         assert!(parameters_as_set(r#"[{"name": "x"}]"#, None).is_err());
     }
 }

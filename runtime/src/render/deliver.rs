@@ -64,14 +64,8 @@ pub fn provenance(
     env: &dyn Fn(&str) -> Option<String>,
     source: Option<Source>,
 ) -> anyhow::Result<Provenance> {
-    let source_date_epoch = match env("SOURCE_DATE_EPOCH") {
-        Some(text) => Some(text.trim().parse::<i64>().map_err(|_| {
-            anyhow::anyhow!(
-                "SOURCE_DATE_EPOCH={text:?} is not a number of seconds since 1970-01-01"
-            )
-        })?),
-        None => None,
-    };
+    let source_date_epoch = super::context::epoch_seconds(env("SOURCE_DATE_EPOCH").as_deref())
+        .map_err(anyhow::Error::msg)?;
     let inputs = inputs(request, render, redactor, source_date_epoch);
     let module_file = opm_core::module::module_file(&request.module);
     let module_bytes = std::fs::read(&module_file)
@@ -436,6 +430,20 @@ fn without_credentials(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whoever can write the directory `verify-render` checks writes its provenance: one over
+    /// its limit is refused after reading the limit and one byte, whatever its size.
+    #[test]
+    fn a_provenance_over_its_limit_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        // Sparse: as large as it says, without the bytes on disk.
+        std::fs::File::create(dir.path().join(provenance::FILE))
+            .unwrap()
+            .set_len(provenance::MAX_BYTES * 4)
+            .unwrap();
+        let error = read_provenance(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("the most opm reads"), "{error}");
+    }
 
     #[test]
     fn every_way_of_cloning_a_repository_gives_one_url() {

@@ -323,6 +323,41 @@ mod tests {
         assert_eq!(manifest["annotations"]["k"], "v");
     }
 
+    /// Whoever made the layout directory controls its `index.json`: one over its limit, or a
+    /// link (to `/dev/zero`, say), is refused unread, and nothing of the layout changes.
+    #[test]
+    fn an_index_over_its_limit_or_not_a_file_is_refused_unread() {
+        let files = [LayerFile {
+            path: "a",
+            bytes: b"1",
+        }];
+        let artifact = build(&files, 0, BTreeMap::new()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index.json");
+        // Sparse: as large as it says, without the bytes on disk.
+        std::fs::File::create(&index)
+            .unwrap()
+            .set_len(MAX_INDEX_BYTES + 1)
+            .unwrap();
+        let error = write_layout(dir.path(), &artifact, "t").unwrap_err();
+        assert!(
+            format!("{error:#}").contains("not a regular file of at most"),
+            "{error:#}"
+        );
+        assert_eq!(
+            std::fs::metadata(&index).unwrap().len(),
+            MAX_INDEX_BYTES + 1
+        );
+        std::fs::remove_file(&index).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &index).unwrap();
+        let error = write_layout(dir.path(), &artifact, "t").unwrap_err();
+        assert!(
+            format!("{error:#}").contains("not a regular file of at most"),
+            "{error:#}"
+        );
+        assert!(std::fs::symlink_metadata(&index).unwrap().is_symlink());
+    }
+
     #[test]
     fn a_layout_keeps_other_tags_and_replaces_its_own() {
         let dir = tempfile::tempdir().unwrap();

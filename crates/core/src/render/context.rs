@@ -140,13 +140,21 @@ impl RenderContext {
 /// cannot behave differently after a date it chose. A pipeline that wants the time in its
 /// output sets `SOURCE_DATE_EPOCH`, e.g. to its last commit's (`git log -1 --format=%ct`).
 pub fn timestamp(source_date_epoch: Option<&str>) -> Result<String, String> {
-    let Some(text) = source_date_epoch else {
-        return Ok(DEFAULT_TIMESTAMP.to_owned());
-    };
-    let seconds = text.trim().parse::<i64>().map_err(|_| {
-        format!("SOURCE_DATE_EPOCH={text:?} is not a number of seconds since 1970-01-01")
-    })?;
-    Ok(rfc3339(seconds))
+    Ok(match epoch_seconds(source_date_epoch)? {
+        Some(seconds) => rfc3339(seconds),
+        None => DEFAULT_TIMESTAMP.to_owned(),
+    })
+}
+
+/// The seconds `SOURCE_DATE_EPOCH` (`source_date_epoch`) names, if it is set.
+pub fn epoch_seconds(source_date_epoch: Option<&str>) -> Result<Option<i64>, String> {
+    source_date_epoch
+        .map(|text| {
+            text.trim().parse::<i64>().map_err(|_| {
+                format!("SOURCE_DATE_EPOCH={text:?} is not a number of seconds since 1970-01-01")
+            })
+        })
+        .transpose()
 }
 
 /// The render timestamp when `SOURCE_DATE_EPOCH` is not set: the Unix epoch.

@@ -186,10 +186,7 @@ pub fn blake3_digest(bytes: &[u8]) -> String {
 
 /// The lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    crate::provider::oci::documents::hex(&sha2::Sha256::digest(bytes))
 }
 
 /// The lowercase hex SHA-256 of what `reader` holds, read in chunks.
@@ -202,11 +199,7 @@ pub fn sha256_hex_of(mut reader: impl std::io::Read) -> std::io::Result<String> 
             read => hasher.update(&chunk[..read]),
         }
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect())
+    Ok(crate::provider::oci::documents::hex(&hasher.finalize()))
 }
 
 /// The digests of the values files (path and bytes, in order; no bytes for one that could not

@@ -104,7 +104,12 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         flux: args.flux,
         ..args.run.request(&args.module, output, out.env)
     };
-    let mut source = deliver::git_source(&request.module).unwrap_or(Source {
+    // The checkout is asked only for what the flags do not say.
+    let from_git = match (&args.source, &args.revision) {
+        (Some(_), Some(_)) => None,
+        _ => deliver::git_source(&request.module),
+    };
+    let mut source = from_git.unwrap_or(Source {
         url: None,
         revision: None,
     });

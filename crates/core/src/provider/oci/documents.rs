@@ -219,7 +219,8 @@ pub fn digest_like(like: &str, bytes: &[u8]) -> Option<String> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
