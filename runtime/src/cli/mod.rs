@@ -42,6 +42,12 @@ enum Command {
     /// opm as an Argo CD Config Management Plugin: its plugin.yaml, a module's parameters.
     #[command(subcommand)]
     Argocd(commands::argocd::ArgocdCommand),
+    /// Sign any file with a P-256 key into a Sigstore bundle (FILE.sigstore.json), as cosign
+    /// sign-blob does, offline.
+    SignBlob(commands::blob::SignBlobArgs),
+    /// Verify any file's Sigstore bundle — key-pair or keyless, offline — as cosign
+    /// verify-blob does.
+    VerifyBlob(commands::blob::VerifyBlobArgs),
     /// Print the shell completion script for bash, zsh, fish or powershell.
     Completion(commands::completion::CompletionArgs),
 }
@@ -179,6 +185,8 @@ where
         }
         Command::Argocd(command) => commands::argocd::run(command, out),
         Command::Completion(args) => commands::completion::run(args, out),
+        Command::SignBlob(args) => commands::blob::sign(args, out),
+        Command::VerifyBlob(args) => commands::blob::verify(args, out),
         Command::Provider(ProviderCommand::Init(args)) => commands::provider_init::run(args, out),
         Command::Provider(ProviderCommand::List(args)) => commands::provider_list::run(args, out),
         Command::Provider(ProviderCommand::Pack(args)) => commands::provider_pack::run(args, out),

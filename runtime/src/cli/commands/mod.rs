@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod argocd;
+pub mod blob;
 pub mod cache;
 pub mod completion;
 pub mod mod_build;
@@ -23,3 +24,4 @@ pub mod provider_verify;
 pub mod transformer_build;
 pub mod transformer_new;
 pub mod transformer_test;
+pub mod trust_args;
