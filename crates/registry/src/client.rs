@@ -20,7 +20,7 @@ use crate::credentials::Credentials;
 use crate::error::RegistryError;
 use opm_core::printable::escape;
 use opm_core::provider::oci::challenge::{Challenge, parse_challenges};
-use opm_core::provider::oci::documents::{self, MANIFEST_MEDIA_TYPE};
+use opm_core::provider::oci::documents::{self, INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE};
 use opm_core::provider::oci::limits::{
     BLOB_DEADLINE, CONNECT_TIMEOUT, DOCUMENT_DEADLINE, ERROR_BODY_SHOWN_BYTES, MAX_MANIFEST_BYTES,
     MAX_REDIRECTS, MAX_TAG_LIST_BYTES, MAX_TOKEN_BYTES, READ_TIMEOUT,
@@ -433,18 +433,71 @@ impl Client {
 
     /// Stores the image manifest `bytes` under `tag`.
     pub async fn push_manifest(&mut self, tag: &str, bytes: Vec<u8>) -> Result<(), RegistryError> {
+        self.push_document(tag, MANIFEST_MEDIA_TYPE, bytes).await
+    }
+
+    /// Stores the manifest or index `bytes` of `media_type` under `reference`, a tag or its own
+    /// digest.
+    pub async fn push_document(
+        &mut self,
+        reference: &str,
+        media_type: &'static str,
+        bytes: Vec<u8>,
+    ) -> Result<(), RegistryError> {
         let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static(MANIFEST_MEDIA_TYPE));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(media_type));
         self.success(Request {
             what: "the manifest",
             method: Method::PUT,
-            url: self.url(&format!("manifests/{tag}")),
+            url: self.url(&format!("manifests/{reference}")),
             headers,
             body: Some(Bytes::from(bytes)),
             deadline: DOCUMENT_DEADLINE,
         })
         .await?;
         Ok(())
+    }
+
+    /// The manifest `reference` names, or `None` when the registry has none (`404`).
+    pub async fn manifest_if_any(
+        &mut self,
+        reference: &str,
+    ) -> Result<Option<Vec<u8>>, RegistryError> {
+        let what = "the manifest";
+        let url = self.url(&format!("manifests/{reference}"));
+        self.found(Self::document(what, Method::GET, url, MANIFESTS), MAX_MANIFEST_BYTES)
+            .await
+    }
+
+    /// The referrers API's index of the manifests whose subject is `digest`, or `None` when the
+    /// registry does not offer the API (`404`, as OCI distribution 1.1 says to tell it by).
+    pub async fn referrers(&mut self, digest: &str) -> Result<Option<Vec<u8>>, RegistryError> {
+        let what = "the referrers index";
+        let url = self.url(&format!("referrers/{digest}"));
+        self.found(
+            Self::document(what, Method::GET, url, INDEX_MEDIA_TYPE),
+            MAX_MANIFEST_BYTES,
+        )
+        .await
+    }
+
+    /// `request`'s body, at most `max` bytes, or `None` on a `404`.
+    async fn found(
+        &mut self,
+        request: Request<'_>,
+        max: u64,
+    ) -> Result<Option<Vec<u8>>, RegistryError> {
+        let what = request.what.to_owned();
+        let method = request.method.clone();
+        let response = self.send(request).await?;
+        if response.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !response.status().is_success() {
+            let hint = self.hint(response.status());
+            return Err(status_error(response, what, method, hint).await);
+        }
+        Ok(Some(read_bounded(response, &what, max).await?))
     }
 }
 

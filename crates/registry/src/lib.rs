@@ -13,13 +13,15 @@
 mod client;
 mod credentials;
 mod error;
+mod signatures;
 mod transfer;
 
 use std::collections::BTreeMap;
 
-use opm_core::provider::oci::{Fetch, OciRef, Pulled};
+use opm_core::provider::oci::{Attached, Fetch, OciRef, Pulled};
 
 pub use error::RegistryError;
+pub use signatures::{Attachment, attach, find};
 pub use transfer::{annotations, pull, push, push_artifact, tags};
 
 /// How to reach registries.
@@ -51,5 +53,9 @@ impl Fetch for Registry {
 
     fn pull(&self, source: &OciRef, max_bundle: u64) -> anyhow::Result<Pulled> {
         pull(source, &self.options, max_bundle)
+    }
+
+    fn attached(&self, repository: &OciRef, digest: &str) -> anyhow::Result<Vec<Attached>> {
+        find(repository, digest, &self.options)
     }
 }

@@ -16,7 +16,7 @@ use crate::{Options, credentials};
 use opm_core::printable::escape;
 
 /// Runs `work` against a client for `reference`'s repository on a single-threaded runtime.
-fn with_client<T>(
+pub(crate) fn with_client<T>(
     reference: &OciRef,
     options: &Options,
     work: impl AsyncFnOnce(&mut Client) -> anyhow::Result<T>,
@@ -88,6 +88,7 @@ pub fn push(
             })
             .collect(),
         annotations: Some(annotations),
+        subject: None,
     })?;
     let mut named = vec![("the config blob".to_owned(), config)];
     named.extend(
@@ -134,7 +135,7 @@ pub fn tags(repository: &OciRef, options: &Options) -> anyhow::Result<Vec<String
 /// registry wrote them: escape them before printing.
 pub fn annotations(source: &OciRef, options: &Options) -> anyhow::Result<BTreeMap<String, String>> {
     with_client(source, options, async |client| {
-        let (_, manifest) = manifest(client, source).await?;
+        let (_, manifest, _) = manifest(client, source).await?;
         Ok(manifest.annotations.unwrap_or_default())
     })
 }
@@ -142,7 +143,10 @@ pub fn annotations(source: &OciRef, options: &Options) -> anyhow::Result<BTreeMa
 /// The manifest of the provider artifact `source`: its tag resolved to a digest once, the
 /// manifest fetched by that digest, its bytes checked against it, its type checked. A digest
 /// that names an index is followed to the one provider manifest it lists.
-async fn manifest(client: &mut Client, source: &OciRef) -> anyhow::Result<(String, Manifest)> {
+async fn manifest(
+    client: &mut Client,
+    source: &OciRef,
+) -> anyhow::Result<(String, Manifest, Vec<u8>)> {
     let (manifest_digest, resolved) = match (source.digest(), source.tag()) {
         (Some(digest), _) => (digest.to_owned(), None),
         (None, Some(tag)) => client
@@ -155,10 +159,10 @@ async fn manifest(client: &mut Client, source: &OciRef) -> anyhow::Result<(Strin
         Some(raw) => raw,
         None => by_digest(client, &manifest_digest, source).await?,
     };
-    let manifest = match parse_document(&raw)
+    let (manifest, raw) = match parse_document(&raw)
         .with_context(|| format!("{source}: its manifest {manifest_digest}"))?
     {
-        Document::Manifest(manifest) => manifest,
+        Document::Manifest(manifest) => (manifest, raw),
         Document::Index(index) => {
             let ours: Vec<&Descriptor> = index
                 .manifests
@@ -173,8 +177,10 @@ async fn manifest(client: &mut Client, source: &OciRef) -> anyhow::Result<(Strin
                 );
             };
             let raw = by_digest(client, &one.digest, source).await?;
-            parse_manifest(&raw)
-                .with_context(|| format!("{source}: the manifest {} its index lists", one.digest))?
+            let manifest = parse_manifest(&raw).with_context(|| {
+                format!("{source}: the manifest {} its index lists", one.digest)
+            })?;
+            (manifest, raw)
         }
     };
     if manifest.artifact_type.as_deref() != Some(ARTIFACT_TYPE)
@@ -185,7 +191,7 @@ async fn manifest(client: &mut Client, source: &OciRef) -> anyhow::Result<(Strin
             escape(manifest.artifact_type.as_deref().unwrap_or("missing"))
         );
     }
-    Ok((manifest_digest, manifest))
+    Ok((manifest_digest, manifest, raw))
 }
 
 /// The manifest `digest` of `source`, its bytes checked against it.
@@ -203,7 +209,7 @@ async fn by_digest(client: &mut Client, digest: &str, source: &OciRef) -> anyhow
 /// digest and checked. `max_bundle` bounds the bundle layer.
 pub fn pull(source: &OciRef, options: &Options, max_bundle: u64) -> anyhow::Result<Pulled> {
     with_client(source, options, async |client| {
-        let (manifest_digest, manifest) = manifest(client, source).await?;
+        let (manifest_digest, manifest, raw) = manifest(client, source).await?;
         let layer = |media_type: &str| manifest.layers.iter().find(|l| l.media_type == media_type);
         let bundle_layer = layer(BUNDLE_MEDIA_TYPE)
             .with_context(|| format!("{source}: the artifact has no {BUNDLE_MEDIA_TYPE} layer"))?;
@@ -214,6 +220,7 @@ pub fn pull(source: &OciRef, options: &Options, max_bundle: u64) -> anyhow::Resu
         };
         Ok(Pulled {
             manifest_digest,
+            manifest: raw,
             bundle,
             signature,
             annotations: manifest.annotations.unwrap_or_default(),

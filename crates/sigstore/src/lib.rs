@@ -28,6 +28,7 @@ pub use sign::{sign_blob, sign_statement};
 pub use sigstore_types::Artifact;
 pub use verify::{
     Content, Identity, Matcher, Policy, Signer, TrustedRoot, Verified, sha256_artifact, verify,
+    verify_simple_signing,
 };
 
 /// The media type of a Sigstore bundle v0.3, as an OCI artifact type and layer type.

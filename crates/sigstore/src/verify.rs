@@ -437,3 +437,81 @@ fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Error> {
     }
     Ok(bytes)
 }
+
+/// The `type` of cosign v2's simple-signing payload.
+const SIMPLE_SIGNING_TYPE: &str = "cosign container image signature";
+
+/// Verifies a cosign v2 signature of an OCI artifact (the `sha256-HEX.sig` tag): the
+/// simple-signing `payload` naming the manifest `subject_digest`, and `signature`, the base64
+/// ECDSA signature of it (the layer's `dev.cosignproject.cosign/signature` annotation), with a
+/// trusted key. cosign v2's keyless signatures (a certificate and a Rekor SET in annotations) are
+/// not read: they are refused as unsigned.
+pub fn verify_simple_signing(
+    payload: &[u8],
+    signature: &str,
+    subject_digest: &str,
+    origin: &str,
+    policy: &Policy,
+) -> Result<Verified, Error> {
+    use base64::Engine as _;
+    crate::crypto::install();
+    let invalid = |message: String| Error::Invalid {
+        origin: origin.to_owned(),
+        message,
+    };
+    if policy.keys.is_empty() {
+        return Err(Error::Kind {
+            origin: origin.to_owned(),
+            message: format!(
+                "a cosign v2 key signature, but only keyless identities are trusted ({})",
+                policy.trusts()
+            ),
+        });
+    }
+    let value: serde_json::Value = serde_json::from_slice(payload)
+        .map_err(|e| invalid(format!("its simple-signing payload is not JSON: {e}")))?;
+    let critical = &value["critical"];
+    if critical["type"].as_str() != Some(SIMPLE_SIGNING_TYPE) {
+        return Err(invalid(format!(
+            "its payload's critical.type is not {SIMPLE_SIGNING_TYPE:?}"
+        )));
+    }
+    let signed = critical["image"]["docker-manifest-digest"]
+        .as_str()
+        .unwrap_or_default();
+    if signed != subject_digest {
+        return Err(invalid(format!(
+            "artifact mismatch: it signs {}, not {subject_digest}",
+            printable(signed)
+        )));
+    }
+    let signature = base64::engine::general_purpose::STANDARD
+        .decode(signature.trim())
+        .map_err(|e| invalid(format!("its signature is not base64: {e}")))?;
+    let signature = sigstore_types::SignatureBytes::new(signature);
+    let mut failures = Vec::new();
+    for key in &policy.keys {
+        let checked = sigstore_crypto::VerificationKey::from_spki(&key.der)
+            .map_err(|e| e.to_string())
+            .and_then(|k| k.verify(payload, &signature).map_err(|e| e.to_string()));
+        match checked {
+            Ok(()) => {
+                let digest = ring::digest::digest(&ring::digest::SHA256, payload);
+                return Ok(Verified {
+                    signer: Signer::Key {
+                        key: key.origin.clone(),
+                    },
+                    bundle_digest: format!("sha256:{}", hex(digest.as_ref())),
+                    content: Content::MessageSignature,
+                    logged: false,
+                    times: Vec::new(),
+                });
+            }
+            Err(_) => failures.push(format!(
+                "with key {}: invalid signature: it does not verify over the payload",
+                key.origin
+            )),
+        }
+    }
+    Err(invalid(failures.join("; ")))
+}

@@ -28,7 +28,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use crate::provider::oci::documents::{self, Descriptor, MANIFEST_MEDIA_TYPE, Manifest};
+use crate::provider::oci::documents::{self, MANIFEST_MEDIA_TYPE, Manifest};
 
 /// The media type of the one layer: the generic OCI `tar+gzip`, which both Flux and Argo CD
 /// read.
@@ -90,13 +90,7 @@ pub fn build(
 ) -> anyhow::Result<Artifact> {
     let layer = layer(files, mtime)?;
     let config = CONFIG.to_vec();
-    let descriptor = |media_type: &str, bytes: &[u8]| Descriptor {
-        media_type: media_type.to_owned(),
-        digest: documents::sha256_digest(bytes),
-        size: bytes.len() as u64,
-        artifact_type: None,
-        annotations: None,
-    };
+    let descriptor = crate::provider::oci::attached::descriptor;
     let manifest = serde_json::to_vec(&Manifest {
         schema_version: 2,
         media_type: Some(MANIFEST_MEDIA_TYPE.to_owned()),
@@ -104,6 +98,7 @@ pub fn build(
         config: descriptor(CONFIG_MEDIA_TYPE, &config),
         layers: vec![descriptor(LAYER_MEDIA_TYPE, &layer)],
         annotations: (!annotations.is_empty()).then_some(annotations),
+        subject: None,
     })?;
     let digest = documents::sha256_digest(&manifest);
     Ok(Artifact {

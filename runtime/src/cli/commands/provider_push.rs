@@ -1,6 +1,11 @@
 //! `opm provider push BUNDLE oci://host[:port]/repository[:tag]`: stores a bundle file, and its
 //! `BUNDLE.minisig` when there is one, in an OCI registry as a provider artifact (see `oci`).
 //! Without a tag, the provider's version is the tag.
+//!
+//! With `--sign KEY`, the pushed manifest is signed as cosign v3 signs an image — a Sigstore
+//! bundle holding a DSSE in-toto statement (predicate `https://sigstore.dev/cosign/sign/v1`)
+//! whose subject is the manifest digest — and the bundle is attached as an OCI 1.1 referrer
+//! (`opm_core::provider::oci::attached`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +30,11 @@ pub struct PushArgs {
     #[arg(value_name = "REFERENCE")]
     pub target: String,
 
+    /// Sign the pushed manifest with this ECDSA P-256 private key (PEM, or cosign's encrypted
+    /// key with COSIGN_PASSWORD) and attach the Sigstore bundle as a referrer.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
+
     /// Allow plain HTTP to a registry that is not on loopback.
     #[arg(long)]
     pub insecure_http: bool,
@@ -48,6 +58,12 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         insecure_http: args.insecure_http,
         ..opm_registry::Options::default()
     };
+    // The key is read before anything is pushed: a wrong password pushes nothing.
+    let key = args
+        .sign
+        .as_deref()
+        .map(|key| super::trust_args::signing_key(key, out.env))
+        .transpose()?;
     let pushed = opm_registry::push(
         &target,
         &bytes,
@@ -67,5 +83,17 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         }
     )?;
     writeln!(out.stdout, "manifest {}", pushed.manifest_digest)?;
+    if let Some(key) = &key {
+        let attachment =
+            super::trust_args::sign_manifest(&target, &pushed.manifest_digest, key, &options)?;
+        writeln!(
+            out.stdout,
+            "signed {} with {}: referrer {}, listed by {}",
+            pushed.manifest_digest,
+            key.public.origin,
+            attachment.digest,
+            attachment.listed
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }

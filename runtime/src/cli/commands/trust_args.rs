@@ -141,6 +141,19 @@ pub fn signing_key(
     Ok(opm_sigstore::read_signing_key(key, password.as_deref())?)
 }
 
+/// Signs the manifest `digest` of `target`'s repository as cosign v3 signs an image (a DSSE
+/// statement, predicate `https://sigstore.dev/cosign/sign/v1`) and attaches the bundle.
+pub fn sign_manifest(
+    target: &opm_core::provider::oci::OciRef,
+    digest: &str,
+    key: &opm_sigstore::SigningKey,
+    options: &opm_registry::Options,
+) -> anyhow::Result<opm_registry::Attachment> {
+    let statement = opm_sigstore::statement::cosign_sign(digest);
+    let bundle = opm_sigstore::sign_statement(&statement, key)?;
+    opm_registry::attach(target, digest, &bundle, options)
+}
+
 /// One line saying what a verification established.
 pub fn describe(verified: &opm_sigstore::Verified) -> String {
     let log = if verified.logged {

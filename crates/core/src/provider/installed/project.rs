@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::check_signature;
+use super::check_trust;
 use crate::bundle::{self, signature};
 use crate::provider::{Provider, ProviderError};
 
@@ -25,9 +25,16 @@ pub const LOCK_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Public keys trusted for every provider, relative to `.opm/` (this file's directory).
+    /// Public keys trusted for every provider, relative to `.opm/` (this file's directory):
+    /// minisign keys, or Sigstore keys (PEM).
     #[serde(default)]
     pub keys: Vec<PathBuf>,
+    /// Keyless (Sigstore) identities trusted for every provider.
+    #[serde(default)]
+    pub identities: Vec<super::IdentityConfig>,
+    /// The Sigstore trusted root keyless signatures are checked against, relative to `.opm/`.
+    #[serde(default, rename = "trustedRoot")]
+    pub trusted_root: Option<PathBuf>,
     /// The providers.
     pub providers: Vec<Requirement>,
     /// The provider whose renderer writes the files, when it is not the one the providers with
@@ -51,6 +58,12 @@ pub struct Requirement {
     /// Public keys trusted for this provider, on top of the project's.
     #[serde(default)]
     pub keys: Vec<PathBuf>,
+    /// Keyless identities trusted for this provider, on top of the project's.
+    #[serde(default)]
+    pub identities: Vec<super::IdentityConfig>,
+    /// The trusted root for this provider's keyless signatures (default: the project's).
+    #[serde(default, rename = "trustedRoot")]
+    pub trusted_root: Option<PathBuf>,
 }
 
 /// `.opm/providers.lock.json`.
@@ -82,6 +95,12 @@ pub struct Locked {
     /// The id of the key whose signature was verified, when keys are configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
+    /// Who signed, when a Sigstore signature verified: a key file or a keyless identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
+    /// The SHA-256 of the Sigstore bundle that verified (`sha256:…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl Lock {
@@ -428,15 +447,13 @@ pub fn load_locked(project: &Project, lock: &Lock, name: &str) -> Result<Provide
             ));
         }
     };
-    let keys = project.keys(requirement)?;
-    let signature = std::fs::read(signature::signature_path(&path)).ok();
-    check_signature(
+    let trust = project.trust(requirement)?;
+    check_trust(
         &origin,
         &bytes,
-        signature.as_deref(),
-        &keys,
-        name,
-        &locked.version,
+        &super::evidence_beside(&path),
+        &trust,
+        (name, &locked.version),
     )?;
     Ok(provider)
 }

@@ -53,8 +53,8 @@ pub enum Step {
         origin: String,
         /// `blake3:<hex>` of its bundle.
         digest: String,
-        /// The id of the key whose signature verified, where keys are configured.
-        key_id: Option<String>,
+        /// Who signed, where signers are configured.
+        signer: Option<String>,
         /// The locked version it moved from, and whether that was newer.
         moved: Option<(String, bool)>,
         /// Whether nothing was written.
@@ -71,7 +71,7 @@ impl fmt::Display for Step {
                 version,
                 origin,
                 digest,
-                key_id,
+                signer,
                 moved,
                 dry_run,
             } => {
@@ -81,8 +81,8 @@ impl fmt::Display for Step {
                     "installed"
                 };
                 write!(f, "{verb} {name} {version} from {origin} ({digest}")?;
-                if let Some(id) = key_id {
-                    write!(f, ", signature by key {id} verified")?;
+                if let Some(signer) = signer {
+                    write!(f, ", signature by {signer} verified")?;
                 }
                 write!(f, ")")?;
                 if let Some((from, older)) = moved {
@@ -261,14 +261,13 @@ fn resolve(
             same.digest
         );
     }
-    let keys = project.keys(requirement)?;
-    let key_id = super::check_signature(
+    let trust = project.trust(requirement)?;
+    let trusted = super::check_trust(
         &origin,
         &fetched.bytes,
-        fetched.signature.as_deref(),
-        &keys,
-        name,
-        &version_text,
+        &fetched.evidence,
+        &trust,
+        (name, &version_text),
     )?;
     // A move is said against the lock as it was, --upgrade or not.
     let moved = old_lock
@@ -283,12 +282,12 @@ fn resolve(
         version: version_text.clone(),
         origin,
         digest: digest.clone(),
-        key_id: key_id.clone(),
+        signer: trusted.signer.clone(),
         moved,
         dry_run: options.dry_run,
     })?;
     if !options.dry_run {
-        install(project, name, &version_text, &fetched)?;
+        install(project, name, &version_text, &fetched, &trusted)?;
     }
     let source = match &offer {
         Offer::File(path) => relative_to(path, &project.root),
@@ -300,17 +299,30 @@ fn resolve(
         source,
         oci_digest: fetched.oci_digest,
         digest,
-        key_id,
+        key_id: trusted.key_id,
+        signer: trusted.sigstore.as_ref().and(trusted.signer),
+        signature: trusted.sigstore.map(|(_, digest)| digest),
     })
 }
 
-/// Writes `fetched` (the bundle, and its signature if it has one) into the install folder of
-/// `name` `version`, each through a temporary file and a rename.
-fn install(project: &Project, name: &str, version: &str, fetched: &Fetched) -> anyhow::Result<()> {
+/// Writes `fetched` (the bundle, its minisign signature if it has one, the Sigstore signature
+/// that verified and the OCI manifest it signs) into the install folder of `name` `version`,
+/// each through a temporary file and a rename.
+fn install(
+    project: &Project,
+    name: &str,
+    version: &str,
+    fetched: &Fetched,
+    trusted: &super::Trusted,
+) -> anyhow::Result<()> {
     let target = project.bundle_path(name, version);
     let dir = target.parent().context("an install path has a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    super::write_with_signature(&target, &fetched.bytes, fetched.signature.as_deref())?;
+    let sigstore = trusted.sigstore.as_ref().map(|(bytes, _)| bytes.as_slice());
+    let manifest = sigstore.and(fetched.evidence.manifest.as_deref());
+    super::write_beside(&super::sigstore_path(&target), sigstore)?;
+    super::write_beside(&super::manifest_path(&target), manifest)?;
+    super::write_with_signature(&target, &fetched.bytes, fetched.evidence.minisign.as_deref())?;
     Ok(())
 }
 

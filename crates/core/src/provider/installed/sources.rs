@@ -50,8 +50,8 @@ pub struct Fetched {
     pub origin: String,
     /// The bundle file's bytes.
     pub bytes: Vec<u8>,
-    /// Its signature file's text, if it has one.
-    pub signature: Option<Vec<u8>>,
+    /// Its signatures.
+    pub evidence: super::Evidence,
     /// The OCI manifest digest it was fetched by, for an OCI artifact.
     pub oci_digest: Option<String>,
 }
@@ -222,7 +222,7 @@ pub fn fetch(
         Offer::File(path) => Ok(Fetched {
             origin: path.display().to_string(),
             bytes: bundle::read_bytes(path).map_err(ProviderError::from)?,
-            signature: std::fs::read(signature::signature_path(path)).ok(),
+            evidence: super::evidence_beside(path),
             oci_digest: None,
         }),
         Offer::Oci(reference) => {
@@ -235,13 +235,40 @@ pub fn fetch(
             let pulled = registry.pull(&reference, bundle::format::MAX_BUNDLE_BYTES);
             drop(progress);
             let pulled = pulled.map_err(|e| provider_error(name, format!("{e:#}")))?;
+            // The signatures of the manifest that lists the bundle (which an index, if the
+            // reference named one, points to).
+            let signed = crate::provider::oci::documents::sha256_digest(&pulled.manifest);
+            let sigstore = registry
+                .attached(&reference, &signed)
+                .map_err(|e| provider_error(name, format!("{e:#}")))?;
             Ok(Fetched {
                 origin: reference.to_string(),
                 bytes: pulled.bundle,
-                signature: pulled.signature,
+                evidence: super::Evidence {
+                    minisign: pulled.signature,
+                    sigstore,
+                    manifest: Some(pulled.manifest),
+                },
                 oci_digest: Some(pulled.manifest_digest),
             })
         }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, or removes `path` (a stale
+/// file of an earlier install) when there are none.
+pub fn write_beside(path: &Path, bytes: Option<&[u8]>) -> Result<(), InstallError> {
+    let io = |source| InstallError::Io {
+        what: "cannot write",
+        path: path.to_owned(),
+        source,
+    };
+    match bytes {
+        Some(bytes) => crate::files::write_atomically(path, bytes).map_err(io),
+        None => match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
+            _ => Ok(()),
+        },
     }
 }
 

@@ -1,25 +1,295 @@
-//! Trust: the keys a project configures for a provider, and the signature check a bundle must
-//! pass against them at `init` and at every render.
+//! Trust: the signers a project configures for a provider — minisign keys, Sigstore public keys
+//! (PEM), keyless identities with the trusted root they chain to — and the check a bundle must
+//! pass against them at `init` and at every render. One signature by one trusted signer is
+//! enough; where nothing is configured, nothing is checked.
+//!
+//! The Sigstore signature of a bundle file is `BUNDLE.sigstore.json` beside it (`opm provider
+//! sign --sigstore`); that of an OCI artifact is a referrer of its manifest (`opm provider push
+//! --sign`), which pins the bundle layer's SHA-256. `init` installs the signature that verified
+//! (and, for an OCI artifact, the manifest) beside the bundle, so that every render checks it
+//! again offline.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{InstallError, Project, Requirement};
+use super::{InstallError, Project, Requirement, provider_error};
 use crate::bundle::signature;
+use crate::provider::oci::attached::{self, Attached, Wanted};
+use crate::provider::oci::documents;
+use opm_sigstore::{Identity, Matcher, Policy, TrustedRoot};
+
+/// A keyless identity trusted, as `providers.yaml` states it: the certificate's subject and
+/// its OIDC issuer, each exactly or by a regular expression.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdentityConfig {
+    /// The OIDC issuer, exactly (`https://token.actions.githubusercontent.com`).
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// The OIDC issuer, by a regular expression.
+    #[serde(default)]
+    pub issuer_regexp: Option<String>,
+    /// The subject (an email address or a URI), exactly.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// The subject, by a regular expression (unanchored, as cosign's; write `^…$`).
+    #[serde(default)]
+    pub subject_regexp: Option<String>,
+}
+
+impl IdentityConfig {
+    fn identity(&self, name: &str) -> Result<Identity, InstallError> {
+        let pick = |exact: &Option<String>, regexp: &Option<String>, what: &str| {
+            match (exact, regexp) {
+                (Some(exact), None) => Ok(Matcher::Exact(exact.clone())),
+                (None, Some(pattern)) => Matcher::regexp(&format!("{what}Regexp"), pattern)
+                    .map_err(|e| provider_error(name, e)),
+                _ => Err(provider_error(
+                    name,
+                    format!("a trusted identity names its {what} once: `{what}` or `{what}Regexp`"),
+                )),
+            }
+        };
+        Ok(Identity {
+            subject: pick(&self.subject, &self.subject_regexp, "subject")?,
+            issuer: pick(&self.issuer, &self.issuer_regexp, "issuer")?,
+        })
+    }
+}
+
+/// Whom a project trusts for one provider.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// minisign keys.
+    pub minisign: Vec<minisign::PublicKey>,
+    /// Sigstore keys and identities.
+    pub sigstore: Policy,
+}
+
+impl Trust {
+    /// Whether anything is trusted (then a signature is required).
+    pub fn is_empty(&self) -> bool {
+        self.minisign.is_empty() && self.sigstore.is_empty()
+    }
+}
 
 impl Project {
-    /// The keys trusted for `requirement`: the project's and its own, their paths relative to
-    /// `.opm/` (where `providers.yaml`, which names them, is).
-    pub fn keys(
-        &self,
-        requirement: &Requirement,
-    ) -> Result<Vec<minisign::PublicKey>, InstallError> {
-        self.config
-            .keys
-            .iter()
-            .chain(&requirement.keys)
-            .map(|key| Ok(signature::read_public_key(&self.config_dir().join(key))?))
-            .collect()
+    /// Whom the project trusts for `requirement`: the project's keys and identities and its
+    /// own, their paths relative to `.opm/` (where `providers.yaml`, which names them, is). A
+    /// key file holding a PEM public key is a Sigstore key; any other a minisign key.
+    pub fn trust(&self, requirement: &Requirement) -> Result<Trust, InstallError> {
+        let dir = self.config_dir();
+        let mut trust = Trust::default();
+        for key in self.config.keys.iter().chain(&requirement.keys) {
+            let path = dir.join(key);
+            let pem = std::fs::read_to_string(&path)
+                .is_ok_and(|text| opm_sigstore::is_pem_public_key(&text));
+            if pem {
+                trust.sigstore.keys.push(
+                    opm_sigstore::read_public_key(&path)
+                        .map_err(|e| provider_error(&requirement.name, e.to_string()))?,
+                );
+            } else {
+                trust.minisign.push(signature::read_public_key(&path)?);
+            }
+        }
+        for identity in self.config.identities.iter().chain(&requirement.identities) {
+            trust
+                .sigstore
+                .identities
+                .push(identity.identity(&requirement.name)?);
+        }
+        let root = requirement
+            .trusted_root
+            .as_ref()
+            .or(self.config.trusted_root.as_ref());
+        match root {
+            Some(root) => {
+                trust.sigstore.trusted_root = Some(
+                    TrustedRoot::read(&dir.join(root))
+                        .map_err(|e| provider_error(&requirement.name, e.to_string()))?,
+                );
+            }
+            None if !trust.sigstore.identities.is_empty() => {
+                return Err(provider_error(
+                    &requirement.name,
+                    "keyless identities are trusted, but no `trustedRoot` (Sigstore's \
+                     trusted_root.json, relative to .opm/) says which certificate authorities \
+                     and logs they are checked against",
+                ));
+            }
+            None => {}
+        }
+        Ok(trust)
     }
+}
+
+/// What a bundle carries for the check: its minisign signature, and its Sigstore signatures
+/// with the OCI manifest they sign, if it came from one.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// The `.minisig` text.
+    pub minisign: Option<Vec<u8>>,
+    /// Sigstore signatures: of the bundle file, or of `manifest`.
+    pub sigstore: Vec<Attached>,
+    /// The OCI manifest the bundle was pulled by.
+    pub manifest: Option<Vec<u8>>,
+}
+
+/// The signature that verified.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trusted {
+    /// Who signed: `key ID` (minisign), `key FILE` or an identity (Sigstore).
+    pub signer: Option<String>,
+    /// The minisign key id.
+    pub key_id: Option<String>,
+    /// The Sigstore bundle that verified, and its SHA-256.
+    pub sigstore: Option<(Vec<u8>, String)>,
+}
+
+/// Checks the bundle `origin` (`bytes`) against `trust` with `evidence`, as vouching for the
+/// provider `name` at `version`. No trust configured, no check.
+pub fn check_trust(
+    origin: &str,
+    bytes: &[u8],
+    evidence: &Evidence,
+    trust: &Trust,
+    (name, version): (&str, &str),
+) -> Result<Trusted, InstallError> {
+    if trust.is_empty() {
+        return Ok(Trusted::default());
+    }
+    if trust.sigstore.is_empty() {
+        let key_id = check_signature(
+            origin,
+            bytes,
+            evidence.minisign.as_deref(),
+            &trust.minisign,
+            name,
+            version,
+        )?;
+        return Ok(Trusted {
+            signer: key_id.as_ref().map(|id| format!("minisign key {id}")),
+            key_id,
+            sigstore: None,
+        });
+    }
+    let mut failures = Vec::new();
+    if !trust.minisign.is_empty() {
+        match check_signature(
+            origin,
+            bytes,
+            evidence.minisign.as_deref(),
+            &trust.minisign,
+            name,
+            version,
+        ) {
+            Ok(key_id) => {
+                return Ok(Trusted {
+                    signer: key_id.as_ref().map(|id| format!("minisign key {id}")),
+                    key_id,
+                    sigstore: None,
+                });
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    if !trust.sigstore.is_empty() {
+        match check_sigstore(origin, bytes, evidence, &trust.sigstore) {
+            Ok((verified, found)) => {
+                let bundle = evidence.sigstore.iter().find_map(|a| match a {
+                    Attached::Bundle { origin, bytes } if *origin == found => Some(bytes.clone()),
+                    _ => None,
+                });
+                return Ok(Trusted {
+                    signer: Some(verified.signer.to_string()),
+                    key_id: None,
+                    sigstore: bundle.map(|b| (b, verified.bundle_digest)),
+                });
+            }
+            Err(reasons) => failures.extend(reasons),
+        }
+    }
+    Err(provider_error(
+        name,
+        format!(
+            "{origin} is not signed by a signer the project trusts: {}",
+            failures.join("; ")
+        ),
+    ))
+}
+
+/// The Sigstore check: a signature of the manifest (which must list the bundle's SHA-256) or
+/// of the bundle file itself.
+fn check_sigstore(
+    origin: &str,
+    bytes: &[u8],
+    evidence: &Evidence,
+    policy: &Policy,
+) -> Result<(opm_sigstore::Verified, String), Vec<String>> {
+    let subject = match &evidence.manifest {
+        Some(manifest) => {
+            let layer = documents::sha256_digest(bytes);
+            let listed = documents::parse_manifest(manifest)
+                .is_ok_and(|m| m.layers.iter().any(|l| l.digest == layer));
+            if !listed {
+                return Err(vec![format!(
+                    "{origin}: its OCI manifest does not list the bundle ({layer})"
+                )]);
+            }
+            documents::sha256_digest(manifest)
+        }
+        None => documents::sha256_digest(bytes),
+    };
+    if evidence.sigstore.is_empty() {
+        return Err(vec![format!("{origin} has no Sigstore signature")]);
+    }
+    attached::verify(&evidence.sigstore, &subject, policy, Wanted::Signature)
+}
+
+/// Where the installed Sigstore signature of the bundle at `bundle` is: `BUNDLE.sigstore.json`.
+pub fn sigstore_path(bundle: &Path) -> PathBuf {
+    suffixed(bundle, ".sigstore.json")
+}
+
+/// Where the OCI manifest an installed bundle was pulled by is: `BUNDLE.manifest.json`.
+pub fn manifest_path(bundle: &Path) -> PathBuf {
+    suffixed(bundle, ".manifest.json")
+}
+
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The evidence beside the bundle file `path`: `.minisig`, `.sigstore.json`, `.manifest.json`.
+pub fn evidence_beside(path: &Path) -> Evidence {
+    let sigstore_path = sigstore_path(path);
+    Evidence {
+        minisign: std::fs::read(signature::signature_path(path)).ok(),
+        sigstore: read_limited(&sigstore_path, opm_sigstore::MAX_BUNDLE_BYTES)
+            .map(|bytes| Attached::Bundle {
+                origin: sigstore_path.display().to_string(),
+                bytes,
+            })
+            .into_iter()
+            .collect(),
+        manifest: read_limited(
+            &manifest_path(path),
+            crate::provider::oci::limits::MAX_MANIFEST_BYTES,
+        ),
+    }
+}
+
+fn read_limited(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(max)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
 }
 
 /// Checks `signature` (the text of a `.minisig`, if there is one) of the bundle `origin`

@@ -73,16 +73,19 @@ pub struct Manifest {
     /// The manifest's annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
+    /// The manifest this one refers to (OCI 1.1): a signature's signed artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Descriptor>,
 }
 
 /// An OCI image index: manifests, each by descriptor.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Index {
     /// Always 2.
     pub schema_version: u32,
     /// [`INDEX_MEDIA_TYPE`].
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
     /// The manifests.
     pub manifests: Vec<Descriptor>,

@@ -25,6 +25,7 @@
 //! [`parse_index`], [`parse_tag_list`], [`parse_token`], [`parse_challenges`] — are public for
 //! the `registry` fuzz target.
 
+pub mod attached;
 pub mod challenge;
 pub mod documents;
 pub mod limits;
@@ -37,6 +38,7 @@ pub use documents::{
     Descriptor, Document, DocumentError, INDEX_MEDIA_TYPE, Index, MANIFEST_MEDIA_TYPE, Manifest,
     parse_document, parse_index, parse_manifest, parse_tag_list, parse_token,
 };
+pub use attached::Attached;
 pub use reference::OciRef;
 
 /// The `artifactType` of a provider bundle artifact.
@@ -66,6 +68,8 @@ pub trait Fetch: std::fmt::Debug + Send + Sync {
     fn annotations(&self, source: &OciRef) -> anyhow::Result<BTreeMap<String, String>>;
     /// The artifact `source` resolves to, its bundle at most `max_bundle` bytes.
     fn pull(&self, source: &OciRef, max_bundle: u64) -> anyhow::Result<Pulled>;
+    /// The signatures attached to the manifest `digest` of `repository` ([`attached`]).
+    fn attached(&self, repository: &OciRef, digest: &str) -> anyhow::Result<Vec<Attached>>;
 }
 
 /// A pulled artifact.
@@ -73,6 +77,8 @@ pub trait Fetch: std::fmt::Debug + Send + Sync {
 pub struct Pulled {
     /// The manifest digest the reference resolved to.
     pub manifest_digest: String,
+    /// The manifest's bytes, as checked against its digest.
+    pub manifest: Vec<u8>,
     /// The bundle file's bytes.
     pub bundle: Vec<u8>,
     /// Its signature file's text, if the artifact has one.
