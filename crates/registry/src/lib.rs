@@ -22,7 +22,7 @@ use opm_core::provider::oci::{Attached, Fetch, OciRef, Pulled};
 
 pub use error::RegistryError;
 pub use signatures::{Attachment, attach, find};
-pub use transfer::{annotations, pull, push, push_artifact, tags};
+pub use transfer::{annotations, pull, pull_render, push, push_artifact, tags};
 
 /// How to reach registries.
 #[derive(Debug, Clone, Default)]

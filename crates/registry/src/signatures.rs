@@ -87,6 +87,7 @@ fn subject_media_type(bytes: &[u8]) -> String {
 /// Every signature attached to the manifest `subject` of `repository`: the Sigstore bundles its
 /// referrers hold (by the API, else the tag schema) and a cosign v2 `.sig` tag's signatures.
 pub fn find(repository: &OciRef, subject: &str, options: &Options) -> anyhow::Result<Vec<Attached>> {
+    let base = format!("oci://{}/{}", repository.registry(), repository.repository());
     with_client(repository, options, async |client| {
         let mut found = Vec::new();
         let index = match client.referrers(subject).await? {
@@ -103,7 +104,7 @@ pub fn find(repository: &OciRef, subject: &str, options: &Options) -> anyhow::Re
             for referrer in bundles {
                 if let Some(bundle) = referred(client, referrer, subject).await? {
                     found.push(Attached::Bundle {
-                        origin: format!("{repository}@{} (referrer)", referrer.digest),
+                        origin: format!("{base}@{} (a referrer)", referrer.digest),
                         bytes: bundle,
                     });
                 }
@@ -132,7 +133,7 @@ pub fn find(repository: &OciRef, subject: &str, options: &Options) -> anyhow::Re
                     .blob("a cosign signature payload", &layer.digest, layer.size)
                     .await?;
                 found.push(Attached::SimpleSigning {
-                    origin: format!("{repository}:{tag}"),
+                    origin: format!("{base}:{tag}"),
                     payload,
                     signature: signature.clone(),
                 });

@@ -253,3 +253,34 @@ async fn fetch(
             )
         })
 }
+
+/// A pushed render (`opm mod push`): the manifest `source` resolves to (its digest and bytes,
+/// checked) and its layer, at most `max_layer` bytes.
+pub fn pull_render(
+    source: &OciRef,
+    options: &Options,
+    max_layer: u64,
+) -> anyhow::Result<(String, Vec<u8>, Vec<u8>)> {
+    use opm_core::render::artifact::LAYER_MEDIA_TYPE;
+    with_client(source, options, async |client| {
+        let digest = match (source.digest(), source.tag()) {
+            (Some(digest), _) => digest.to_owned(),
+            (None, Some(tag)) => client
+                .resolve(tag)
+                .await
+                .with_context(|| format!("resolving {source}"))?
+                .0,
+            (None, None) => bail!("{source} names neither a tag nor a digest"),
+        };
+        let raw = by_digest(client, &digest, source).await?;
+        let manifest = parse_manifest(&raw)
+            .with_context(|| format!("{source}: its manifest {digest} (a render is one manifest)"))?;
+        let layer = manifest
+            .layers
+            .iter()
+            .find(|l| l.media_type == LAYER_MEDIA_TYPE)
+            .with_context(|| format!("{source}: the artifact has no {LAYER_MEDIA_TYPE} layer"))?;
+        let bytes = fetch(client, layer, max_layer, source).await?;
+        Ok((digest, raw, bytes))
+    })
+}

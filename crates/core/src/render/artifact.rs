@@ -143,6 +143,47 @@ pub fn layer(files: &[LayerFile<'_>], mtime: u64) -> anyhow::Result<Vec<u8>> {
     gzip.finish().context("finishing the layer's gzip")
 }
 
+/// The regular files of the gzipped tar `layer` (a pushed render's), by `/`-separated path,
+/// reading at most `max` bytes of them in all: what `opm mod verify` compares with the signed
+/// provenance. Links, devices and paths that leave the root are refused.
+pub fn read_layer(layer: &[u8], max: u64) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    use std::io::Read as _;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(layer));
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    for entry in archive.entries().context("reading the layer's tar")? {
+        let entry = entry.context("reading the layer's tar")?;
+        let kind = entry.header().entry_type();
+        let path = entry.path().context("a path in the layer")?.into_owned();
+        if kind.is_dir() {
+            continue;
+        }
+        anyhow::ensure!(
+            kind.is_file(),
+            "the layer holds {}, which is not a regular file",
+            path.display()
+        );
+        let relative = path
+            .components()
+            .map(|c| match c {
+                std::path::Component::Normal(part) => part.to_str().map(str::to_owned),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .with_context(|| format!("the layer holds the path {}", path.display()))?
+            .join("/");
+        let mut bytes = Vec::new();
+        entry
+            .take(max.saturating_sub(total) + 1)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("reading {relative} from the layer"))?;
+        total += bytes.len() as u64;
+        anyhow::ensure!(total <= max, "the layer's files are over {max} bytes");
+        files.push((relative, bytes));
+    }
+    Ok(files)
+}
+
 /// A header of `kind` with `mode`, `size` and `mtime`, owned by root with no user or group
 /// names; the path and checksum are set by `append_data`.
 fn header(kind: tar::EntryType, mode: u32, size: u64, mtime: u64) -> tar::Header {

@@ -11,6 +11,7 @@
 //! compiled.
 
 pub mod artifact;
+pub mod attestation;
 pub mod checksum;
 pub mod context;
 pub mod diff;

@@ -9,6 +9,7 @@ pub mod mod_diff;
 pub mod mod_init;
 pub mod mod_push;
 pub mod mod_schema;
+pub mod mod_verify;
 pub mod mod_verify_render;
 pub mod mod_vet;
 pub mod module_args;

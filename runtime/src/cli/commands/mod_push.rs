@@ -4,6 +4,11 @@
 //! layout (`--oci-layout DIR`) for `skopeo copy` to push later. The layer holds exactly what
 //! `mod build --out-dir` writes, with the render's provenance. A render that fails pushes
 //! nothing.
+//!
+//! With `--sign KEY` the pushed manifest gets two Sigstore bundles as OCI referrers: its
+//! signature, as cosign v3 signs an image, and the render's signed provenance, an in-toto
+//! statement with the SLSA Provenance v1 predicate (`opm_core::render::attestation`) whose
+//! subjects are the artifact and every file of its layer. `opm mod verify` checks both.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +74,12 @@ pub struct PushArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value_t = PushOutput::Text)]
     pub output: PushOutput,
 
+    /// Sign the pushed artifact with this ECDSA P-256 private key (PEM, or cosign's encrypted
+    /// key with COSIGN_PASSWORD), and attach its signature and signed SLSA provenance as
+    /// referrers.
+    #[arg(long, value_name = "KEY", requires = "target")]
+    pub sign: Option<PathBuf>,
+
     /// Allow plain HTTP to a registry that is not on loopback.
     #[arg(long)]
     pub insecure_http: bool,
@@ -120,6 +131,12 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         source.revision = args.revision.clone();
     }
     let source = (source.url.is_some() || source.revision.is_some()).then_some(source);
+    // The key is read before anything is rendered or pushed: a wrong password pushes nothing.
+    let key = args
+        .sign
+        .as_deref()
+        .map(|key| super::trust_args::signing_key(key, out.env))
+        .transpose()?;
     let built = render::build(&request, out.env);
     let Output {
         stdout,
@@ -133,11 +150,62 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         &mut **stderr,
         &mut |render, redactor| {
             let provenance = deliver::provenance(&request, render, redactor, env, source.clone())?;
-            let pushed = push(&args, target.as_ref(), render, &provenance)?;
+            let mut pushed = push(&args, target.as_ref(), render, &provenance)?;
+            if let (Some(key), Some(target)) = (&key, &pushed.target) {
+                pushed.signed = Some(sign(&args, target, &pushed, render, &provenance, key)?);
+            }
             pushed.print(args.output, &mut **stdout)?;
             Ok(ExitCode::SUCCESS)
         },
     )?)
+}
+
+/// What `--sign` attached: the referrer manifests of the signature and of the provenance.
+struct Signed {
+    key: String,
+    signature: String,
+    provenance: String,
+    listed: String,
+}
+
+/// Attaches the signature of the pushed artifact and its signed provenance.
+fn sign(
+    args: &PushArgs,
+    target: &OciRef,
+    pushed: &Pushed,
+    render: &Render,
+    provenance: &Provenance,
+    key: &opm_sigstore::SigningKey,
+) -> anyhow::Result<Signed> {
+    let options = opm_registry::Options {
+        insecure_http: args.insecure_http,
+        ..opm_registry::Options::default()
+    };
+    let signature = super::trust_args::sign_manifest(target, &pushed.digest, key, &options)?;
+    let files: Vec<(String, String)> = deliver::files(render, provenance)
+        .iter()
+        .map(|f| {
+            (
+                f.path.clone(),
+                opm_core::render::provenance::sha256_hex(&f.bytes),
+            )
+        })
+        .collect();
+    let name = format!("oci://{}/{}", target.registry(), target.repository());
+    let statement = opm_core::render::attestation::statement_of(
+        provenance,
+        &name,
+        &pushed.digest,
+        &files,
+    );
+    let bundle = opm_sigstore::sign_statement(&statement, key)?;
+    let attestation = opm_registry::attach(target, &pushed.digest, &bundle, &options)?;
+    Ok(Signed {
+        key: key.public.origin.clone(),
+        signature: signature.digest,
+        provenance: attestation.digest,
+        listed: attestation.listed,
+    })
 }
 
 /// What was pushed or written.
@@ -146,6 +214,7 @@ struct Pushed {
     tag: String,
     digest: String,
     layout: Option<PathBuf>,
+    signed: Option<Signed>,
 }
 
 impl Pushed {
@@ -174,6 +243,10 @@ impl Pushed {
                 if let Some(layout) = &self.layout {
                     json.insert("ociLayout".into(), layout.display().to_string().into());
                 }
+                if let Some(signed) = &self.signed {
+                    json.insert("signature".into(), signed.signature.clone().into());
+                    json.insert("provenance".into(), signed.provenance.clone().into());
+                }
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&json)?)?;
             }
             PushOutput::Text => {
@@ -187,6 +260,13 @@ impl Pushed {
                         layout.display(),
                         self.tag,
                         self.digest
+                    )?;
+                }
+                if let Some(signed) = &self.signed {
+                    writeln!(
+                        stdout,
+                        "signed it with {}: signature {}, provenance {}, listed by {}",
+                        signed.key, signed.signature, signed.provenance, signed.listed
                     )?;
                 }
             }
@@ -268,5 +348,6 @@ fn push(
         tag,
         digest: artifact.digest,
         layout: args.oci_layout.clone(),
+        signed: None,
     })
 }

@@ -84,10 +84,12 @@ impl Project {
             let pem = std::fs::read_to_string(&path)
                 .is_ok_and(|text| opm_sigstore::is_pem_public_key(&text));
             if pem {
-                trust.sigstore.keys.push(
-                    opm_sigstore::read_public_key(&path)
-                        .map_err(|e| provider_error(&requirement.name, e.to_string()))?,
-                );
+                let mut public = opm_sigstore::read_public_key(&path)
+                    .map_err(|e| provider_error(&requirement.name, e.to_string()))?;
+                // Named as providers.yaml names it: the lock records it, the same on every
+                // machine.
+                public.origin = key.display().to_string();
+                trust.sigstore.keys.push(public);
             } else {
                 trust.minisign.push(signature::read_public_key(&path)?);
             }
