@@ -10,7 +10,8 @@
 #   crates.io  cargo-nextest; the test data of sigstore-verify 0.15.1 (Sigstore bundles, trusted
 #              roots, keys and certificates, from the sigstore crates the host verifies with) and
 #              sigstore-trust-root 0.15.1's src/trusted_root.json and trusted_root_staging.json
-#              (the public-good and staging instances' trusted roots), taken from the .crate archives, pinned by digest, into
+#              (the public-good and staging instances' trusted roots), sigstore 0.15.0's
+#              tests/data/keys (private keys in cosign's encrypted format), taken from the .crate archives, pinned by digest, into
 #              $cache/sigstore
 #   Debian     clang, lld, wasi-libc and the wasm32 compiler runtime (the C guests); node and npm
 #              (componentize-js); minisign (signature interop); docker-registry (the OCI tests'
@@ -169,6 +170,11 @@ crate_extract sigstore-verify 0.15.1 \
 crate_extract sigstore-trust-root 0.15.1 \
   d9a49e390a5f52e0b05f1a17820be5ac747a3890bb9f54156d8a1147508420a7 \
   src/trusted_root.json "$cache/sigstore/trusted_root.json"
+# Private keys cosign wrote, encrypted (sigstore-rs's test data): the one cosign generated with
+# an empty password, and an ECDSA key encrypted by cosign's format with the password `123`.
+crate_extract sigstore 0.15.0 \
+  6577ebcdb8f5ccdb60fcbac3b415390d9f9d1bdf852ca252c7e1bbf128f3faf6 \
+  tests/data/keys "$cache/sigstore/keys"
 # The staging instance's root: the CVE-2022-36056 bundle was logged there.
 crate_extract sigstore-trust-root 0.15.1 \
   d9a49e390a5f52e0b05f1a17820be5ac747a3890bb9f54156d8a1147508420a7 \

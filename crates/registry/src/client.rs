@@ -465,8 +465,11 @@ impl Client {
     ) -> Result<Option<Vec<u8>>, RegistryError> {
         let what = "the manifest";
         let url = self.url(&format!("manifests/{reference}"));
-        self.found(Self::document(what, Method::GET, url, MANIFESTS), MAX_MANIFEST_BYTES)
-            .await
+        self.found(
+            Self::document(what, Method::GET, url, MANIFESTS),
+            MAX_MANIFEST_BYTES,
+        )
+        .await
     }
 
     /// The referrers API's index of the manifests whose subject is `digest`, or `None` when the

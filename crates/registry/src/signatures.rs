@@ -4,9 +4,10 @@
 
 use anyhow::Context as _;
 
+use crate::Options;
 use crate::client::{self, Client};
 use crate::transfer::with_client;
-use crate::Options;
+use opm_core::provider::oci::OciRef;
 use opm_core::provider::oci::attached::{
     self, Attached, COSIGN_SIGNATURE_ANNOTATION, EMPTY, MAX_REFERRERS, SIMPLE_SIGNING_MEDIA_TYPE,
 };
@@ -14,7 +15,6 @@ use opm_core::provider::oci::documents::{
     self, Descriptor, INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, parse_index, parse_manifest,
 };
 use opm_core::provider::oci::limits::MAX_SIGNATURE_BYTES;
-use opm_core::provider::oci::OciRef;
 use opm_sigstore::{BUNDLE_MEDIA_TYPE, MAX_BUNDLE_BYTES};
 
 /// How a signature was attached.
@@ -50,7 +50,9 @@ pub fn attach(
         };
         let manifest = attached::referrer(subject_descriptor, bundle);
         client.push_blob("the empty config", EMPTY.to_vec()).await?;
-        client.push_blob("the signature bundle", bundle.to_vec()).await?;
+        client
+            .push_blob("the signature bundle", bundle.to_vec())
+            .await?;
         let digest = documents::sha256_digest(&manifest);
         client
             .push_document(&digest, MANIFEST_MEDIA_TYPE, manifest.clone())
@@ -86,13 +88,25 @@ fn subject_media_type(bytes: &[u8]) -> String {
 
 /// Every signature attached to the manifest `subject` of `repository`: the Sigstore bundles its
 /// referrers hold (by the API, else the tag schema) and a cosign v2 `.sig` tag's signatures.
-pub fn find(repository: &OciRef, subject: &str, options: &Options) -> anyhow::Result<Vec<Attached>> {
-    let base = format!("oci://{}/{}", repository.registry(), repository.repository());
+pub fn find(
+    repository: &OciRef,
+    subject: &str,
+    options: &Options,
+) -> anyhow::Result<Vec<Attached>> {
+    let base = format!(
+        "oci://{}/{}",
+        repository.registry(),
+        repository.repository()
+    );
     with_client(repository, options, async |client| {
         let mut found = Vec::new();
         let index = match client.referrers(subject).await? {
             Some(index) => Some(index),
-            None => client.manifest_if_any(&attached::fallback_tag(subject)).await?,
+            None => {
+                client
+                    .manifest_if_any(&attached::fallback_tag(subject))
+                    .await?
+            }
         };
         if let Some(index) = index {
             let index = parse_index(&index).context("the referrers index")?;

@@ -265,16 +265,19 @@ pub fn pull_render(
     with_client(source, options, async |client| {
         let digest = match (source.digest(), source.tag()) {
             (Some(digest), _) => digest.to_owned(),
-            (None, Some(tag)) => client
-                .resolve(tag)
-                .await
-                .with_context(|| format!("resolving {source}"))?
-                .0,
+            (None, Some(tag)) => {
+                client
+                    .resolve(tag)
+                    .await
+                    .with_context(|| format!("resolving {source}"))?
+                    .0
+            }
             (None, None) => bail!("{source} names neither a tag nor a digest"),
         };
         let raw = by_digest(client, &digest, source).await?;
-        let manifest = parse_manifest(&raw)
-            .with_context(|| format!("{source}: its manifest {digest} (a render is one manifest)"))?;
+        let manifest = parse_manifest(&raw).with_context(|| {
+            format!("{source}: its manifest {digest} (a render is one manifest)")
+        })?;
         let layer = manifest
             .layers
             .iter()

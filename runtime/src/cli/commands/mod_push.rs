@@ -192,12 +192,8 @@ fn sign(
         })
         .collect();
     let name = format!("oci://{}/{}", target.registry(), target.repository());
-    let statement = opm_core::render::attestation::statement_of(
-        provenance,
-        &name,
-        &pushed.digest,
-        &files,
-    );
+    let statement =
+        opm_core::render::attestation::statement_of(provenance, &name, &pushed.digest, &files);
     let bundle = opm_sigstore::sign_statement(&statement, key)?;
     let attestation = opm_registry::attach(target, &pushed.digest, &bundle, &options)?;
     Ok(Signed {

@@ -186,11 +186,7 @@ fn hash_tree(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
                 pending.push(path);
                 continue;
             }
-            anyhow::ensure!(
-                kind.is_file(),
-                "{} is not a regular file",
-                path.display()
-            );
+            anyhow::ensure!(kind.is_file(), "{} is not a regular file", path.display());
             let relative = path
                 .strip_prefix(dir)
                 .unwrap_or(&path)

@@ -89,10 +89,7 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         writeln!(
             out.stdout,
             "signed {} with {}: referrer {}, listed by {}",
-            pushed.manifest_digest,
-            key.public.origin,
-            attachment.digest,
-            attachment.listed
+            pushed.manifest_digest, key.public.origin, attachment.digest, attachment.listed
         )?;
     }
     Ok(ExitCode::SUCCESS)

@@ -318,11 +318,17 @@ fn install(
     let target = project.bundle_path(name, version);
     let dir = target.parent().context("an install path has a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let sigstore = trusted.sigstore.as_ref().map(|(bytes, _)| bytes.as_slice());
-    let manifest = sigstore.and(fetched.evidence.manifest.as_deref());
-    super::write_beside(&super::sigstore_path(&target), sigstore)?;
+    let signature = trusted.sigstore.as_ref().map(|(found, _)| found);
+    for (path, bytes) in super::installed_signature(&target, signature) {
+        super::write_beside(&path, bytes.as_deref())?;
+    }
+    let manifest = signature.and(fetched.evidence.manifest.as_deref());
     super::write_beside(&super::manifest_path(&target), manifest)?;
-    super::write_with_signature(&target, &fetched.bytes, fetched.evidence.minisign.as_deref())?;
+    super::write_with_signature(
+        &target,
+        &fetched.bytes,
+        fetched.evidence.minisign.as_deref(),
+    )?;
     Ok(())
 }
 

@@ -38,8 +38,8 @@ pub struct IdentityConfig {
 
 impl IdentityConfig {
     fn identity(&self, name: &str) -> Result<Identity, InstallError> {
-        let pick = |exact: &Option<String>, regexp: &Option<String>, what: &str| {
-            match (exact, regexp) {
+        let pick =
+            |exact: &Option<String>, regexp: &Option<String>, what: &str| match (exact, regexp) {
                 (Some(exact), None) => Ok(Matcher::Exact(exact.clone())),
                 (None, Some(pattern)) => Matcher::regexp(&format!("{what}Regexp"), pattern)
                     .map_err(|e| provider_error(name, e)),
@@ -47,8 +47,7 @@ impl IdentityConfig {
                     name,
                     format!("a trusted identity names its {what} once: `{what}` or `{what}Regexp`"),
                 )),
-            }
-        };
+            };
         Ok(Identity {
             subject: pick(&self.subject, &self.subject_regexp, "subject")?,
             issuer: pick(&self.issuer, &self.issuer_regexp, "issuer")?,
@@ -144,8 +143,8 @@ pub struct Trusted {
     pub signer: Option<String>,
     /// The minisign key id.
     pub key_id: Option<String>,
-    /// The Sigstore bundle that verified, and its SHA-256.
-    pub sigstore: Option<(Vec<u8>, String)>,
+    /// The Sigstore signature that verified, and its SHA-256.
+    pub sigstore: Option<(Attached, String)>,
 }
 
 /// Checks the bundle `origin` (`bytes`) against `trust` with `evidence`, as vouching for the
@@ -198,10 +197,11 @@ pub fn check_trust(
     if !trust.sigstore.is_empty() {
         match check_sigstore(origin, bytes, evidence, &trust.sigstore) {
             Ok((verified, found)) => {
-                let bundle = evidence.sigstore.iter().find_map(|a| match a {
-                    Attached::Bundle { origin, bytes } if *origin == found => Some(bytes.clone()),
-                    _ => None,
-                });
+                let bundle = evidence
+                    .sigstore
+                    .iter()
+                    .find(|a| a.origin() == found)
+                    .cloned();
                 return Ok(Trusted {
                     signer: Some(verified.signer.to_string()),
                     key_id: None,
@@ -253,6 +253,53 @@ pub fn sigstore_path(bundle: &Path) -> PathBuf {
     suffixed(bundle, ".sigstore.json")
 }
 
+/// Where the installed cosign v2 signature of the bundle at `bundle` is, as JSON holding its
+/// payload (base64) and signature: `BUNDLE.cosign.json`.
+pub fn cosign_path(bundle: &Path) -> PathBuf {
+    suffixed(bundle, ".cosign.json")
+}
+
+/// The files `init` writes beside the bundle at `bundle` for the signature `signature`: the
+/// Sigstore bundle, or the cosign v2 signature, and the other one's absence.
+pub fn installed_signature(
+    bundle: &Path,
+    signature: Option<&Attached>,
+) -> [(PathBuf, Option<Vec<u8>>); 2] {
+    use base64::Engine as _;
+    let (sigstore, cosign) = match signature {
+        Some(Attached::Bundle { bytes, .. }) => (Some(bytes.clone()), None),
+        Some(Attached::SimpleSigning {
+            payload, signature, ..
+        }) => (
+            None,
+            serde_json::to_vec(&serde_json::json!({
+                "payload": base64::engine::general_purpose::STANDARD.encode(payload),
+                "signature": signature,
+            }))
+            .ok(),
+        ),
+        None => (None, None),
+    };
+    [
+        (sigstore_path(bundle), sigstore),
+        (cosign_path(bundle), cosign),
+    ]
+}
+
+/// The cosign v2 signature installed at `path`.
+fn read_cosign(path: &Path) -> Option<Attached> {
+    use base64::Engine as _;
+    let bytes = read_limited(path, crate::provider::oci::limits::MAX_SIGNATURE_BYTES * 2)?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    Some(Attached::SimpleSigning {
+        origin: path.display().to_string(),
+        payload: base64::engine::general_purpose::STANDARD
+            .decode(value["payload"].as_str()?)
+            .ok()?,
+        signature: value["signature"].as_str()?.to_owned(),
+    })
+}
+
 /// Where the OCI manifest an installed bundle was pulled by is: `BUNDLE.manifest.json`.
 pub fn manifest_path(bundle: &Path) -> PathBuf {
     suffixed(bundle, ".manifest.json")
@@ -275,6 +322,7 @@ pub fn evidence_beside(path: &Path) -> Evidence {
                 bytes,
             })
             .into_iter()
+            .chain(read_cosign(&cosign_path(path)))
             .collect(),
         manifest: read_limited(
             &manifest_path(path),

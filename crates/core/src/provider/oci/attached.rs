@@ -63,6 +63,15 @@ pub enum Attached {
     },
 }
 
+impl Attached {
+    /// Where it was found.
+    pub fn origin(&self) -> &str {
+        match self {
+            Self::Bundle { origin, .. } | Self::SimpleSigning { origin, .. } => origin,
+        }
+    }
+}
+
 /// The referrer manifest that attaches `bundle` to `subject` (the signed manifest's
 /// descriptor), and its bytes.
 pub fn referrer(subject: Descriptor, bundle: &[u8]) -> Vec<u8> {
@@ -108,7 +117,9 @@ fn bundle_predicate(bundle: &[u8]) -> Option<String> {
     use base64::Engine as _;
     let value: serde_json::Value = serde_json::from_slice(bundle).ok()?;
     let payload = value.get("dsseEnvelope")?.get("payload")?.as_str()?;
-    let payload = base64::engine::general_purpose::STANDARD.decode(payload).ok()?;
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(payload)
+        .ok()?;
     statement::read(&payload).ok().map(|s| s.predicate_type)
 }
 
@@ -196,7 +207,9 @@ pub fn verify(
             Content::Statement(bytes) => statement::read(bytes).ok().map(|s| s.predicate_type),
         };
         let fits = match wanted {
-            Wanted::Signature => predicate.as_deref().is_none_or(|p| p == statement::COSIGN_SIGN),
+            Wanted::Signature => predicate
+                .as_deref()
+                .is_none_or(|p| p == statement::COSIGN_SIGN),
             Wanted::Provenance => predicate.as_deref() == Some(statement::SLSA_PROVENANCE),
         };
         if fits {

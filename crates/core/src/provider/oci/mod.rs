@@ -33,12 +33,12 @@ pub mod reference;
 
 use std::collections::BTreeMap;
 
+pub use attached::Attached;
 pub use challenge::{Challenge, parse_challenges};
 pub use documents::{
     Descriptor, Document, DocumentError, INDEX_MEDIA_TYPE, Index, MANIFEST_MEDIA_TYPE, Manifest,
     parse_document, parse_index, parse_manifest, parse_tag_list, parse_token,
 };
-pub use attached::Attached;
 pub use reference::OciRef;
 
 /// The `artifactType` of a provider bundle artifact.
