@@ -7,12 +7,11 @@
 # What, and from where (the registries this project builds from, every version pinned):
 #   rustup     the wasm32 targets the guests are built for; the host's musl target (the static
 #              opm that tests/all/container.rs puts in a FROM scratch image); rustfmt and clippy
-#   crates.io  cargo-nextest; the test data of sigstore-verify 0.15.1 (Sigstore bundles, trusted
-#              roots, keys and certificates, from the sigstore crates the host verifies with) and
-#              sigstore-trust-root 0.15.1's src/trusted_root.json and trusted_root_staging.json
-#              (the public-good and staging instances' trusted roots), sigstore 0.15.0's
-#              tests/data/keys (private keys in cosign's encrypted format), taken from the .crate archives, pinned by digest, into
-#              $cache/sigstore
+#   crates.io  cargo-nextest; Sigstore's test data, from the .crate archives of the sigstore
+#              crates the host verifies with (pinned by digest, into $cache/sigstore): the
+#              bundles, trusted roots and keys sigstore-verify 0.15.1 tests with,
+#              sigstore-trust-root 0.15.1's public-good and staging trusted roots, and sigstore
+#              0.15.0's private keys in cosign's encrypted format
 #   Debian     clang, lld, wasi-libc and the wasm32 compiler runtime (the C guests); node and npm
 #              (componentize-js); minisign (signature interop); docker-registry (the OCI tests'
 #              registry); docker.io (the Docker Engine the compose tests start, each its own

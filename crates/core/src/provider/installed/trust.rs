@@ -169,7 +169,7 @@ pub fn check_trust(
             version,
         )?;
         return Ok(Trusted {
-            signer: key_id.as_ref().map(|id| format!("minisign key {id}")),
+            signer: key_id.as_ref().map(|id| format!("key {id}")),
             key_id,
             sigstore: None,
         });
@@ -186,7 +186,7 @@ pub fn check_trust(
         ) {
             Ok(key_id) => {
                 return Ok(Trusted {
-                    signer: key_id.as_ref().map(|id| format!("minisign key {id}")),
+                    signer: key_id.as_ref().map(|id| format!("key {id}")),
                     key_id,
                     sigstore: None,
                 });
