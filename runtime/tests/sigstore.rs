@@ -56,12 +56,11 @@ fn opm(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
 }
 
 fn run(program: &str, args: &[&str], dir: &Path) -> Output {
-    let output = Command::new(program)
+    Command::new(program)
         .args(args)
         .current_dir(dir)
         .output()
-        .unwrap_or_else(|e| panic!("{program} runs (tests/setup.sh installs it): {e}"));
-    output
+        .unwrap_or_else(|e| panic!("{program} runs (tests/setup.sh installs it): {e}"))
 }
 
 fn ok(program: &str, args: &[&str], dir: &Path) -> String {

@@ -162,7 +162,7 @@ async fn manifest(
     let (manifest, raw) = match parse_document(&raw)
         .with_context(|| format!("{source}: its manifest {manifest_digest}"))?
     {
-        Document::Manifest(manifest) => (manifest, raw),
+        Document::Manifest(manifest) => (*manifest, raw),
         Document::Index(index) => {
             let ours: Vec<&Descriptor> = index
                 .manifests

@@ -135,3 +135,166 @@ pub(crate) fn printable(text: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A P-256 key from a fixed scalar, written as PKCS#8 PEM into `dir`; its path.
+    fn key_file(dir: &std::path::Path, seed: u8) -> std::path::PathBuf {
+        use p256::pkcs8::EncodePrivateKey as _;
+        let secret = p256::SecretKey::from_slice(&[seed; 32]).expect("a scalar in range");
+        let pem = secret
+            .to_pkcs8_pem(p256::pkcs8::LineEnding::LF)
+            .expect("PEM");
+        let path = dir.join(format!("key-{seed}.pem"));
+        std::fs::write(&path, pem.as_bytes()).expect("write");
+        path
+    }
+
+    fn policy_of(key: &SigningKey) -> Policy {
+        Policy {
+            keys: vec![key.public.clone()],
+            ..Policy::default()
+        }
+    }
+
+    #[test]
+    fn a_blob_signed_offline_verifies_and_another_blob_or_key_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = read_signing_key(&key_file(dir.path(), 7), None).unwrap();
+        let other = read_signing_key(&key_file(dir.path(), 9), None).unwrap();
+        let bundle = sign_blob(b"bytes", &key).unwrap();
+        assert_eq!(bundle, sign_blob(b"bytes", &key).unwrap(), "RFC 6979");
+        let verified = verify(
+            Artifact::from_blob(b"bytes"),
+            &bundle,
+            "b",
+            &policy_of(&key),
+        )
+        .unwrap();
+        assert_eq!(verified.content, Content::MessageSignature);
+        assert!(!verified.logged);
+        let digest = sigstore_crypto::sha256(b"bytes");
+        verify(
+            Artifact::from_digest(digest),
+            &bundle,
+            "b",
+            &policy_of(&key),
+        )
+        .unwrap();
+        let e = verify(
+            Artifact::from_blob(b"other"),
+            &bundle,
+            "b",
+            &policy_of(&key),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("artifact mismatch"), "{e}");
+        let e = verify(
+            Artifact::from_blob(b"bytes"),
+            &bundle,
+            "b",
+            &policy_of(&other),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("invalid signature"), "{e}");
+        assert!(e.is_check_failure());
+    }
+
+    #[test]
+    fn a_statement_binds_its_subjects_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = read_signing_key(&key_file(dir.path(), 3), None).unwrap();
+        let digest = format!("sha256:{}", "ab".repeat(32));
+        let bundle = sign_statement(&statement::cosign_sign(&digest), &key).unwrap();
+        let verified = verify(
+            sha256_artifact(&digest).unwrap(),
+            &bundle,
+            "s",
+            &policy_of(&key),
+        )
+        .unwrap();
+        let Content::Statement(bytes) = verified.content else {
+            panic!("a statement")
+        };
+        assert_eq!(
+            statement::read(&bytes).unwrap().predicate_type,
+            statement::COSIGN_SIGN
+        );
+        let elsewhere = format!("sha256:{}", "cd".repeat(32));
+        let e = verify(
+            sha256_artifact(&elsewhere).unwrap(),
+            &bundle,
+            "s",
+            &policy_of(&key),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("no subject"), "{e}");
+    }
+
+    #[test]
+    fn a_key_bundle_under_a_keyless_policy_is_refused_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = read_signing_key(&key_file(dir.path(), 5), None).unwrap();
+        let bundle = sign_blob(b"x", &key).unwrap();
+        let policy = Policy {
+            identities: vec![Identity {
+                subject: Matcher::Exact("a@example.com".into()),
+                issuer: Matcher::Exact("https://issuer.example".into()),
+            }],
+            ..Policy::default()
+        };
+        let e = verify(Artifact::from_blob(b"x"), &bundle, "b", &policy).unwrap_err();
+        assert!(matches!(e, Error::Kind { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_bundle_over_its_limit_is_refused_unparsed() {
+        let big = vec![b' '; MAX_BUNDLE_BYTES as usize + 1];
+        let e = verify(Artifact::from_blob(b"x"), &big, "big", &Policy::default()).unwrap_err();
+        assert!(e.to_string().contains("over the limit"), "{e}");
+    }
+
+    #[test]
+    fn a_cosign_key_asking_for_unbounded_scrypt_work_is_refused_before_any() {
+        use base64::Engine as _;
+        let dir = tempfile::tempdir().unwrap();
+        let json = serde_json::json!({
+            "kdf": {"name": "scrypt", "params": {"N": 1u64 << 40, "r": 8, "p": 1}, "salt": "AA=="},
+            "cipher": {"name": "nacl/secretbox", "nonce": "AA=="},
+            "ciphertext": "AA==",
+        });
+        let pem = format!(
+            "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\n{}\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n",
+            base64::engine::general_purpose::STANDARD.encode(json.to_string())
+        );
+        let path = dir.path().join("hostile.key");
+        std::fs::write(&path, pem).unwrap();
+        let e = read_signing_key(&path, Some("")).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn a_simple_signing_payload_verifies_for_its_digest_only() {
+        use base64::Engine as _;
+        use p256::ecdsa::signature::Signer as _;
+        let digest = format!("sha256:{}", "12".repeat(32));
+        let payload = serde_json::to_vec(&serde_json::json!({
+            "critical": {"identity": {"docker-reference": "r"}, "image": {"docker-manifest-digest": digest}, "type": "cosign container image signature"},
+            "optional": null,
+        }))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let key = read_signing_key(&key_file(dir.path(), 11), None).unwrap();
+        let signer = p256::ecdsa::SigningKey::from_slice(&[11; 32]).unwrap();
+        let signature: p256::ecdsa::Signature = signer.sign(&payload);
+        let signature =
+            base64::engine::general_purpose::STANDARD.encode(signature.to_der().as_bytes());
+        verify_simple_signing(&payload, &signature, &digest, "sig", &policy_of(&key)).unwrap();
+        let other = format!("sha256:{}", "34".repeat(32));
+        let e = verify_simple_signing(&payload, &signature, &other, "sig", &policy_of(&key))
+            .unwrap_err();
+        assert!(e.to_string().contains("artifact mismatch"), "{e}");
+    }
+}

@@ -105,7 +105,7 @@ struct Kind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Document {
     /// An image manifest.
-    Manifest(Manifest),
+    Manifest(Box<Manifest>),
     /// An image index.
     Index(Index),
 }
@@ -149,7 +149,7 @@ pub fn parse_document(bytes: &[u8]) -> Result<Document, DocumentError> {
     if is_index {
         parse_index(bytes).map(Document::Index)
     } else {
-        parse_manifest(bytes).map(Document::Manifest)
+        parse_manifest(bytes).map(|m| Document::Manifest(Box::new(m)))
     }
 }
 
