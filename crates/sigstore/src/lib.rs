@@ -141,7 +141,7 @@ mod tests {
     use super::*;
 
     /// A P-256 key from a fixed scalar, written as PKCS#8 PEM into `dir`; its path.
-    fn key_file(dir: &std::path::Path, seed: u8) -> std::path::PathBuf {
+    fn key_file(dir: &std::path::Path, seed: u8) -> PathBuf {
         use p256::pkcs8::EncodePrivateKey as _;
         let secret = p256::SecretKey::from_slice(&[seed; 32]).expect("a scalar in range");
         let pem = secret
