@@ -4,7 +4,7 @@
 //! `COSIGN_PASSWORD` as cosign reads it) — and a public key in PEM (`BEGIN PUBLIC KEY`, as
 //! `cosign generate-key-pair` and `openssl ec -pubout` write it).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -225,22 +225,11 @@ fn decrypt_cosign(json: &[u8], password: &str) -> Result<Vec<u8>, String> {
 }
 
 pub(crate) fn read_text(path: &Path) -> Result<String, Error> {
-    use std::io::Read as _;
-    let io = |source| Error::Read {
-        path: PathBuf::from(path),
-        source,
+    let bad = |message: String| Error::Key {
+        path: path.to_owned(),
+        message,
     };
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_KEY_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(io)?;
-    if text.len() as u64 > MAX_KEY_BYTES {
-        return Err(Error::Key {
-            path: path.to_owned(),
-            message: format!("over {MAX_KEY_BYTES} bytes, which no key file is"),
-        });
-    }
-    Ok(text)
+    let bytes = crate::read_bounded(path, MAX_KEY_BYTES)?
+        .ok_or_else(|| bad(format!("over {MAX_KEY_BYTES} bytes, which no key file is")))?;
+    String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text".to_owned()))
 }

@@ -123,6 +123,22 @@ impl Error {
     }
 }
 
+/// The file `path`, at most `max` bytes: `Ok(None)` when it holds more.
+pub(crate) fn read_bounded(path: &std::path::Path, max: u64) -> Result<Option<Vec<u8>>, Error> {
+    use std::io::Read as _;
+    let io = |source| Error::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
 /// `text` with control characters escaped: what a bundle or certificate says is printed.
 pub(crate) fn printable(text: &str) -> String {
     text.chars()

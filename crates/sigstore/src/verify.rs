@@ -31,7 +31,12 @@ impl TrustedRoot {
     /// Reads the trusted root at `path`.
     pub fn read(path: &Path) -> Result<Self, Error> {
         let origin = path.display().to_string();
-        let bytes = read_bounded(path, crate::MAX_TRUSTED_ROOT_BYTES)?;
+        let bytes = crate::read_bounded(path, crate::MAX_TRUSTED_ROOT_BYTES)?.ok_or_else(|| {
+            Error::TrustedRoot {
+                path: origin.clone(),
+                message: format!("over {} bytes", crate::MAX_TRUSTED_ROOT_BYTES),
+            }
+        })?;
         let text = String::from_utf8(bytes).map_err(|_| Error::TrustedRoot {
             path: origin.clone(),
             message: "not UTF-8".to_owned(),
@@ -415,27 +420,6 @@ fn verify_offline(artifact: &Artifact<'_>, bundle: &Bundle, key: &PublicKey) -> 
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Error> {
-    use std::io::Read as _;
-    let io = |source| Error::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > max {
-        return Err(Error::TrustedRoot {
-            path: path.display().to_string(),
-            message: format!("over {max} bytes"),
-        });
-    }
-    Ok(bytes)
 }
 
 /// The `type` of cosign v2's simple-signing payload.

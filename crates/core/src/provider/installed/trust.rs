@@ -159,38 +159,28 @@ pub fn check_trust(
     if trust.is_empty() {
         return Ok(Trusted::default());
     }
-    if trust.sigstore.is_empty() {
-        let key_id = check_signature(
+    let minisign = || {
+        check_signature(
             origin,
             bytes,
             evidence.minisign.as_deref(),
             &trust.minisign,
             name,
             version,
-        )?;
-        return Ok(Trusted {
+        )
+        .map(|key_id| Trusted {
             signer: key_id.as_ref().map(|id| format!("key {id}")),
             key_id,
             sigstore: None,
-        });
+        })
+    };
+    if trust.sigstore.is_empty() {
+        return minisign();
     }
     let mut failures = Vec::new();
     if !trust.minisign.is_empty() {
-        match check_signature(
-            origin,
-            bytes,
-            evidence.minisign.as_deref(),
-            &trust.minisign,
-            name,
-            version,
-        ) {
-            Ok(key_id) => {
-                return Ok(Trusted {
-                    signer: key_id.as_ref().map(|id| format!("key {id}")),
-                    key_id,
-                    sigstore: None,
-                });
-            }
+        match minisign() {
+            Ok(trusted) => return Ok(trusted),
             Err(e) => failures.push(e.to_string()),
         }
     }
