@@ -716,3 +716,65 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     found.sort();
     found
 }
+
+#[test]
+fn an_endless_referrers_index_is_cut_at_its_limit_with_bounded_memory() {
+    // A render's manifest and layer, served as they should be; then the referrers API answers
+    // an index that never ends.
+    let layer = b"x".to_vec();
+    let layer_digest = format!("sha256:{}", hex_sha256(&layer));
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.cncf.flux.config.v1+json", "digest": format!("sha256:{}", hex_sha256(b"{}")), "size": 2},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest, "size": 1}],
+    }))
+    .expect("JSON");
+    let digest = format!("sha256:{}", hex_sha256(&manifest));
+    let served = digest.clone();
+    let registry = Hostile::start(move |request, _| {
+        if request.path.ends_with(&format!("/manifests/{served}")) {
+            return Reply::new("200 OK", Body::Bytes(manifest.clone()))
+                .header("Content-Type", "application/vnd.oci.image.manifest.v1+json");
+        }
+        if request.path.ends_with(&format!("/blobs/{layer_digest}")) {
+            return Reply::new("200 OK", Body::Bytes(layer.clone()));
+        }
+        if request.path.contains("/referrers/") {
+            return Reply::new(
+                "200 OK",
+                Body::Endless("{\"mediaType\": \"application/vnd.oci.image.manifest.v1+json\", "),
+            )
+            .header("Content-Type", "application/vnd.oci.image.index.v1+json");
+        }
+        Reply::new("404 Not Found", Body::Bytes(Vec::new()))
+    });
+    let work = tempfile::tempdir().expect("temp dir");
+    let key = work.path().join("k.pub");
+    let made = Command::new("sh")
+        .arg("-c")
+        .arg("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 | openssl pkey -pubout -out k.pub")
+        .current_dir(work.path())
+        .status()
+        .expect("openssl runs");
+    assert!(made.success());
+    refused_with_bounded_memory(
+        work.path(),
+        &[
+            "mod",
+            "verify",
+            &format!("{}@{digest}", registry.oci("deploy/shop")),
+            "--key",
+            key.to_str().expect("UTF-8"),
+        ],
+        &["referrers index", "limit of 1048576 bytes"],
+    );
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
