@@ -41,15 +41,21 @@ openssl pkey -in "$work/k.pem" -pubout -out "$work/k.pub"
 head -c 1048576 /dev/urandom >"$work/blob"
 "$opm" sign-blob "$work/blob" --key "$work/k.pem" >/dev/null
 
-measure() { # NAME COMMAND…: appends "NAME wall cpu rss" to $work/raw.tsv
-  local name=$1 start end; shift
-  start=$EPOCHREALTIME
-  /usr/bin/time -f '%U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" ||
-    { cat "$work/stderr" >&2; die "$name failed"; }
-  end=$EPOCHREALTIME
-  read -r user sys rss <"$work/time"
-  echo "$name $(python3 -c "print(round(($end - $start) * 1000, 2), round(($user + $sys) * 1000, 1), round($rss / 1024, 1))")" >>"$work/raw.tsv"
-}
+# NAME COMMAND…: runs COMMAND once and appends "NAME wall cpu rss" to $work/raw.tsv, from
+# wait4's rusage (microsecond CPU: these runs are a few milliseconds long).
+cat >"$work/measure.py" <<'PY'
+import os, subprocess, sys, time
+name, command = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+_, status, usage = os.wait4(child.pid, 0)
+wall = (time.perf_counter() - start) * 1000
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit(f"{name} failed: {child.stderr.read().decode()}")
+cpu = (usage.ru_utime + usage.ru_stime) * 1000
+print(name, round(wall, 2), round(cpu, 2), round(usage.ru_maxrss / 1024, 1))
+PY
+measure() { python3 "$work/measure.py" "$@" >>"$work/raw.tsv" || die "$1 failed"; }
 
 : >"$work/raw.tsv"
 log "$runs runs of each variant"
