@@ -521,13 +521,11 @@ fn pushed_digest(stdout: &str) -> String {
         .to_owned()
 }
 
-/// A project whose `.opm/providers.yaml` requires `kubernetes` 0.2.0 from `source`, trusting
-/// the key `public`.
-fn project_trusting(dir: &Path, source: &str, public: &Path) -> PathBuf {
-    let project = dir.join(format!(
-        "project-{}",
-        source.len() + dir.read_dir().unwrap().count()
-    ));
+/// A new project `dir/name` whose `.opm/providers.yaml` requires `kubernetes` 0.2.0 from
+/// `source`, trusting the key `public`.
+fn project_trusting(dir: &Path, name: &str, source: &str, public: &Path) -> PathBuf {
+    let project = dir.join(name);
+    assert!(!project.exists(), "{name} is a new project");
     std::fs::create_dir_all(project.join(".opm")).unwrap();
     std::fs::copy(public, project.join(".opm/release.pub")).unwrap();
     std::fs::write(
@@ -603,7 +601,7 @@ fn signed_providers_through_a_registry_without_the_referrers_api() {
         assert_eq!(referrer["subject"]["digest"], digest.as_str());
     }
 
-    let project = project_trusting(dir, &signed, &release_pub);
+    let project = project_trusting(dir, "project-1", &signed, &release_pub);
     let (stdout, _) = exited(&opm(&project, &["provider", "init"], &[]), 0);
     assert!(
         stdout.contains("signature by key release.pub verified"),
@@ -647,7 +645,7 @@ fn signed_providers_through_a_registry_without_the_referrers_api() {
         ),
         0,
     );
-    let project = project_trusting(dir, &theirs, &release_pub);
+    let project = project_trusting(dir, "project-2", &theirs, &release_pub);
     let (_, stderr) = exited(&opm(&project, &["provider", "init"], &[]), 2);
     assert!(
         stderr.contains("not signed by a signer the project trusts")
@@ -689,7 +687,7 @@ fn signed_providers_through_a_registry_without_the_referrers_api() {
             removed_digest.replacen(':', "-", 1)
         ),
     );
-    let project = project_trusting(dir, &removed, &release_pub);
+    let project = project_trusting(dir, "project-3", &removed, &release_pub);
     let (_, stderr) = exited(&opm(&project, &["provider", "init"], &[]), 2);
     assert!(stderr.contains("has no Sigstore signature"), "{stderr}");
 
@@ -752,7 +750,7 @@ fn signed_providers_through_a_registry_without_the_referrers_api() {
             legacy_digest.replacen(':', "-", 1)
         ),
     );
-    let project = project_trusting(dir, &legacy, &release_pub);
+    let project = project_trusting(dir, "project-4", &legacy, &release_pub);
     let (stdout, _) = exited(&opm(&project, &["provider", "init"], &[]), 0);
     assert!(
         stdout.contains("signature by key release.pub verified"),
@@ -977,4 +975,97 @@ fn a_signed_render_carries_its_provenance_which_names_every_file_and_catches_an_
     // Another key's trust: the signature does not verify.
     let (_, stderr) = exited(&verify(&other_pub), 1);
     assert!(stderr.contains("invalid signature"), "{stderr}");
+}
+
+#[test]
+fn a_bundle_file_signed_with_sigstore_verifies_and_a_project_trusting_its_key_installs_it() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let (release, release_pub) = p256(dir, "release");
+    let (_, other_pub) = p256(dir, "other");
+    exited(
+        &opm(
+            dir,
+            &["provider", "export", "kubernetes", "-o", "k8s.opmb"],
+            &[],
+        ),
+        0,
+    );
+    let (stdout, _) = exited(
+        &opm(
+            dir,
+            &[
+                "provider",
+                "sign",
+                "k8s.opmb",
+                "--sigstore",
+                "--key",
+                release.to_str().unwrap(),
+            ],
+            &[],
+        ),
+        0,
+    );
+    assert!(stdout.contains("k8s.opmb.sigstore.json"), "{stdout}");
+    let (stdout, _) = exited(
+        &opm(
+            dir,
+            &[
+                "provider",
+                "verify",
+                "k8s.opmb",
+                "--key",
+                release_pub.to_str().unwrap(),
+            ],
+            &[],
+        ),
+        0,
+    );
+    assert!(
+        stdout.contains("kubernetes 0.2.0") && stdout.contains("signed by key"),
+        "{stdout}"
+    );
+    let (_, stderr) = exited(
+        &opm(
+            dir,
+            &[
+                "provider",
+                "verify",
+                "k8s.opmb",
+                "--key",
+                other_pub.to_str().unwrap(),
+            ],
+            &[],
+        ),
+        1,
+    );
+    assert!(stderr.contains("invalid signature"), "{stderr}");
+    // The same file, checked by sigstore-js.
+    let js = sigstore_js(
+        "verify.mjs",
+        &[
+            dir.join("k8s.opmb").to_str().unwrap(),
+            dir.join("k8s.opmb.sigstore.json").to_str().unwrap(),
+            release_pub.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        js.status.success(),
+        "{}",
+        String::from_utf8_lossy(&js.stderr)
+    );
+
+    let project = project_trusting(dir, "project-5", "../../k8s.opmb", &release_pub);
+    let (stdout, _) = exited(&opm(&project, &["provider", "init"], &[]), 0);
+    assert!(
+        stdout.contains("signature by key release.pub verified"),
+        "{stdout}"
+    );
+    let module = common::hello_in(&project);
+    exited(&opm(&project, &["mod", "build", &module], &[]), 0);
+    // Unsigned: refused.
+    std::fs::remove_file(dir.join("k8s.opmb.sigstore.json")).unwrap();
+    let project = project_trusting(dir, "project-6", "../../k8s.opmb", &release_pub);
+    let (_, stderr) = exited(&opm(&project, &["provider", "init"], &[]), 2);
+    assert!(stderr.contains("has no Sigstore signature"), "{stderr}");
 }
