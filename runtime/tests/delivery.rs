@@ -853,14 +853,21 @@ fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_it
             })
             .count()
     };
+    // How long the writing takes, as measured: what a whole render takes beyond rendering.
+    let writing = took
+        .saturating_sub(rendered)
+        .max(std::time::Duration::from_millis(20));
     let (mut finished, mut while_writing) = (0, 0);
-    for point in 1..=10u32 {
+    for point in 0..10u32 {
         let mut child = render("two", "deploy/out").spawn().expect("opm runs");
         let pid = child.id();
-        // Ten points from late in the render to past its end as measured, most of them while
-        // the files are written, synced, swapped in and the old ones removed.
-        let from = rendered.mul_f64(0.8);
-        std::thread::sleep(from + took.mul_f64(1.2).saturating_sub(from) * point / 10);
+        // Ten points from the moment the render's staging directory appears (its writing has
+        // begun: seen here, whatever else loads the machine) to past the writing's measured
+        // length, while the files are written, synced, swapped in and the old ones removed.
+        while staging(pid) == 0 && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(std::time::Duration::from_micros(500));
+        }
+        std::thread::sleep(writing.mul_f64(1.2) * point / 10);
         let _ = child.kill();
         child.wait().unwrap();
         // A staging directory left behind: the kill came while the files were written or

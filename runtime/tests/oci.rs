@@ -717,10 +717,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-#[test]
-fn an_endless_referrers_index_is_cut_at_its_limit_with_bounded_memory() {
-    // A render's manifest and layer, served as they should be; then the referrers API answers
-    // an index that never ends.
+/// A registry serving one render (its manifest and a one-byte layer) whose referrers API
+/// answers `referrers`; the reference to it by digest.
+fn a_render_whose_referrers_answer(referrers: Reply) -> (Hostile, String) {
     let layer = b"x".to_vec();
     let layer_digest = format!("sha256:{}", hex_sha256(&layer));
     let manifest = serde_json::to_vec(&serde_json::json!({
@@ -741,34 +740,74 @@ fn an_endless_referrers_index_is_cut_at_its_limit_with_bounded_memory() {
             return Reply::new("200 OK", Body::Bytes(layer.clone()));
         }
         if request.path.contains("/referrers/") {
-            return Reply::new(
-                "200 OK",
-                Body::Endless("{\"mediaType\": \"application/vnd.oci.image.manifest.v1+json\", "),
-            )
-            .header("Content-Type", "application/vnd.oci.image.index.v1+json");
+            return referrers.clone();
         }
         Reply::new("404 Not Found", Body::Bytes(Vec::new()))
     });
-    let work = tempfile::tempdir().expect("temp dir");
-    let key = work.path().join("k.pub");
+    let reference = format!("{}@{digest}", registry.oci("deploy/shop"));
+    (registry, reference)
+}
+
+/// A P-256 public key made by openssl in `dir`.
+fn a_public_key(dir: &Path) -> PathBuf {
     let made = Command::new("sh")
         .arg("-c")
         .arg("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 | openssl pkey -pubout -out k.pub")
-        .current_dir(work.path())
+        .current_dir(dir)
         .status()
         .expect("openssl runs");
     assert!(made.success());
+    dir.join("k.pub")
+}
+
+#[test]
+fn an_endless_referrers_index_is_cut_at_its_limit_with_bounded_memory() {
+    let (_registry, reference) = a_render_whose_referrers_answer(
+        Reply::new(
+            "200 OK",
+            Body::Endless("{\"mediaType\": \"application/vnd.oci.image.manifest.v1+json\", "),
+        )
+        .header("Content-Type", "application/vnd.oci.image.index.v1+json"),
+    );
+    let work = tempfile::tempdir().expect("temp dir");
+    let key = a_public_key(work.path());
     refused_with_bounded_memory(
         work.path(),
         &[
             "mod",
             "verify",
-            &format!("{}@{digest}", registry.oci("deploy/shop")),
+            &reference,
             "--key",
             key.to_str().expect("UTF-8"),
         ],
         &["referrers index", "limit of 1048576 bytes"],
     );
+}
+
+#[test]
+fn a_registry_older_than_the_referrers_api_is_read_through_the_tag_schema() {
+    // 405 for the unknown route, as registries before OCI 1.1 answer it: no referrers API, so
+    // the tag schema is asked (404 there: nothing attached), and the render is unsigned.
+    let (_registry, reference) = a_render_whose_referrers_answer(Reply::new(
+        "405 Method Not Allowed",
+        Body::Bytes(Vec::new()),
+    ));
+    let work = tempfile::tempdir().expect("temp dir");
+    let key = a_public_key(work.path());
+    let (_, stderr) = exited(
+        &opm(
+            work.path(),
+            &[
+                "mod",
+                "verify",
+                &reference,
+                "--key",
+                key.to_str().expect("UTF-8"),
+            ],
+        ),
+        1,
+    );
+    assert!(stderr.contains("has no signature"), "{stderr}");
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {

@@ -473,15 +473,28 @@ impl Client {
     }
 
     /// The referrers API's index of the manifests whose subject is `digest`, or `None` when the
-    /// registry does not offer the API (`404`, as OCI distribution 1.1 says to tell it by).
+    /// registry does not offer the API: `404`, as OCI distribution 1.1 says to tell it by, and
+    /// the `400`, `405` and `501` of registries older than the API that route the path
+    /// elsewhere.
     pub async fn referrers(&mut self, digest: &str) -> Result<Option<Vec<u8>>, RegistryError> {
         let what = "the referrers index";
         let url = self.url(&format!("referrers/{digest}"));
-        self.found(
-            Self::document(what, Method::GET, url, INDEX_MEDIA_TYPE),
-            MAX_MANIFEST_BYTES,
-        )
-        .await
+        let request = Self::document(what, Method::GET, url, INDEX_MEDIA_TYPE);
+        let method = request.method.clone();
+        let response = self.send(request).await?;
+        match response.status() {
+            StatusCode::NOT_FOUND
+            | StatusCode::BAD_REQUEST
+            | StatusCode::METHOD_NOT_ALLOWED
+            | StatusCode::NOT_IMPLEMENTED => Ok(None),
+            status if status.is_success() => Ok(Some(
+                read_bounded(response, what, MAX_MANIFEST_BYTES).await?,
+            )),
+            status => {
+                let hint = self.hint(status);
+                Err(status_error(response, what.to_owned(), method, hint).await)
+            }
+        }
     }
 
     /// `request`'s body, at most `max` bytes, or `None` on a `404`.

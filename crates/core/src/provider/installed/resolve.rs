@@ -231,11 +231,15 @@ fn resolve(
     // The lock entry of this very version, when it stays: its OCI manifest digest pins what is
     // fetched, and its bundle digest must not have changed.
     let same = locked.filter(|l| l.version == version_text);
+    // Whom the project trusts, read before anything is fetched: an OCI artifact's Sigstore
+    // signatures are looked for only where Sigstore signers are trusted.
+    let trust = project.trust(requirement)?;
     let fetched = super::fetch(
         &offer,
         name,
         same.and_then(|l| l.oci_digest.as_deref()),
         options.registry.as_deref(),
+        !trust.sigstore.is_empty(),
     )?;
     let origin = fetched.origin.clone();
     let provider = crate::provider::from_bundle_checked(
@@ -261,7 +265,6 @@ fn resolve(
             same.digest
         );
     }
-    let trust = project.trust(requirement)?;
     let trusted = super::check_trust(
         &origin,
         &fetched.bytes,

@@ -211,12 +211,13 @@ fn reached<'a>(name: &str, registry: Option<&'a dyn Fetch>) -> Result<&'a dyn Fe
 
 /// Fetches the bundle `offer` points at, with its signature. `oci_digest`, when given, is the
 /// manifest digest an OCI artifact must have (the lock's). An OCI artifact is pulled through
-/// `registry`.
+/// `registry`, and with `sigstore` the signatures attached to its manifest are fetched too.
 pub fn fetch(
     offer: &Offer,
     name: &str,
     oci_digest: Option<&str>,
     registry: Option<&dyn Fetch>,
+    sigstore: bool,
 ) -> Result<Fetched, InstallError> {
     match offer {
         Offer::File(path) => Ok(Fetched {
@@ -238,9 +239,12 @@ pub fn fetch(
             // The signatures of the manifest that lists the bundle (which an index, if the
             // reference named one, points to).
             let signed = crate::provider::oci::documents::sha256_digest(&pulled.manifest);
-            let sigstore = registry
-                .attached(&reference, &signed)
-                .map_err(|e| provider_error(name, format!("{e:#}")))?;
+            let sigstore = match sigstore {
+                true => registry
+                    .attached(&reference, &signed)
+                    .map_err(|e| provider_error(name, format!("{e:#}")))?,
+                false => Vec::new(),
+            };
             Ok(Fetched {
                 origin: reference.to_string(),
                 bytes: pulled.bundle,
