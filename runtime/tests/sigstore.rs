@@ -316,6 +316,66 @@ fn public_good_keyless_bundles_verify_offline_and_each_negative_says_why() {
         "^https://github\\.com/",
     ]);
     exited(&offline(&regexp), 0);
+    // Rekor v2 (sigstore-python's staging fixture): no integrated time, so the signing time is
+    // its RFC 3161 timestamp, verified against the staging root's timestamp authority; and its
+    // DSSE twin, by the subject digest (the fixture set holds no artifact for it).
+    let staging_root = data().join("trusted_root_staging.json");
+    let python = data().join("sigstore-verify-0.15.1/test_data/upstream/sigstore-python");
+    let rekor_v2 = |artifact: &str, bundle: &str, identity: [&str; 4]| {
+        let bundle = python.join(bundle);
+        let mut args = vec![
+            artifact,
+            "--bundle",
+            bundle.to_str().unwrap(),
+            "--trusted-root",
+            staging_root.to_str().unwrap(),
+        ];
+        args.extend(identity);
+        exited(&offline(&args), 0).0
+    };
+    let artifact = python.join("staging-rekor-v2.txt");
+    let stdout = rekor_v2(
+        artifact.to_str().unwrap(),
+        "staging-rekor-v2.txt.sigstore.json",
+        [
+            "--certificate-identity",
+            "jku@goto.fi",
+            "--certificate-oidc-issuer",
+            "https://github.com/login/oauth",
+        ],
+    );
+    assert!(
+        stdout.contains("signed by jku@goto.fi") && stdout.contains("2025-06-09"),
+        "{stdout}"
+    );
+    let dsse: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(python.join("a.dsse.staging-rekor-v2.txt.sigstore.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(dsse["dsseEnvelope"].is_object());
+    let subject = {
+        use base64::Engine as _;
+        let payload = base64::engine::general_purpose::STANDARD
+            .decode(dsse["dsseEnvelope"]["payload"].as_str().unwrap())
+            .unwrap();
+        let statement: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+        format!(
+            "sha256:{}",
+            statement["subject"][0]["digest"]["sha256"]
+                .as_str()
+                .unwrap()
+        )
+    };
+    rekor_v2(
+        &subject,
+        "a.dsse.staging-rekor-v2.txt.sigstore.json",
+        [
+            "--certificate-identity-regexp",
+            "^https://github\\.com/sigstore-conformance/",
+            "--certificate-oidc-issuer",
+            "https://token.actions.githubusercontent.com",
+        ],
+    );
 
     let any = [
         "--certificate-identity-regexp",
