@@ -180,13 +180,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// What a registry sends opm: a provider manifest as `opm provider push` writes it, an index
 /// listing it, a tag list, token responses and challenges.
 fn registry_seeds() -> Result<Vec<Vec<u8>>, Box<dyn std::error::Error>> {
-    let descriptor = |media_type: &str, bytes: &[u8]| oci::Descriptor {
-        media_type: media_type.to_owned(),
-        digest: format!("sha256:{}", format::hex_digest(bytes)),
-        size: bytes.len() as u64,
-        artifact_type: None,
-        annotations: None,
-    };
+    let descriptor = oci::attached::descriptor;
     let manifest = serde_json::to_vec(&oci::Manifest {
         schema_version: 2,
         media_type: Some(oci::MANIFEST_MEDIA_TYPE.to_owned()),
@@ -200,7 +194,13 @@ fn registry_seeds() -> Result<Vec<Vec<u8>>, Box<dyn std::error::Error>> {
             (oci::NAME_ANNOTATION.to_owned(), "kubernetes".to_owned()),
             (oci::VERSION_ANNOTATION.to_owned(), "0.2.0".to_owned()),
         ])),
+        subject: None,
     })?;
+    // A signature attached to it: a referrer manifest, its `subject` the manifest.
+    let referrer = oci::attached::referrer(
+        descriptor(oci::MANIFEST_MEDIA_TYPE, &manifest),
+        br#"{"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json"}"#,
+    );
     let mut listed = descriptor(oci::MANIFEST_MEDIA_TYPE, &manifest);
     listed.artifact_type = Some(oci::ARTIFACT_TYPE.to_owned());
     let index = serde_json::to_vec(&serde_json::json!({
@@ -210,6 +210,7 @@ fn registry_seeds() -> Result<Vec<Vec<u8>>, Box<dyn std::error::Error>> {
     }))?;
     Ok(vec![
         manifest,
+        referrer,
         index,
         br#"{"name": "opm/kubernetes", "tags": ["0.1.0", "0.2.0", "latest"]}"#.to_vec(),
         br#"{"token": "eyJhbGciOiJFUzI1NiJ9.e30.c2ln", "expires_in": 300}"#.to_vec(),

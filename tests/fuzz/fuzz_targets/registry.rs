@@ -21,10 +21,10 @@ fuzz_target!(|data: &[u8]| {
     match oci::parse_document(data) {
         Ok(Document::Manifest(manifest)) => {
             let same = oci::parse_manifest(data).expect("parse_document read a manifest");
-            assert_eq!(same, manifest);
+            assert_eq!(same, *manifest);
             let written = serde_json::to_vec(&manifest).expect("a manifest writes as JSON");
             let read = oci::parse_manifest(&written).expect("a written manifest parses");
-            assert_eq!(read, manifest, "a manifest does not survive writing");
+            assert_eq!(read, *manifest, "a manifest does not survive writing");
         }
         Ok(Document::Index(index)) => {
             let same = oci::parse_index(data).expect("parse_document read an index");
