@@ -65,14 +65,21 @@ impl PublicKey {
     }
 }
 
-/// Whether `text` is a PEM public key (rather than, say, a minisign key).
-pub fn is_pem_public_key(text: &str) -> bool {
-    text.trim_start().starts_with("-----BEGIN PUBLIC KEY-----")
-}
-
 /// Reads the PEM public key file at `path`.
 pub fn read_public_key(path: &Path) -> Result<PublicKey, Error> {
     PublicKey::from_pem(&path.display().to_string(), &read_text(path)?)
+}
+
+/// The public key in the file at `path` if it holds a PEM public key (`BEGIN PUBLIC KEY`);
+/// `None` for any other key file (a minisign key, say) or one that cannot be read, which the
+/// reader of that kind reports. Read once, at most [`MAX_KEY_BYTES`].
+pub fn read_public_key_if_pem(path: &Path) -> Result<Option<PublicKey>, Error> {
+    match read_text(path) {
+        Ok(text) if text.trim_start().starts_with("-----BEGIN PUBLIC KEY-----") => {
+            PublicKey::from_pem(&path.display().to_string(), &text).map(Some)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Reads the private key file at `path`; `password` gives an encrypted cosign key's password

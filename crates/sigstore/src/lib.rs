@@ -22,7 +22,8 @@ mod verify;
 use std::path::PathBuf;
 
 pub use keys::{
-    PASSWORD_VARIABLE, PublicKey, SigningKey, is_pem_public_key, read_public_key, read_signing_key,
+    PASSWORD_VARIABLE, PublicKey, SigningKey, read_public_key, read_public_key_if_pem,
+    read_signing_key,
 };
 pub use sign::{sign_blob, sign_statement};
 pub use sigstore_types::Artifact;
@@ -121,6 +122,14 @@ impl Error {
             Self::Kind { .. } | Self::Invalid { .. } | Self::Identity { .. }
         )
     }
+}
+
+/// The Sigstore bundle file at `path`, refused unread past [`MAX_BUNDLE_BYTES`].
+pub fn read_bundle(path: &std::path::Path) -> Result<Vec<u8>, Error> {
+    read_bounded(path, MAX_BUNDLE_BYTES)?.ok_or_else(|| Error::Malformed {
+        origin: path.display().to_string(),
+        message: format!("over {MAX_BUNDLE_BYTES} bytes, which no Sigstore bundle is"),
+    })
 }
 
 /// The file `path`, at most `max` bytes: `Ok(None)` when it holds more.

@@ -88,6 +88,23 @@ impl Matcher {
             .map_err(|e| format!("{what} {pattern:?} is not a regular expression: {e}"))
     }
 
+    /// The matcher of a value given exactly (`exact`) or by a regular expression (`regexp`,
+    /// named `what` in errors): `None` when neither is given, an error when both are.
+    pub fn either(
+        exact: Option<&str>,
+        regexp: Option<&str>,
+        what: &str,
+    ) -> Result<Option<Self>, String> {
+        match (exact, regexp) {
+            (Some(exact), None) => Ok(Some(Self::Exact(exact.to_owned()))),
+            (None, Some(pattern)) => Self::regexp(what, pattern).map(Some),
+            (None, None) => Ok(None),
+            (Some(_), Some(_)) => Err(format!(
+                "{what} and its exact form are both given: give one"
+            )),
+        }
+    }
+
     /// Whether `value` matches.
     pub fn matches(&self, value: &str) -> bool {
         match self {

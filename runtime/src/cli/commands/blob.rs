@@ -88,7 +88,7 @@ pub fn verify(args: VerifyBlobArgs, out: &mut Output<'_>) -> anyhow::Result<Exit
     let path = args
         .bundle
         .unwrap_or_else(|| trust_args::bundle_path(&args.file));
-    let bundle = read_bundle(&path)?;
+    let bundle = opm_sigstore::read_bundle(&path)?;
     let origin = path.display().to_string();
     match opm_sigstore::verify(artifact, &bundle, &origin, &policy) {
         Ok(verified) => {
@@ -106,23 +106,4 @@ pub fn verify(args: VerifyBlobArgs, out: &mut Output<'_>) -> anyhow::Result<Exit
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// Reads a bundle file, at most [`opm_sigstore::MAX_BUNDLE_BYTES`].
-pub fn read_bundle(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| {
-            file.take(opm_sigstore::MAX_BUNDLE_BYTES + 1)
-                .read_to_end(&mut bytes)
-        })
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    anyhow::ensure!(
-        bytes.len() as u64 <= opm_sigstore::MAX_BUNDLE_BYTES,
-        "{}: over {} bytes, which no Sigstore bundle is",
-        path.display(),
-        opm_sigstore::MAX_BUNDLE_BYTES
-    );
-    Ok(bytes)
 }

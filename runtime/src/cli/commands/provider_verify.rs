@@ -59,7 +59,7 @@ pub fn run(args: VerifyArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| trust_args::bundle_path(&args.bundle));
         let origin = path.display().to_string();
         if path.exists() || args.sigstore_bundle.is_some() {
-            let signed = super::blob::read_bundle(&path)?;
+            let signed = opm_sigstore::read_bundle(&path)?;
             match opm_sigstore::verify(
                 opm_sigstore::Artifact::from_blob(&bytes),
                 &signed,

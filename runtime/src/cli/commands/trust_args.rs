@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use clap::Args;
 
 use opm_sigstore::{Identity, Matcher, Policy, TrustedRoot};
@@ -55,8 +54,8 @@ impl TrustArgs {
         let mut policy = Policy::default();
         let mut minisign_keys = Vec::new();
         for key in &self.keys {
-            if is_pem(key) {
-                policy.keys.push(opm_sigstore::read_public_key(key)?);
+            if let Some(public) = opm_sigstore::read_public_key_if_pem(key)? {
+                policy.keys.push(public);
             } else if minisign {
                 minisign_keys.push(key.clone());
             } else {
@@ -67,42 +66,33 @@ impl TrustArgs {
                 );
             }
         }
-        let subject = match (
-            &self.certificate_identity,
-            &self.certificate_identity_regexp,
-        ) {
-            (Some(exact), _) => Some(Matcher::Exact(exact.clone())),
-            (None, Some(pattern)) => Some(
-                Matcher::regexp("--certificate-identity-regexp", pattern)
-                    .map_err(anyhow::Error::msg)?,
-            ),
-            (None, None) => None,
-        };
-        let issuer = match (
-            &self.certificate_oidc_issuer,
-            &self.certificate_oidc_issuer_regexp,
-        ) {
-            (Some(exact), _) => Some(Matcher::Exact(exact.clone())),
-            (None, Some(pattern)) => Some(
-                Matcher::regexp("--certificate-oidc-issuer-regexp", pattern)
-                    .map_err(anyhow::Error::msg)?,
-            ),
-            (None, None) => None,
-        };
+        let subject = Matcher::either(
+            self.certificate_identity.as_deref(),
+            self.certificate_identity_regexp.as_deref(),
+            "--certificate-identity-regexp",
+        )
+        .map_err(anyhow::Error::msg)?;
+        let issuer = Matcher::either(
+            self.certificate_oidc_issuer.as_deref(),
+            self.certificate_oidc_issuer_regexp.as_deref(),
+            "--certificate-oidc-issuer-regexp",
+        )
+        .map_err(anyhow::Error::msg)?;
+        policy.trusted_root = self
+            .trusted_root
+            .as_deref()
+            .map(TrustedRoot::read)
+            .transpose()?;
         match (subject, issuer) {
             (Some(subject), Some(issuer)) => {
-                policy.identities.push(Identity { subject, issuer });
-                let root = self.trusted_root.as_deref().context(
+                anyhow::ensure!(
+                    policy.trusted_root.is_some(),
                     "a keyless identity is checked against a trusted root: give --trusted-root \
-                     FILE (Sigstore's trusted_root.json)",
-                )?;
-                policy.trusted_root = Some(TrustedRoot::read(root)?);
+                     FILE (Sigstore's trusted_root.json)"
+                );
+                policy.identities.push(Identity { subject, issuer });
             }
-            (None, None) => {
-                if let Some(root) = &self.trusted_root {
-                    policy.trusted_root = Some(TrustedRoot::read(root)?);
-                }
-            }
+            (None, None) => {}
             _ => anyhow::bail!(
                 "a keyless signer is named by both its identity (--certificate-identity or \
                  --certificate-identity-regexp) and its issuer (--certificate-oidc-issuer or \
@@ -117,12 +107,6 @@ impl TrustArgs {
         }
         Ok((policy, minisign_keys))
     }
-}
-
-/// Whether the file `path` holds a PEM public key (an unreadable one is left to the reader that
-/// says so).
-fn is_pem(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|text| opm_sigstore::is_pem_public_key(&text))
 }
 
 /// Where a signature bundle of `file` is kept unless told otherwise: `FILE.sigstore.json`.

@@ -38,16 +38,24 @@ pub struct IdentityConfig {
 
 impl IdentityConfig {
     fn identity(&self, name: &str) -> Result<Identity, InstallError> {
-        let pick =
-            |exact: &Option<String>, regexp: &Option<String>, what: &str| match (exact, regexp) {
-                (Some(exact), None) => Ok(Matcher::Exact(exact.clone())),
-                (None, Some(pattern)) => Matcher::regexp(&format!("{what}Regexp"), pattern)
-                    .map_err(|e| provider_error(name, e)),
-                _ => Err(provider_error(
+        let pick = |exact: &Option<String>, regexp: &Option<String>, what: &str| {
+            let once = || {
+                provider_error(
                     name,
                     format!("a trusted identity names its {what} once: `{what}` or `{what}Regexp`"),
-                )),
+                )
             };
+            if exact.is_some() && regexp.is_some() {
+                return Err(once());
+            }
+            Matcher::either(
+                exact.as_deref(),
+                regexp.as_deref(),
+                &format!("{what}Regexp"),
+            )
+            .map_err(|e| provider_error(name, e))?
+            .ok_or_else(once)
+        };
         Ok(Identity {
             subject: pick(&self.subject, &self.subject_regexp, "subject")?,
             issuer: pick(&self.issuer, &self.issuer_regexp, "issuer")?,
@@ -80,11 +88,9 @@ impl Project {
         let mut trust = Trust::default();
         for key in self.config.keys.iter().chain(&requirement.keys) {
             let path = dir.join(key);
-            let pem = std::fs::read_to_string(&path)
-                .is_ok_and(|text| opm_sigstore::is_pem_public_key(&text));
-            if pem {
-                let mut public = opm_sigstore::read_public_key(&path)
-                    .map_err(|e| provider_error(&requirement.name, e.to_string()))?;
+            let pem = opm_sigstore::read_public_key_if_pem(&path)
+                .map_err(|e| provider_error(&requirement.name, e.to_string()))?;
+            if let Some(mut public) = pem {
                 // Named as providers.yaml names it: the lock records it, the same on every
                 // machine.
                 public.origin = key.display().to_string();
@@ -306,7 +312,8 @@ pub fn evidence_beside(path: &Path) -> Evidence {
     let sigstore_path = sigstore_path(path);
     Evidence {
         minisign: std::fs::read(signature::signature_path(path)).ok(),
-        sigstore: read_limited(&sigstore_path, opm_sigstore::MAX_BUNDLE_BYTES)
+        sigstore: opm_sigstore::read_bundle(&sigstore_path)
+            .ok()
             .map(|bytes| Attached::Bundle {
                 origin: sigstore_path.display().to_string(),
                 bytes,
