@@ -467,7 +467,7 @@ impl Client {
         let url = self.url(&format!("manifests/{reference}"));
         self.found(
             Self::document(what, Method::GET, url, MANIFESTS),
-            MAX_MANIFEST_BYTES,
+            &[StatusCode::NOT_FOUND],
         )
         .await
     }
@@ -479,41 +479,38 @@ impl Client {
     pub async fn referrers(&mut self, digest: &str) -> Result<Option<Vec<u8>>, RegistryError> {
         let what = "the referrers index";
         let url = self.url(&format!("referrers/{digest}"));
-        let request = Self::document(what, Method::GET, url, INDEX_MEDIA_TYPE);
-        let method = request.method.clone();
-        let response = self.send(request).await?;
-        match response.status() {
-            StatusCode::NOT_FOUND
-            | StatusCode::BAD_REQUEST
-            | StatusCode::METHOD_NOT_ALLOWED
-            | StatusCode::NOT_IMPLEMENTED => Ok(None),
-            status if status.is_success() => Ok(Some(
-                read_bounded(response, what, MAX_MANIFEST_BYTES).await?,
-            )),
-            status => {
-                let hint = self.hint(status);
-                Err(status_error(response, what.to_owned(), method, hint).await)
-            }
-        }
+        self.found(
+            Self::document(what, Method::GET, url, INDEX_MEDIA_TYPE),
+            &[
+                StatusCode::NOT_FOUND,
+                StatusCode::BAD_REQUEST,
+                StatusCode::METHOD_NOT_ALLOWED,
+                StatusCode::NOT_IMPLEMENTED,
+            ],
+        )
+        .await
     }
 
-    /// `request`'s body, at most `max` bytes, or `None` on a `404`.
+    /// `request`'s body, at most [`MAX_MANIFEST_BYTES`], or `None` when the registry answers
+    /// one of `absent`.
     async fn found(
         &mut self,
         request: Request<'_>,
-        max: u64,
+        absent: &[StatusCode],
     ) -> Result<Option<Vec<u8>>, RegistryError> {
         let what = request.what.to_owned();
         let method = request.method.clone();
         let response = self.send(request).await?;
-        if response.status() == StatusCode::NOT_FOUND {
+        if absent.contains(&response.status()) {
             return Ok(None);
         }
         if !response.status().is_success() {
             let hint = self.hint(response.status());
             return Err(status_error(response, what, method, hint).await);
         }
-        Ok(Some(read_bounded(response, &what, max).await?))
+        Ok(Some(
+            read_bounded(response, &what, MAX_MANIFEST_BYTES).await?,
+        ))
     }
 }
 

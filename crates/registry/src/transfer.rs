@@ -147,18 +147,7 @@ async fn manifest(
     client: &mut Client,
     source: &OciRef,
 ) -> anyhow::Result<(String, Manifest, Vec<u8>)> {
-    let (manifest_digest, resolved) = match (source.digest(), source.tag()) {
-        (Some(digest), _) => (digest.to_owned(), None),
-        (None, Some(tag)) => client
-            .resolve(tag)
-            .await
-            .with_context(|| format!("resolving {source}"))?,
-        (None, None) => bail!("{source} names neither a tag nor a digest"),
-    };
-    let raw = match resolved {
-        Some(raw) => raw,
-        None => by_digest(client, &manifest_digest, source).await?,
-    };
+    let (manifest_digest, raw) = resolved(client, source).await?;
     let (manifest, raw) = match parse_document(&raw)
         .with_context(|| format!("{source}: its manifest {manifest_digest}"))?
     {
@@ -192,6 +181,24 @@ async fn manifest(
         );
     }
     Ok((manifest_digest, manifest, raw))
+}
+
+/// The digest `source` names (its tag resolved once) and the document it names, its bytes
+/// checked against that digest.
+async fn resolved(client: &mut Client, source: &OciRef) -> anyhow::Result<(String, Vec<u8>)> {
+    let (digest, resolved) = match (source.digest(), source.tag()) {
+        (Some(digest), _) => (digest.to_owned(), None),
+        (None, Some(tag)) => client
+            .resolve(tag)
+            .await
+            .with_context(|| format!("resolving {source}"))?,
+        (None, None) => bail!("{source} names neither a tag nor a digest"),
+    };
+    let raw = match resolved {
+        Some(raw) => raw,
+        None => by_digest(client, &digest, source).await?,
+    };
+    Ok((digest, raw))
 }
 
 /// The manifest `digest` of `source`, its bytes checked against it.
@@ -254,27 +261,16 @@ async fn fetch(
         })
 }
 
-/// A pushed render (`opm mod push`): the manifest `source` resolves to (its digest and bytes,
-/// checked) and its layer, at most `max_layer` bytes.
+/// A pushed render (`opm mod push`): the digest of the manifest `source` resolves to, and its
+/// layer, at most `max_layer` bytes.
 pub fn pull_render(
     source: &OciRef,
     options: &Options,
     max_layer: u64,
-) -> anyhow::Result<(String, Vec<u8>, Vec<u8>)> {
+) -> anyhow::Result<(String, Vec<u8>)> {
     use opm_core::render::artifact::LAYER_MEDIA_TYPE;
     with_client(source, options, async |client| {
-        let digest = match (source.digest(), source.tag()) {
-            (Some(digest), _) => digest.to_owned(),
-            (None, Some(tag)) => {
-                client
-                    .resolve(tag)
-                    .await
-                    .with_context(|| format!("resolving {source}"))?
-                    .0
-            }
-            (None, None) => bail!("{source} names neither a tag nor a digest"),
-        };
-        let raw = by_digest(client, &digest, source).await?;
+        let (digest, raw) = resolved(client, source).await?;
         let manifest = parse_manifest(&raw).with_context(|| {
             format!("{source}: its manifest {digest} (a render is one manifest)")
         })?;
@@ -284,6 +280,6 @@ pub fn pull_render(
             .find(|l| l.media_type == LAYER_MEDIA_TYPE)
             .with_context(|| format!("{source}: the artifact has no {LAYER_MEDIA_TYPE} layer"))?;
         let bytes = fetch(client, layer, max_layer, source).await?;
-        Ok((digest, raw, bytes))
+        Ok((digest, bytes))
     })
 }

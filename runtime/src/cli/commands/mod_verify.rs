@@ -76,7 +76,7 @@ pub fn run(args: VerifyArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         insecure_http: args.insecure_http,
         ..opm_registry::Options::default()
     };
-    let (digest, _, layer) = opm_registry::pull_render(&source, &options, MAX_LAYER_BYTES)?;
+    let (digest, layer) = opm_registry::pull_render(&source, &options, MAX_LAYER_BYTES)?;
     let found = opm_registry::find(&source, &digest, &options)?;
     let name = format!("oci://{}/{}", source.registry(), source.repository());
     let fail = |out: &mut Output<'_>, reasons: Vec<String>| -> anyhow::Result<ExitCode> {
