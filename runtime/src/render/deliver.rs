@@ -149,7 +149,7 @@ pub fn verify(
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> anyhow::Result<Verdict> {
     let recorded = read_provenance(dir)?;
-    let found = files_in(dir)?;
+    let found = files_in(dir, &[provenance::FILE, super::write::MANIFEST])?;
     let mut lines = Vec::new();
     let recorded_differences = provenance::compare(&found, &recorded.files);
     for path in &recorded_differences.changed {
@@ -266,9 +266,10 @@ fn read_provenance(dir: &Path) -> anyhow::Result<Provenance> {
     provenance::read(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-/// Everything under `dir` but the provenance and opm's record, with its SHA-256: each regular
-/// file read in chunks, anything else (a link, which is not followed, a pipe) as not one.
-fn files_in(dir: &Path) -> anyhow::Result<Vec<provenance::FileDigest>> {
+/// Everything under `dir` but the files of its root named in `skip`, with its SHA-256: each
+/// regular file read in chunks, anything else (a link, which is not followed, a pipe) as not
+/// one. By path.
+pub fn files_in(dir: &Path, skip: &[&str]) -> anyhow::Result<Vec<provenance::FileDigest>> {
     let mut files = Vec::new();
     let mut folders = vec![(dir.to_owned(), String::new())];
     while let Some((folder, prefix)) = folders.pop() {
@@ -281,9 +282,7 @@ fn files_in(dir: &Path) -> anyhow::Result<Vec<provenance::FileDigest>> {
             let kind = entry.file_type()?;
             if kind.is_dir() {
                 folders.push((entry.path(), format!("{relative}/")));
-            } else if prefix.is_empty()
-                && (name == provenance::FILE || name == super::write::MANIFEST)
-            {
+            } else if prefix.is_empty() && skip.contains(&name.as_str()) {
                 continue;
             } else if kind.is_file() {
                 files.push(provenance::FileDigest {

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::provenance::Provenance;
+use super::provenance::{FileDigest, Provenance};
 use opm_sigstore::statement::{self, SLSA_PROVENANCE, Subject};
 
 /// The SLSA `buildType` of an opm render.
@@ -18,12 +18,12 @@ pub const BUILD_TYPE: &str = "https://opmodel.dev/render/v1";
 pub const BUILDER: &str = "https://opmodel.dev/opm";
 
 /// The statement of the artifact `artifact` (`oci://HOST/REPOSITORY`) whose manifest is
-/// `manifest_digest`, holding `files` (path and SHA-256 hex), rendered as `provenance` says.
+/// `manifest_digest`, holding `files`, rendered as `provenance` says.
 pub fn statement_of(
     provenance: &Provenance,
     artifact: &str,
     manifest_digest: &str,
-    files: &[(String, String)],
+    files: &[FileDigest],
 ) -> Vec<u8> {
     let mut subjects = vec![Subject {
         name: artifact.to_owned(),
@@ -32,9 +32,9 @@ pub fn statement_of(
             .unwrap_or(manifest_digest)
             .to_owned(),
     }];
-    subjects.extend(files.iter().map(|(path, sha256)| Subject {
-        name: path.clone(),
-        sha256: sha256.clone(),
+    subjects.extend(files.iter().map(|file| Subject {
+        name: file.path.clone(),
+        sha256: file.sha256.clone(),
     }));
     statement::statement(&subjects, SLSA_PROVENANCE, predicate(provenance))
 }

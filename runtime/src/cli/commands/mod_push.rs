@@ -182,15 +182,10 @@ fn sign(
         ..opm_registry::Options::default()
     };
     let signature = super::trust_args::sign_manifest(target, &pushed.digest, key, &options)?;
-    let files: Vec<(String, String)> = deliver::files(render, provenance)
-        .iter()
-        .map(|f| {
-            (
-                f.path.clone(),
-                opm_core::render::provenance::sha256_hex(&f.bytes),
-            )
-        })
-        .collect();
+    let files = deliver::files(render, provenance);
+    let files = opm_core::render::provenance::file_digests(
+        files.iter().map(|f| (f.path.as_str(), f.bytes.as_slice())),
+    );
     let name = format!("oci://{}/{}", target.registry(), target.repository());
     let statement =
         opm_core::render::attestation::statement_of(provenance, &name, &pushed.digest, &files);

@@ -8,8 +8,7 @@
 //!
 //! Exit status: 0 verified; 1 a check failed; 2 unreadable input or an unreachable registry.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -17,8 +16,10 @@ use clap::{Args, ValueEnum};
 
 use super::trust_args::{self, TrustArgs};
 use crate::cli::{EXIT_FAILED, Output};
+use crate::render::deliver;
 use opm_core::provider::oci::OciRef;
 use opm_core::provider::oci::attached::{self, Wanted};
+use opm_core::render::provenance::{self, FileDigest};
 use opm_sigstore::statement;
 
 /// The largest layer read: a render's files.
@@ -105,21 +106,27 @@ pub fn run(args: VerifyArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         return fail(out, vec![format!("{origin} holds no statement")]);
     };
     let read = statement::read(bytes).map_err(anyhow::Error::msg)?;
-    let files: BTreeMap<String, String> = read
+    let files: Vec<FileDigest> = read
         .subjects
         .iter()
         .filter(|s| s.name != name)
-        .map(|s| (s.name.clone(), s.sha256.clone()))
+        .map(|s| FileDigest {
+            path: s.name.clone(),
+            sha256: s.sha256.clone(),
+        })
         .collect();
-    let in_layer: BTreeMap<String, String> =
-        opm_core::render::artifact::read_layer(&layer, MAX_LAYER_BYTES)
-            .with_context(|| format!("{name}@{digest}: its layer"))?
-            .into_iter()
-            .map(|(path, bytes)| (path, opm_core::render::provenance::sha256_hex(&bytes)))
-            .collect();
+    let in_layer = opm_core::render::artifact::read_layer(&layer, MAX_LAYER_BYTES)
+        .with_context(|| format!("{name}@{digest}: its layer"))?;
+    let in_layer = provenance::file_digests(
+        in_layer
+            .iter()
+            .map(|(path, bytes)| (path.as_str(), bytes.as_slice())),
+    );
     let mut problems = differences("the artifact's layer", &in_layer, &files);
     if let Some(dir) = &args.files {
-        let local = hash_tree(dir)?;
+        // A copy of the layer as a consumer unpacked it, or as `mod build --out-dir` wrote it
+        // (beside its record of what it wrote, which the layer does not hold).
+        let local = deliver::files_in(dir, &[opm_core::render::write::MANIFEST])?;
         problems.extend(differences(&dir.display().to_string(), &local, &files));
     }
     if !problems.is_empty() {
@@ -148,58 +155,20 @@ pub fn run(args: VerifyArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 }
 
 /// What differs between `found` (in `place`) and the files the provenance lists.
-fn differences(
-    place: &str,
-    found: &BTreeMap<String, String>,
-    listed: &BTreeMap<String, String>,
-) -> Vec<String> {
-    let mut problems = Vec::new();
-    for (path, sha256) in listed {
-        match found.get(path) {
-            None => problems.push(format!("{place}: {path} is missing, but the provenance lists it")),
-            Some(actual) if actual != sha256 => problems.push(format!(
-                "{place}: {path} is not what was signed (SHA-256 {actual}, the provenance says {sha256})"
-            )),
-            Some(_) => {}
-        }
-    }
-    for path in found.keys().filter(|p| !listed.contains_key(*p)) {
-        problems.push(format!(
-            "{place}: {path} is not among the files the provenance lists"
-        ));
-    }
-    problems
-}
-
-/// The SHA-256 of every regular file under `dir`, by `/`-separated path; a link is refused.
-fn hash_tree(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
-    let mut files = BTreeMap::new();
-    let mut pending = vec![dir.to_owned()];
-    while let Some(folder) = pending.pop() {
-        for entry in std::fs::read_dir(&folder)
-            .with_context(|| format!("cannot read {}", folder.display()))?
-        {
-            let entry = entry.with_context(|| format!("cannot read {}", folder.display()))?;
-            let path = entry.path();
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                pending.push(path);
-                continue;
-            }
-            anyhow::ensure!(kind.is_file(), "{} is not a regular file", path.display());
-            let relative = path
-                .strip_prefix(dir)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let file = std::fs::File::open(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            let sha256 = opm_core::render::provenance::sha256_hex_of(file)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            files.insert(relative, sha256);
-        }
-    }
-    Ok(files)
+fn differences(place: &str, found: &[FileDigest], listed: &[FileDigest]) -> Vec<String> {
+    let differences = provenance::compare(found, listed);
+    let missing = differences
+        .missing
+        .iter()
+        .map(|path| format!("{place}: {path} is missing, but the provenance lists it"));
+    let changed = differences.changed.iter().map(|path| {
+        format!("{place}: {path} is not what was signed (its SHA-256 is not the provenance's)")
+    });
+    let extra = differences
+        .extra
+        .iter()
+        .map(|path| format!("{place}: {path} is not among the files the provenance lists"));
+    missing.chain(changed).chain(extra).collect()
 }
 
 /// What the provenance says, a line each.
