@@ -748,11 +748,11 @@ fn a_render_whose_referrers_answer(referrers: Reply) -> (Hostile, String) {
     (registry, reference)
 }
 
-/// A P-256 public key made by openssl in `dir`.
+/// A P-256 key pair made by openssl in `dir` (`k.pem`); its public key's path (`k.pub`).
 fn a_public_key(dir: &Path) -> PathBuf {
     let made = Command::new("sh")
         .arg("-c")
-        .arg("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 | openssl pkey -pubout -out k.pub")
+        .arg("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out k.pem && openssl pkey -in k.pem -pubout -out k.pub")
         .current_dir(dir)
         .status()
         .expect("openssl runs");
@@ -816,4 +816,134 @@ fn hex_sha256(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+#[test]
+fn a_referrer_that_cannot_be_read_stops_no_other_and_at_most_64_are_read() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let work = tempfile::tempdir().expect("temp dir");
+    let key = a_public_key(work.path());
+    let private = work.path().join("k.pem");
+    // The render's manifest, as a_render_whose_referrers_answer serves it, and a signature of
+    // it made by opm: a message signature over the manifest's bytes is one of its digest.
+    let layer = b"x".to_vec();
+    let layer_digest = format!("sha256:{}", hex_sha256(&layer));
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.cncf.flux.config.v1+json", "digest": format!("sha256:{}", hex_sha256(b"{}")), "size": 2},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest, "size": 1}],
+    }))
+    .expect("JSON");
+    std::fs::write(work.path().join("manifest.json"), &manifest).expect("write");
+    exited(
+        &opm(
+            work.path(),
+            &[
+                "sign-blob",
+                "manifest.json",
+                "--key",
+                private.to_str().expect("UTF-8"),
+            ],
+        ),
+        0,
+    );
+    let bundle = std::fs::read(work.path().join("manifest.json.sigstore.json")).expect("bundle");
+    let digest = format!("sha256:{}", hex_sha256(&manifest));
+    let attached = opm_core::provider::oci::attached::descriptor(
+        "application/vnd.oci.image.manifest.v1+json",
+        &manifest,
+    );
+    let referrer = opm_core::provider::oci::attached::referrer(attached, &bundle);
+    let referrer_digest = format!("sha256:{}", hex_sha256(&referrer));
+    let bundle_digest = format!("sha256:{}", hex_sha256(&bundle));
+    // The referrers API lists 200 bundles: the first fails (500), the second is the
+    // signature, the rest are not there (404).
+    let listed: Vec<String> = (0..200)
+        .map(|n| match n {
+            1 => referrer_digest.clone(),
+            n => format!("sha256:{n:064x}"),
+        })
+        .collect();
+    let index = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": listed.iter().map(|d| serde_json::json!({
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": d,
+            "size": 100,
+            "artifactType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+        })).collect::<Vec<_>>(),
+    }))
+    .expect("JSON");
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&asked);
+    let (served, failing) = (digest.clone(), listed[0].clone());
+    let registry = Hostile::start(move |request, _| {
+        let path = &request.path;
+        if path.ends_with(&format!("/manifests/{served}")) {
+            return Reply::new("200 OK", Body::Bytes(manifest.clone()))
+                .header("Content-Type", "application/vnd.oci.image.manifest.v1+json");
+        }
+        if path.ends_with(&format!("/blobs/{layer_digest}")) {
+            return Reply::new("200 OK", Body::Bytes(layer.clone()));
+        }
+        if path.contains("/referrers/") {
+            return Reply::new("200 OK", Body::Bytes(index.clone()))
+                .header("Content-Type", "application/vnd.oci.image.index.v1+json");
+        }
+        if path.ends_with(&format!("/blobs/{bundle_digest}")) {
+            return Reply::new("200 OK", Body::Bytes(bundle.clone()));
+        }
+        if path.contains("/manifests/sha256:") {
+            counted.fetch_add(1, Ordering::SeqCst);
+            if path.ends_with(&referrer_digest) {
+                return Reply::new("200 OK", Body::Bytes(referrer.clone()))
+                    .header("Content-Type", "application/vnd.oci.image.manifest.v1+json");
+            }
+            if path.ends_with(&failing) {
+                return Reply::new("500 Internal Server Error", Body::Bytes(b"down".to_vec()));
+            }
+        }
+        Reply::new("404 Not Found", Body::Bytes(Vec::new()))
+    });
+    let reference = format!("{}@{digest}", registry.oci("deploy/shop"));
+    let (stdout, _) = exited(
+        &opm(
+            work.path(),
+            &[
+                "mod",
+                "verify",
+                &reference,
+                "--key",
+                key.to_str().expect("UTF-8"),
+            ],
+        ),
+        0,
+    );
+    assert!(stdout.contains("signed by key"), "{stdout}");
+    let asked = asked.load(Ordering::SeqCst);
+    assert!(asked <= 64, "{asked} referrers read, over 64");
+    // Trusting another key: every reason is said, the unreadable one's too.
+    let other = work.path().join("other");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    let other_key = a_public_key(&other);
+    let (_, stderr) = exited(
+        &opm(
+            work.path(),
+            &[
+                "mod",
+                "verify",
+                &reference,
+                "--key",
+                other_key.to_str().expect("UTF-8"),
+            ],
+        ),
+        1,
+    );
+    assert!(
+        stderr.contains("500") && stderr.contains("invalid signature"),
+        "{stderr}"
+    );
 }

@@ -116,11 +116,15 @@ pub fn find(
                 .filter(|d| d.artifact_type.as_deref() == Some(BUNDLE_MEDIA_TYPE))
                 .take(MAX_REFERRERS);
             for referrer in bundles {
-                if let Some(bundle) = referred(client, referrer, subject).await? {
-                    found.push(Attached::Bundle {
-                        origin: format!("{base}@{} (a referrer)", referrer.digest),
-                        bytes: bundle,
-                    });
+                let origin = format!("{base}@{} (a referrer)", referrer.digest);
+                // One referrer that cannot be read is a reason, not the end of the others.
+                match referred(client, referrer, subject).await {
+                    Ok(Some(bytes)) => found.push(Attached::Bundle { origin, bytes }),
+                    Ok(None) => {}
+                    Err(e) => found.push(Attached::Unreadable {
+                        origin,
+                        reason: format!("{e:#}"),
+                    }),
                 }
             }
         }
@@ -143,14 +147,21 @@ pub fn find(
                 if layer.size > MAX_SIGNATURE_BYTES {
                     continue;
                 }
-                let payload = client
+                let origin = format!("{base}:{tag}");
+                match client
                     .blob("a cosign signature payload", &layer.digest, layer.size)
-                    .await?;
-                found.push(Attached::SimpleSigning {
-                    origin: format!("{base}:{tag}"),
-                    payload,
-                    signature: signature.clone(),
-                });
+                    .await
+                {
+                    Ok(payload) => found.push(Attached::SimpleSigning {
+                        origin,
+                        payload,
+                        signature: signature.clone(),
+                    }),
+                    Err(e) => found.push(Attached::Unreadable {
+                        origin,
+                        reason: format!("{e:#}"),
+                    }),
+                }
             }
         }
         Ok(found)

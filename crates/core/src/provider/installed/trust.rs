@@ -274,7 +274,7 @@ pub fn installed_signature(
             }))
             .ok(),
         ),
-        None => (None, None),
+        Some(Attached::Unreadable { .. }) | None => (None, None),
     };
     [
         (sigstore_path(bundle), sigstore),

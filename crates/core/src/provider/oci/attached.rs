@@ -61,13 +61,23 @@ pub enum Attached {
         /// The base64 signature.
         signature: String,
     },
+    /// A signature listed that could not be read (the registry failed, lied about its digest,
+    /// or sent what is not one): a reason a verification names, which stops no other.
+    Unreadable {
+        /// Where it was listed.
+        origin: String,
+        /// Why it could not be read.
+        reason: String,
+    },
 }
 
 impl Attached {
     /// Where it was found.
     pub fn origin(&self) -> &str {
         match self {
-            Self::Bundle { origin, .. } | Self::SimpleSigning { origin, .. } => origin,
+            Self::Bundle { origin, .. }
+            | Self::SimpleSigning { origin, .. }
+            | Self::Unreadable { origin, .. } => origin,
         }
     }
 }
@@ -193,6 +203,10 @@ pub fn verify(
                         policy,
                     ),
                 )
+            }
+            Attached::Unreadable { origin, reason } => {
+                failures.push(format!("{origin}: {reason}"));
+                continue;
             }
         };
         let verified = match checked {
