@@ -31,3 +31,19 @@ fn write_atomically_with(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::i
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+/// The bytes of the file at `path`, refused when it holds more than `max` (read no further
+/// than one byte past it, whatever its size).
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "it holds more than {max} bytes, the most opm reads"
+        )));
+    }
+    Ok(bytes)
+}

@@ -16,7 +16,8 @@
 //! - [`render`] is the render's pure stages: the checks of what calls returned, labels,
 //!   checksums, patches, the layout of the output and its writers;
 //! - [`redact`] keeps sensitive values out of everything but the rendered output, and
-//!   [`printable`] escapes what a remote party wrote before it reaches a terminal.
+//!   [`printable`] escapes what a remote party wrote before it reaches a terminal;
+//! - [`platform`] reads a releases file: every release of a platform in every environment.
 //!
 //! Shared by several of them, each in a home named for what it does: [`contract`] (what a
 //! component may import), [`origin`] (where a piece of a module came from), [`progress`] (the
@@ -38,6 +39,7 @@ pub mod matching;
 pub mod module;
 pub mod names;
 pub mod origin;
+pub mod platform;
 pub mod printable;
 pub mod progress;
 pub mod provider;
