@@ -24,5 +24,6 @@ pub mod argocd;
 pub mod authoring;
 pub mod cli;
 pub mod embedded;
+pub mod platform;
 pub mod render;
 pub mod report;

@@ -177,8 +177,8 @@ impl Platform {
                 "is not a releases file: it needs apiVersion: {API_VERSION} and kind: {KIND}"
             )));
         }
-        let metadata = object(top.get("metadata").unwrap_or(&Value::Null), "metadata")
-            .map_err(fail)?;
+        let metadata =
+            object(top.get("metadata").unwrap_or(&Value::Null), "metadata").map_err(fail)?;
         keys(metadata, METADATA, "metadata.").map_err(fail)?;
         let name = string(metadata.get("name"), "metadata.name")
             .map_err(fail)?
@@ -207,8 +207,8 @@ impl Platform {
                 settings(map, "defaults").map_err(fail)?
             }
         };
-        let releases_map = object(top.get("releases").unwrap_or(&Value::Null), "releases")
-            .map_err(fail)?;
+        let releases_map =
+            object(top.get("releases").unwrap_or(&Value::Null), "releases").map_err(fail)?;
         let mut releases = BTreeMap::new();
         for (release, value) in releases_map {
             let at = format!("releases.{release}");
@@ -528,7 +528,10 @@ fn strings(value: Option<&Value>, at: &str) -> Result<Option<Vec<String>>, Strin
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        Some(other) => Err(format!("{at} must be a list of strings, not {}", kind(other))),
+        Some(other) => Err(format!(
+            "{at} must be a list of strings, not {}",
+            kind(other)
+        )),
     }
 }
 
@@ -536,7 +539,8 @@ fn settings(map: &Map<String, Value>, at: &str) -> Result<Settings, String> {
     let field = |key: &str| format!("{at}.{key}");
     let instance = string(map.get("instance"), &field("instance"))?;
     if let Some(instance) = &instance {
-        crate::names::check_instance_name(instance).map_err(|e| format!("{}: {e}", field("instance")))?;
+        crate::names::check_instance_name(instance)
+            .map_err(|e| format!("{}: {e}", field("instance")))?;
     }
     let strict = match map.get("strict") {
         None | Some(Value::Null) => None,
@@ -646,16 +650,39 @@ releases:
     #[test]
     fn a_typo_gets_a_did_you_mean() {
         let cases = [
-            (FILE.replace("namespace: shop\n", "namespce: shop\n"), "releases.shop.namespce: unknown key; did you mean \"namespace\"?"),
-            (FILE.replace("      prod:\n", "      prd:\n"), "releases.shop.environments: \"prd\" is not one of the file's environments (dev, prod); did you mean \"prod\"?"),
-            (FILE.replace("only: [dev]", "only: [deb]"), "did you mean \"dev\"?"),
-            (FILE.replace("defaults:", "default:"), "default: unknown key; did you mean \"defaults\"?"),
-            (FILE.replace("    module: tools/module.yaml\n", ""), "releases.tools.module is missing"),
-            (FILE.replace("  shop:\n", "  Shop:\n"), "releases.Shop: a release's name \"Shop\" must be a DNS label"),
-            (FILE.replace("kind: Platform", "kind: Module"), "is not a releases file"),
+            (
+                FILE.replace("namespace: shop\n", "namespce: shop\n"),
+                "releases.shop.namespce: unknown key; did you mean \"namespace\"?",
+            ),
+            (
+                FILE.replace("      prod:\n", "      prd:\n"),
+                "releases.shop.environments: \"prd\" is not one of the file's environments (dev, prod); did you mean \"prod\"?",
+            ),
+            (
+                FILE.replace("only: [dev]", "only: [deb]"),
+                "did you mean \"dev\"?",
+            ),
+            (
+                FILE.replace("defaults:", "default:"),
+                "default: unknown key; did you mean \"defaults\"?",
+            ),
+            (
+                FILE.replace("    module: tools/module.yaml\n", ""),
+                "releases.tools.module is missing",
+            ),
+            (
+                FILE.replace("  shop:\n", "  Shop:\n"),
+                "releases.Shop: a release's name \"Shop\" must be a DNS label",
+            ),
+            (
+                FILE.replace("kind: Platform", "kind: Module"),
+                "is not a releases file",
+            ),
         ];
         for (text, wanted) in cases {
-            let error = Platform::parse(Path::new("p.yaml"), &text).unwrap_err().to_string();
+            let error = Platform::parse(Path::new("p.yaml"), &text)
+                .unwrap_err()
+                .to_string();
             assert!(error.starts_with("p.yaml: "), "{error}");
             assert!(error.contains(wanted), "{error}\nwanted: {wanted}");
         }
@@ -663,7 +690,10 @@ releases:
         let error = platform.releases("prd").unwrap_err().to_string();
         assert!(error.contains("did you mean \"prod\"?"), "{error}");
         let error = platform.check_release("shpo").unwrap_err().to_string();
-        assert!(error.contains("has no release \"shpo\"; did you mean \"shop\"?"), "{error}");
+        assert!(
+            error.contains("has no release \"shpo\"; did you mean \"shop\"?"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -27,6 +27,12 @@ impl Progress {
     /// Shows `message` with a spinner and the elapsed time on the process's stderr, if it is a
     /// terminal; `None` otherwise.
     pub fn start(message: String) -> Option<Self> {
+        Self::start_with(move || message.clone())
+    }
+
+    /// [`start`](Self::start) with a line `message` makes afresh at each redraw (a count of
+    /// what is done, say).
+    pub fn start_with(message: impl Fn() -> String + Send + 'static) -> Option<Self> {
         if !on_terminal() {
             return None;
         }
@@ -46,7 +52,7 @@ impl Progress {
     }
 }
 
-fn spin(message: &str, stop: &AtomicBool, mut terminal: std::fs::File) {
+fn spin(message: &dyn Fn() -> String, stop: &AtomicBool, mut terminal: std::fs::File) {
     let started = Instant::now();
     let mut shown = false;
     let mut frame = 0;
@@ -58,8 +64,9 @@ fn spin(message: &str, stop: &AtomicBool, mut terminal: std::fs::File) {
         }
         let _ = write!(
             terminal,
-            "\r{} {message} {:.1} s\x1b[K",
+            "\r{} {} {:.1} s\x1b[K",
             FRAMES[frame % FRAMES.len()],
+            message(),
             elapsed.as_secs_f64()
         );
         shown = true;

@@ -421,6 +421,28 @@ impl Sandbox {
         options: &crate::wit::renderer::Options,
         limits: &Limits,
     ) -> opm_core::calls::outcome::Outcome<Vec<crate::wit::renderer::File>> {
+        self.render_redacting(
+            renderer,
+            resources,
+            context,
+            options,
+            limits,
+            &self.redactor,
+        )
+    }
+
+    /// [`render`](Self::render), what the guest says redacted by `redactor` rather than the
+    /// sandbox's own: renders of several modules sharing one sandbox each redact their own
+    /// sensitive values.
+    pub fn render_redacting(
+        &self,
+        renderer: &CompiledRenderer,
+        resources: &[crate::wit::renderer::Resource],
+        context: &opm_core::calls::Context,
+        options: &crate::wit::renderer::Options,
+        limits: &Limits,
+        redactor: &Arc<Redactor>,
+    ) -> opm_core::calls::outcome::Outcome<Vec<crate::wit::renderer::File>> {
         let sandbox = self.running(renderer.quick);
         let limits = &Limits {
             memory: limits.memory.min(sandbox.memory_ceiling),
@@ -437,7 +459,7 @@ impl Sandbox {
             },
             limits,
             sandbox.ticker.ticks(limits.timeout),
-            &self.redactor,
+            redactor,
         )
     }
 
@@ -566,6 +588,19 @@ impl Sandbox {
         context: opm_core::calls::Context,
         limits: &Limits,
     ) -> CallOutcome {
+        self.call_redacting(transformer, input, context, limits, &self.redactor)
+    }
+
+    /// [`call`](Self::call), what the guest says redacted by `redactor` rather than the
+    /// sandbox's own (see [`render_redacting`](Self::render_redacting)).
+    pub fn call_redacting(
+        &self,
+        transformer: &CompiledTransformer,
+        input: &String,
+        context: opm_core::calls::Context,
+        limits: &Limits,
+        redactor: &Arc<Redactor>,
+    ) -> CallOutcome {
         let sandbox = self.running(transformer.quick);
         let limits = &Limits {
             memory: limits.memory.min(sandbox.memory_ceiling),
@@ -579,7 +614,7 @@ impl Sandbox {
             context,
             limits,
             sandbox.ticker.ticks(limits.timeout),
-            &self.redactor,
+            redactor,
         )
     }
 }

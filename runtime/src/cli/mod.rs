@@ -29,6 +29,10 @@ enum Command {
     /// Work with modules: render them, check them.
     #[command(subcommand, name = "mod")]
     Module(ModuleCommand),
+    /// Render a whole platform: every release of a releases file in an environment, in one
+    /// process; and the difference a change makes to every environment.
+    #[command(subcommand)]
+    Platform(commands::platform::PlatformCommand),
     /// Work with providers: install and lock, list, pack, push, pull, export, inspect, sign,
     /// verify.
     #[command(subcommand)]
@@ -178,6 +182,7 @@ where
     let result = match cli.command {
         Command::Module(ModuleCommand::Build(args)) => commands::mod_build::run(args, out),
         Command::Cache(command) => commands::cache::run(command, out),
+        Command::Platform(command) => commands::platform::run(command, out),
         Command::Module(ModuleCommand::Vet(args)) => commands::mod_vet::run(args, out),
         Command::Module(ModuleCommand::Diff(args)) => commands::mod_diff::run(args, out),
         Command::Module(ModuleCommand::Init(args)) => commands::mod_init::run(args, out),

@@ -124,8 +124,9 @@ pub struct Render {
     pub context: RenderContext,
     /// Resources in the order of the calls, the renderer's files, and every failure.
     pub rendered: Rendered,
-    /// The render threads, as many as the request asked for.
-    pub pool: rayon::ThreadPool,
+    /// The render threads, as many as the request asked for (shared by every render of a
+    /// [`super::Shared`]).
+    pub pool: std::sync::Arc<rayon::ThreadPool>,
     /// Every provider of the render, by name, version and bundle digest (its provenance).
     pub providers: Vec<ProviderId>,
 }
@@ -179,7 +180,7 @@ pub struct Planning {
     /// What every call will be told about the render.
     pub context: RenderContext,
     providers: ProviderSet,
-    pool: rayon::ThreadPool,
+    pool: std::sync::Arc<rayon::ThreadPool>,
     limits: provider::CallLimits,
     renderer: super::Renderer,
 }
@@ -188,6 +189,27 @@ pub struct Planning {
 /// threads: the front half of [`build`], which nothing of it runs or compiles. `env` is where
 /// `${env:NAME}` and `SOURCE_DATE_EPOCH` are read.
 pub fn plan(request: &Request, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Planned {
+    plan_on(request, env, None, None)
+}
+
+/// [`plan`] on `pool`, the threads several renders share ([`super::Shared`]), rather than
+/// threads of its own, with `providers` when the caller loaded them already (as
+/// [`provider::load_set`] loads them for `request`).
+pub fn plan_in(
+    request: &Request,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    pool: std::sync::Arc<rayon::ThreadPool>,
+    providers: Option<ProviderSet>,
+) -> Planned {
+    plan_on(request, env, Some(pool), providers)
+}
+
+fn plan_on(
+    request: &Request,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
+    providers: Option<ProviderSet>,
+) -> Planned {
     if let Some(Err(error)) = request
         .instance
         .as_deref()
@@ -200,7 +222,8 @@ pub fn plan(request: &Request, env: &(dyn Fn(&str) -> Option<String> + Sync)) ->
     }
     fewer_huge_pages_for(&request.module);
     // Parsing, planning, rendering and serialising all run on these threads.
-    let pool = match render_threads(request.jobs) {
+    let pool = match pool.map_or_else(|| render_threads(request.jobs).map(std::sync::Arc::new), Ok)
+    {
         Ok(pool) => pool,
         Err(error) => {
             return Planned {
@@ -210,13 +233,7 @@ pub fn plan(request: &Request, env: &(dyn Fn(&str) -> Option<String> + Sync)) ->
         }
     };
     // The providers first: the module's expressions see the platform they render for.
-    let providers = match provider::load_set(
-        &request.providers,
-        &request.module,
-        request.renderer.as_deref(),
-        env,
-        &crate::embedded::PROVIDERS,
-    ) {
+    let providers = match providers.map_or_else(|| load_providers(request, env), Ok) {
         Ok(providers) => providers,
         Err(error) => {
             return Planned {
@@ -258,6 +275,20 @@ pub fn plan(request: &Request, env: &(dyn Fn(&str) -> Option<String> + Sync)) ->
     Planned { redactor, planning }
 }
 
+/// The providers `request` names, as a render loads them ([`provider::load_set`]).
+pub fn load_providers(
+    request: &Request,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<ProviderSet, provider::installed::InstallError> {
+    provider::load_set(
+        &request.providers,
+        &request.module,
+        request.renderer.as_deref(),
+        env,
+        &crate::embedded::PROVIDERS,
+    )
+}
+
 /// From this size on, a module file is rendered without transparent huge pages: about 700
 /// components of one attachment each.
 const LARGE_MODULE_BYTES: u64 = 128 << 10;
@@ -283,7 +314,7 @@ fn fewer_huge_pages_for(path: &Path) {
 }
 
 /// The render's threads: `jobs` of them, or one per core.
-fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+pub fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     let mut pool = rayon::ThreadPoolBuilder::new()
         .thread_name(|i| format!("opm-render-{i}"))
         .stack_size(opm_core::module::expr::THREAD_STACK);
@@ -299,7 +330,7 @@ fn planning(
     request: &Request,
     module: opm_core::module::Module,
     providers: ProviderSet,
-    pool: rayon::ThreadPool,
+    pool: std::sync::Arc<rayon::ThreadPool>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     env_read: Vec<String>,
 ) -> anyhow::Result<Planning> {
@@ -367,6 +398,18 @@ fn planning(
 }
 
 impl Planning {
+    /// What the sandbox must allow for this render's calls and its renderer: the most memory
+    /// any of its providers asks, or its renderer.
+    pub fn ceiling(&self) -> anyhow::Result<opm_sandbox::Limits> {
+        let mut ceiling = self.limits.ceiling();
+        ceiling.memory = ceiling.memory.max(
+            super::renderer::limits(&self.renderer.limits, 0)
+                .map_err(anyhow::Error::msg)?
+                .memory,
+        );
+        Ok(ceiling)
+    }
+
     /// Compiles the transformers the plan calls and runs every call (by `runner`, else in the
     /// sandbox, guests' words through `redactor`), then the renderer when the plan is sound: the
     /// back half of [`build`].
@@ -376,6 +419,29 @@ impl Planning {
         redactor: &Redactor,
         runner: Option<&dyn Runner>,
     ) -> anyhow::Result<Render> {
+        self.render_on(request, redactor, runner, None)
+    }
+
+    /// [`render`](Self::render) in `shared`'s sandbox, with the components it compiled for
+    /// earlier renders (its ceiling must be at least this planning's [`ceiling`](Self::ceiling):
+    /// a call is given no more memory than the sandbox allows).
+    pub fn render_shared(
+        self,
+        request: &Request,
+        redactor: &Redactor,
+        shared: &super::Shared,
+    ) -> anyhow::Result<Render> {
+        self.render_on(request, redactor, None, Some(shared))
+    }
+
+    fn render_on(
+        self,
+        request: &Request,
+        redactor: &Redactor,
+        runner: Option<&dyn Runner>,
+        shared: Option<&super::Shared>,
+    ) -> anyhow::Result<Render> {
+        let ceiling = self.ceiling()?;
         let Self {
             plan,
             context,
@@ -406,25 +472,28 @@ impl Planning {
                     .unwrap_or_default(),
             )
         };
+        let shared_redactor = shared.map(|_| std::sync::Arc::new(redactor.clone()));
         let rendered = pool.install(|| {
             // The sandbox holds the renderer's memory too.
-            let mut ceiling = limits.ceiling();
-            ceiling.memory = ceiling.memory.max(
-                super::renderer::limits(&renderer.limits, 0)
-                    .map_err(anyhow::Error::msg)?
-                    .memory,
-            );
-            let sandbox = Sandbox::with_compiler(&ceiling, request.compiler)?
-                .with_precompiled(&crate::embedded::CODE)
-                .with_cache(request.cache.clone())
-                .with_redactor(redactor.clone());
+            let own;
+            let code = match (shared, &shared_redactor) {
+                (Some(shared), Some(redactor)) => shared.code(redactor),
+                _ => {
+                    own = Sandbox::with_compiler(&ceiling, request.compiler)?
+                        .with_precompiled(&crate::embedded::CODE)
+                        .with_cache(request.cache.clone())
+                        .with_redactor(redactor.clone());
+                    super::shared::Code::own(&own)
+                }
+            };
             let mut rendered = match runner {
                 Some(runner) => super::execute_patched(runner, &calls, &context, &limits, &patches),
                 None => {
-                    let transformers = compile(&sandbox, &plan, &providers, request.progress)?;
+                    let transformers = compile(code, &plan, &providers, request.progress)?;
                     let sandboxed = Sandboxed {
-                        sandbox: &sandbox,
+                        sandbox: code.sandbox,
                         transformers: &transformers,
+                        redactor: code.redactor(),
                     };
                     let mut rendered =
                         super::execute_patched(&sandboxed, &calls, &context, &limits, &patches);
@@ -450,8 +519,8 @@ impl Planning {
             // The renderer runs even when a call failed, so that what it refuses (two resources
             // that are one object) is reported with the rest; nothing is written then anyway.
             if plan.is_ok() {
-                super::renderer::run(
-                    &sandbox,
+                super::renderer::run_in(
+                    code,
                     &renderer,
                     &mut rendered,
                     &context,
@@ -531,7 +600,7 @@ fn renderer_of(
 /// those. A component that is not a transformer's is refused before anything is compiled; a
 /// transformer that does not compile fails its own calls, reported with the others.
 fn compile(
-    sandbox: &Sandbox,
+    code: super::shared::Code<'_>,
     plan: &Plan,
     providers: &ProviderSet,
     progress: bool,
@@ -553,7 +622,7 @@ fn compile(
             .provider_of(fqn)
             .map_or(Ok(()), |provider| provider.check_component(fqn))
     })?;
-    Ok(compile_all(sandbox, &components, progress))
+    Ok(compile_all_in(code, &components, progress))
 }
 
 /// Compiles `components` (name, bytes) on the current rayon pool, showing a progress line on a
@@ -565,12 +634,20 @@ pub fn compile_all(
     components: &[(&str, &[u8])],
     progress: bool,
 ) -> Transformers {
+    compile_all_in(super::shared::Code::own(sandbox), components, progress)
+}
+
+fn compile_all_in(
+    code: super::shared::Code<'_>,
+    components: &[(&str, &[u8])],
+    progress: bool,
+) -> Transformers {
     let progress = progress
         .then(|| {
             opm_core::progress::compiling("on first use; later runs use the cache", || {
                 components
                     .iter()
-                    .filter(|(_, bytes)| !sandbox.is_cached(bytes))
+                    .filter(|(name, bytes)| !code.is_cached(name, bytes))
                     .map(|(_, bytes)| bytes.len())
                     .collect()
             })
@@ -578,7 +655,7 @@ pub fn compile_all(
         .flatten();
     let compiled = components
         .par_iter()
-        .map(|(name, bytes)| ((*name).to_owned(), sandbox.compile(name, bytes)))
+        .map(|(name, bytes)| ((*name).to_owned(), code.compile(name, bytes)))
         .collect();
     drop(progress);
     compiled

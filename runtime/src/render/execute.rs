@@ -48,6 +48,9 @@ pub trait Runner: Sync {
 pub(crate) struct Sandboxed<'a> {
     pub(crate) sandbox: &'a Sandbox,
     pub(crate) transformers: &'a Transformers,
+    /// The render's redactor, when the sandbox is shared by several renders
+    /// ([`super::Shared`]); none: the sandbox's own.
+    pub(crate) redactor: Option<&'a std::sync::Arc<opm_core::redact::Redactor>>,
 }
 
 impl Runner for Sandboxed<'_> {
@@ -58,7 +61,13 @@ impl Runner for Sandboxed<'_> {
         limits: &Limits,
     ) -> Result<CallOutcome, String> {
         match &self.transformers[&call.transformer] {
-            Ok(compiled) => Ok(self.sandbox.call(compiled, &call.input, context, limits)),
+            Ok(compiled) => Ok(match self.redactor {
+                Some(redactor) => {
+                    self.sandbox
+                        .call_redacting(compiled, &call.input, context, limits, redactor)
+                }
+                None => self.sandbox.call(compiled, &call.input, context, limits),
+            }),
             Err(error) => Err(load_reason(error)),
         }
     }
@@ -88,6 +97,7 @@ pub fn execute(
         &Sandboxed {
             sandbox,
             transformers,
+            redactor: None,
         },
         calls,
         context,

@@ -13,16 +13,18 @@ pub mod build;
 pub mod deliver;
 mod execute;
 mod renderer;
+mod shared;
 
 pub use opm_core::render::*;
 
 pub use build::{
     Built, Planned, Planning, Precompiled, Render, Request, build, build_with, compile_into_cache,
-    plan,
+    load_providers, plan, plan_in, render_threads,
 };
 pub(crate) use execute::Sandboxed;
 pub use execute::{Runner, Transformers, execute, execute_patched, execute_with};
 pub use renderer::{OutputOptions, Renderer, run as run_renderer};
+pub use shared::Shared;
 
 /// What `report` says of the component `name` with `digest`: where its code came from.
 pub fn code_load(name: String, digest: String, report: &opm_sandbox::CodeReport) -> CodeLoad {

@@ -113,6 +113,25 @@ pub fn run(
     options: &OutputOptions,
     owner_of: &dyn Fn(&str) -> (String, String),
 ) {
+    run_in(
+        super::shared::Code::own(sandbox),
+        renderer,
+        rendered,
+        context,
+        options,
+        owner_of,
+    );
+}
+
+/// [`run`] in `code`: a render's own sandbox, or one several renders share.
+pub(crate) fn run_in(
+    code: super::shared::Code<'_>,
+    renderer: &Renderer,
+    rendered: &mut Rendered,
+    context: &RenderContext,
+    options: &OutputOptions,
+    owner_of: &dyn Fn(&str) -> (String, String),
+) {
     let component_digest = format!("blake3:{}", blake3::hash(&renderer.component).to_hex());
     let fail = |error: String| RendererFailure {
         renderer: renderer.name.clone(),
@@ -120,7 +139,7 @@ pub fn run(
         digest: component_digest.clone(),
         error,
     };
-    let compiled = match sandbox.compile_renderer(&renderer.name, &renderer.component) {
+    let compiled = match code.compile_renderer(&renderer.name, &renderer.component) {
         Ok(compiled) => {
             rendered.code.push(super::code_load(
                 format!("renderer {}", renderer.name),
@@ -170,13 +189,20 @@ pub fn run(
         resources.iter().map(|_| OnceLock::new()).collect();
     let returned = AtomicBool::new(false);
     let call = || {
-        let outcome = sandbox.render(
-            &compiled,
-            &resources,
-            &context.for_renderer(&renderer.provider_version),
-            &wit_options,
-            &limits,
-        );
+        let context = context.for_renderer(&renderer.provider_version);
+        let outcome = match code.redactor() {
+            Some(redactor) => code.sandbox.render_redacting(
+                &compiled,
+                &resources,
+                &context,
+                &wit_options,
+                &limits,
+                redactor,
+            ),
+            None => code
+                .sandbox
+                .render(&compiled, &resources, &context, &wit_options, &limits),
+        };
         returned.store(true, Ordering::Relaxed);
         outcome
     };

@@ -67,15 +67,41 @@ const STAGING_PREFIX: &str = ".opm-out-";
 /// naming what it holds. Staging directories that renders killed before they finished are
 /// removed first.
 pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow::Result<()> {
+    let staged = stage(dir, files, true)?;
+    sync_all([&staged])?;
+    staged.commit()
+}
+
+/// The new content of a directory, written beside it and not yet swapped in
+/// ([`replace_dir`] in three steps, so that many directories are synced to disk together:
+/// `opm platform build` stages every release, syncs once, then swaps each in).
+#[derive(Debug)]
+pub struct Staged {
+    dir: std::path::PathBuf,
+    staging: tempfile::TempDir,
+    /// Open since before the writes, so that a write-back error of what follows is reported
+    /// by its sync ([`sync_staged`]).
+    opened: std::fs::File,
+    /// Every file staged, by path under the staging directory.
+    paths: Vec<String>,
+}
+
+/// Writes `files` into a fresh sibling directory of `dir` (first checking that `dir` may be
+/// replaced, and, with `sweep`, removing the staging directories of killed renders in its
+/// parent: once per parent is enough, [`sweep_stale_staging`]).
+pub fn stage(
+    dir: &std::path::Path,
+    files: &[super::OutputFile],
+    sweep: bool,
+) -> anyhow::Result<Staged> {
     use anyhow::Context as _;
 
     check_replaceable(dir)?;
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => std::path::PathBuf::from("."),
-    };
+    let parent = parent_of(dir);
     std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
-    sweep_stale_staging(&parent);
+    if sweep {
+        sweep_stale_staging(&parent);
+    }
     let staging = tempfile::Builder::new()
         .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
         .tempdir_in(&parent)
@@ -90,9 +116,7 @@ pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow
         path: MANIFEST.to_owned(),
         bytes: record.into_bytes(),
     };
-    // Opened before anything is written, so that a write-back error of what follows is
-    // reported by its sync ([`sync_staged`]).
-    let staged_dir = std::fs::File::open(staging.path())
+    let opened = std::fs::File::open(staging.path())
         .with_context(|| format!("opening {}", staging.path().display()))?;
     let all: Vec<&super::OutputFile> = files.iter().chain([&manifest]).collect();
     // Each folder once (not a `create_dir_all` per file: two system calls for each of 20,000
@@ -119,43 +143,105 @@ pub fn replace_dir(dir: &std::path::Path, files: &[super::OutputFile]) -> anyhow
     } else {
         all.iter().try_for_each(write)?;
     }
-    sync_staged(&staged_dir, staging.path(), files.iter().chain([&manifest]))
-        .with_context(|| format!("syncing {} to disk", staging.path().display()))?;
-    if dir.exists() {
-        swap(staging.path(), dir).with_context(|| format!("replacing {}", dir.display()))?;
-        // `staging` now names the old content, which its drop removes: its files first, on
-        // several threads when there are many.
-        remove_files(staging.path());
-    } else {
-        let staged = staging.keep();
-        std::fs::rename(&staged, dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(Staged {
+        dir: dir.to_owned(),
+        paths: all.iter().map(|file| file.path.clone()).collect(),
+        staging,
+        opened,
+    })
+}
+
+/// Removes `dir`, a directory opm wrote (as [`replace_dir`] would replace it: everything in it
+/// listed in its record); anything else is refused and left.
+pub fn remove_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    anyhow::ensure!(
+        dir.join(MANIFEST).is_file(),
+        "{} has no record of what opm wrote",
+        dir.display()
+    );
+    check_replaceable(dir)?;
+    std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
+}
+
+/// The directory `dir` is in (`.` for a bare name).
+fn parent_of(dir: &std::path::Path) -> std::path::PathBuf {
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => std::path::PathBuf::from("."),
+    }
+}
+
+/// Makes everything `staged` holds durable: one sync of each file system they are on.
+pub fn sync_all<'a>(staged: impl IntoIterator<Item = &'a Staged>) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let mut synced = BTreeSet::new();
+    for one in staged {
+        #[cfg(unix)]
+        let device = {
+            use std::os::unix::fs::MetadataExt as _;
+            one.opened.metadata().map(|m| m.dev()).ok()
+        };
+        #[cfg(not(unix))]
+        let device: Option<u64> = None;
+        // Elsewhere than Linux each staging directory's files are synced one by one.
+        if cfg!(target_os = "linux") && device.is_some_and(|device| !synced.insert(device)) {
+            continue;
+        }
+        sync_staged(&one.opened, one.staging.path(), &one.paths)
+            .with_context(|| format!("syncing {} to disk", one.staging.path().display()))?;
     }
     Ok(())
 }
 
+impl Staged {
+    /// The directory it replaces.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
+    /// Swaps the staged content in, once synced ([`sync_all`]): one atomic exchange when the
+    /// directory exists (the old content is then removed), one rename when it does not.
+    pub fn commit(self) -> anyhow::Result<()> {
+        use anyhow::Context as _;
+        let Self { dir, staging, .. } = self;
+        if dir.exists() {
+            swap(staging.path(), &dir).with_context(|| format!("replacing {}", dir.display()))?;
+            // `staging` now names the old content, which its drop removes: its files first, on
+            // several threads when there are many.
+            remove_files(staging.path());
+        } else {
+            let staged = staging.keep();
+            std::fs::rename(&staged, &dir)
+                .with_context(|| format!("creating {}", dir.display()))?;
+        }
+        Ok(())
+    }
+}
+
 /// Makes everything written into the staging directory `dir` (open as `opened` since before
-/// the writes; the `files` at their paths) durable before it is swapped in: on Linux with one
+/// the writes; the files at `paths` under it) durable before it is swapped in: on Linux with one
 /// `syncfs` of the file system that holds it, which writes every file and folder out together
 /// and reports a write-back error since `opened` was opened (Linux 5.8 and later; a FUSE file
 /// system without `syncfs` support flushes nothing), elsewhere by syncing each file. One sync
 /// per file cost a `--split` render of 10,000 components 10 s where its stdout took 1 s
 /// (benches/RESULTS.md, "Writing --out-dir"). The price: `syncfs` also writes out what other
 /// processes left dirty on that file system.
-fn sync_staged<'a>(
+fn sync_staged(
     opened: &std::fs::File,
     dir: &std::path::Path,
-    files: impl Iterator<Item = &'a super::OutputFile>,
+    paths: &[String],
 ) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        let _ = (dir, files);
+        let _ = (dir, paths);
         rustix::fs::syncfs(opened).map_err(std::io::Error::from)
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = opened;
-        for file in files {
-            std::fs::File::open(dir.join(&file.path))?.sync_all()?;
+        for path in paths {
+            std::fs::File::open(dir.join(path))?.sync_all()?;
         }
         Ok(())
     }
@@ -186,7 +272,7 @@ fn remove_files(dir: &std::path::Path) {
 /// Removes the staging directories in `parent` of renders that were killed: those whose name
 /// carries the id of a process that no longer runs. One a running render stages in, or one of
 /// another opm's naming, is left alone; what cannot be removed is left for the next render.
-fn sweep_stale_staging(parent: &std::path::Path) {
+pub fn sweep_stale_staging(parent: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };

@@ -13,6 +13,7 @@ pub mod mod_verify;
 pub mod mod_verify_render;
 pub mod mod_vet;
 pub mod module_args;
+pub mod platform;
 pub mod provider_export;
 pub mod provider_init;
 pub mod provider_inspect;

@@ -164,6 +164,16 @@ impl RunArgs {
         output: OutputOptions,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Request {
+        self.apply(module.request(), output, env)
+    }
+
+    /// `base` run as these flags say, with `output`.
+    pub fn apply(
+        &self,
+        base: Request,
+        output: OutputOptions,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Request {
         let verbose = self.verbose();
         Request {
             jobs: self.jobs,
@@ -179,7 +189,7 @@ impl RunArgs {
             // A progress line would be the one line on stderr that is not JSON.
             progress: verbose != Some(Verbose::Json),
             output,
-            ..module.request()
+            ..base
         }
     }
 }

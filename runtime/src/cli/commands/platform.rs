@@ -1,0 +1,218 @@
+//! `opm platform build` and `opm platform diff`: every release of a releases file
+//! (`docs/platforms.md`) rendered in one process, and the difference a change makes to every
+//! environment. The work is [`crate::platform`]'s; this parses the flags and prints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use super::mod_build::{OutputArg, RunArgs};
+use crate::cli::{EXIT_FAILED, Output};
+use crate::platform::build::{self as platform_build, Build, Status};
+use crate::render::{OutputOptions, Request};
+use crate::report::Verbose;
+
+/// `opm platform …`.
+#[derive(Debug, Subcommand)]
+pub enum PlatformCommand {
+    /// Render every release of a releases file in one environment, in one process, into
+    /// DIR/ENV/RELEASE/ (each exactly what `opm mod build --out-dir` writes for it); releases
+    /// whose inputs did not change since their last render are not rendered again.
+    Build(BuildArgs),
+}
+
+/// Arguments of `opm platform build`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm platform build platform.yaml --env prod --out-dir out/
+  opm platform build platform.yaml --env dev --out-dir out/ --release shop --force
+  opm platform build platform.yaml --env prod --out-dir out/ --verbose=json 2> build.jsonl")]
+pub struct BuildArgs {
+    /// The releases file (`kind: Platform`).
+    ///
+    /// Example: opm platform build deploy/platform.yaml --env prod --out-dir out/
+    #[arg(default_value = "platform.yaml", value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The environment to render (one of the file's `environments`); may be left out when the
+    /// file has only one.
+    ///
+    /// Example: --env prod
+    #[arg(short = 'e', long = "env", value_name = "ENV")]
+    pub environment: Option<String>,
+
+    /// Where the environment's releases are written: DIR/ENV/RELEASE/, each replaced
+    /// atomically (a release that fails keeps its last good render), and DIR/ENV/.opm-platform.json,
+    /// the input key of each release's render.
+    ///
+    /// Example: --out-dir out/
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+
+    /// Render only this release (repeatable); the others are left as they are.
+    ///
+    /// Example: --release shop
+    #[arg(long = "release", value_name = "NAME")]
+    pub release: Vec<String>,
+
+    /// Render every release, even those whose inputs did not change since their last render.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Output format of every release, as `opm mod build -o` takes it.
+    ///
+    /// Example: -o json
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputArg::Yaml)]
+    pub output: OutputArg,
+
+    /// One file per resource in each release's directory, as `opm mod build --split`.
+    #[arg(long)]
+    pub split: bool,
+
+    /// Mark objects Flux's variable substitution would change, as `opm mod build --flux`.
+    #[arg(long)]
+    pub flux: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Runs `opm platform …`.
+pub fn run(command: PlatformCommand, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    match command {
+        PlatformCommand::Build(args) => build(args, out),
+    }
+}
+
+/// The environment `given`, or the file's only one.
+pub(crate) fn environment_of(
+    given: Option<&str>,
+    file: &std::path::Path,
+) -> anyhow::Result<String> {
+    if let Some(environment) = given {
+        return Ok(environment.to_owned());
+    }
+    let platform = opm_core::platform::Platform::load(file)?;
+    match platform.environments.as_slice() {
+        [only] => Ok(only.clone()),
+        all => anyhow::bail!("say which environment to render: --env {}", all.join(" | ")),
+    }
+}
+
+fn build(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let environment = environment_of(args.environment.as_deref(), &args.file)?;
+    let output = OutputOptions {
+        format: args.output.name().to_owned(),
+        split: args.split,
+        directory: true,
+    };
+    let base = Request {
+        flux: args.flux,
+        ..args.run.apply(Request::new(""), output, out.env)
+    };
+    let verbose = args.run.verbose();
+    let built = platform_build::build(
+        &Build {
+            file: args.file.clone(),
+            environment: environment.clone(),
+            only: args.release.clone(),
+            out_dir: args.out_dir.clone(),
+            force: args.force,
+            base,
+            verbose,
+        },
+        out.env,
+    )?;
+    let (mut rendered, mut unchanged, mut failed) = (0, 0, 0);
+    for outcome in &built.releases {
+        let name = format!("{environment}/{}", outcome.release.name);
+        let (status, files) = match outcome.status {
+            Status::Rendered(files) => {
+                rendered += 1;
+                ("rendered", Some(files))
+            }
+            Status::Unchanged => {
+                unchanged += 1;
+                ("unchanged", None)
+            }
+            Status::Failed => {
+                failed += 1;
+                ("failed", None)
+            }
+        };
+        let report = String::from_utf8_lossy(&outcome.report);
+        if verbose == Some(Verbose::Json) {
+            for line in report.lines() {
+                let mut event = serde_json::Map::new();
+                event.insert("environment".into(), json!(environment));
+                event.insert("release".into(), json!(outcome.release.name));
+                match serde_json::from_str::<Value>(line) {
+                    Ok(Value::Object(fields)) => event.extend(fields),
+                    _ => {
+                        event.insert("event".into(), json!("error"));
+                        event.insert("message".into(), json!(line));
+                    }
+                }
+                writeln!(out.stderr, "{}", Value::Object(event))?;
+            }
+            let mut event = json!({
+                "event": "release",
+                "environment": environment,
+                "release": outcome.release.name,
+                "status": status,
+                "dir": outcome.dir.display().to_string(),
+                "key": outcome.key,
+            });
+            if let Some(files) = files {
+                event["files"] = json!(files);
+            }
+            writeln!(out.stderr, "{event}")?;
+        } else {
+            for line in report.lines() {
+                writeln!(out.stderr, "{name}: {line}")?;
+            }
+            match files {
+                Some(files) => writeln!(
+                    out.stderr,
+                    "{name}: rendered {files} files into {}",
+                    outcome.dir.display()
+                )?,
+                None => writeln!(out.stderr, "{name}: {status}")?,
+            }
+        }
+    }
+    let status = if failed > 0 { EXIT_FAILED } else { 0 };
+    if verbose == Some(Verbose::Json) {
+        writeln!(
+            out.stderr,
+            "{}",
+            json!({
+                "event": "summary",
+                "environment": environment,
+                "releases": built.releases.len(),
+                "rendered": rendered,
+                "unchanged": unchanged,
+                "failed": failed,
+                "removed": built.removed,
+                "status": status,
+            })
+        )?;
+    } else {
+        for name in &built.removed {
+            writeln!(
+                out.stderr,
+                "{environment}/{name}: removed (no longer in {})",
+                args.file.display()
+            )?;
+        }
+        writeln!(
+            out.stderr,
+            "{environment}: {} release{}: {rendered} rendered, {unchanged} unchanged, {failed} failed",
+            built.releases.len(),
+            if built.releases.len() == 1 { "" } else { "s" },
+        )?;
+    }
+    Ok(ExitCode::from(status))
+}
