@@ -193,9 +193,8 @@ pub fn build(
         .flatten();
     // Plans, in parallel, each release's providers handed over.
     let sources = GitSources::default();
-    let mut pending: Vec<Pending> =
-        pool.install(|| {
-            requests
+    let mut pending: Vec<Pending> = pool.install(|| {
+        requests
                 .into_par_iter()
                 .zip(loaded)
                 .enumerate()
@@ -221,7 +220,7 @@ pub fn build(
                     }
                 })
                 .collect()
-        });
+    });
     pending.sort_by_key(|p| p.index);
     // One sandbox that allows what the most demanding render asks.
     let ceiling = pending

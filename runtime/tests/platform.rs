@@ -1,0 +1,457 @@
+//! `opm platform build` and `opm platform diff`, run as a user runs them: a releases file over
+//! copies of the repository's examples, each release's directory compared byte for byte with
+//! what `opm mod build --out-dir` writes for it, unchanged releases skipped, a failing release
+//! keeping its last good output, and the pull request's diff from a real git repository.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::exited;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs opm in `dir` with only the environment variables `vars` (and PATH, HOME).
+fn opm_with(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_opm"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.join(".home"))
+        .env("OPM_CACHE_DIR", dir.join(".cache"));
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    command.output().expect("opm runs")
+}
+
+/// Every file under `dir`, by `/`-separated relative path, with its bytes.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let relative = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((relative, std::fs::read(&path).expect("read")));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// A platform of three releases over copies of hello and shop, in `dir`.
+fn platform_in(dir: &Path) {
+    for example in ["hello", "shop"] {
+        let to = dir.join("modules").join(example);
+        std::fs::create_dir_all(&to).unwrap();
+        for file in ["module.yaml", "values-prod.yaml"] {
+            let from = repo().join("examples").join(example).join(file);
+            if from.exists() {
+                std::fs::copy(from, to.join(file)).unwrap();
+            }
+        }
+    }
+    std::fs::create_dir_all(dir.join("platform/values")).unwrap();
+    std::fs::write(
+        dir.join("platform/values/shop-prod.yaml"),
+        "domain: shop.acme.example\ncleanup: {schedule: \"30 2 * * *\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("platform/platform.yaml"),
+        "apiVersion: core.opm.dev/v1
+kind: Platform
+metadata: {name: acme}
+environments: [dev, prod]
+releases:
+  hello:
+    module: ../modules/hello
+  hello-eu:
+    module: ../modules/hello/module.yaml
+    only: [prod]
+    namespace: eu
+  shop:
+    module: ../modules/shop
+    namespace: shop
+    values: {replicas: 3}
+    environments:
+      prod:
+        namespace: shop-prod
+        valuesFiles: [../modules/shop/values-prod.yaml, values/shop-prod.yaml]
+        values: {replicas: 6, database: {password: '${env:SHOP_DB_PASSWORD}'}}
+",
+    )
+    .unwrap();
+}
+
+const PASSWORD: &str = "correct-horse-battery-staple";
+
+#[test]
+fn each_release_is_what_mod_build_writes_for_it_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    let vars = [("SHOP_DB_PASSWORD", PASSWORD)];
+    let output = opm_with(
+        dir,
+        &[
+            "platform",
+            "build",
+            "platform/platform.yaml",
+            "--env",
+            "prod",
+            "--out-dir",
+            "out",
+        ],
+        &vars,
+    );
+    let (_, stderr) = exited(&output, 0);
+    assert!(
+        stderr.contains("prod: 3 releases: 3 rendered, 0 unchanged, 0 failed"),
+        "{stderr}"
+    );
+    // The same releases, one `opm mod build` each, written out by hand.
+    let singles: [(&str, &[&str]); 3] = [
+        (
+            "hello",
+            &[
+                "mod",
+                "build",
+                "platform/../modules/hello",
+                "--instance",
+                "hello",
+            ],
+        ),
+        (
+            "hello-eu",
+            &[
+                "mod",
+                "build",
+                "platform/../modules/hello/module.yaml",
+                "--instance",
+                "hello-eu",
+                "-n",
+                "eu",
+            ],
+        ),
+        (
+            "shop",
+            &[
+                "mod",
+                "build",
+                "platform/../modules/shop",
+                "-f",
+                "platform/../modules/shop/values-prod.yaml",
+                "-f",
+                "platform/values/shop-prod.yaml",
+                "--set",
+                "replicas=6",
+                "--set",
+                "database.password=\"${env:SHOP_DB_PASSWORD}\"",
+                "--instance",
+                "shop",
+                "-n",
+                "shop-prod",
+            ],
+        ),
+    ];
+    for (release, args) in singles {
+        let single = format!("single/{release}");
+        let mut args = args.to_vec();
+        args.extend(["--out-dir", &single]);
+        exited(&opm_with(dir, &args, &vars), 0);
+        let platform = tree(&dir.join("out/prod").join(release));
+        assert!(platform.len() >= 3, "{release}: {platform:?}");
+        assert!(
+            platform == tree(&dir.join(&single)),
+            "{release}: the platform's directory is not what mod build wrote"
+        );
+    }
+    let shop = std::fs::read_to_string(dir.join("out/prod/shop/shop.yaml")).unwrap();
+    assert!(
+        shop.contains("replicas: 6") && shop.contains("shop.acme.example"),
+        "{shop}"
+    );
+    // dev: hello-eu is prod's only, shop has its own namespace and replicas.
+    let output = opm_with(
+        dir,
+        &[
+            "platform",
+            "build",
+            "platform/platform.yaml",
+            "--env",
+            "dev",
+            "--out-dir",
+            "out",
+        ],
+        &vars,
+    );
+    let (_, stderr) = exited(&output, 0);
+    assert!(stderr.contains("dev: 2 releases: 2 rendered"), "{stderr}");
+    let shop = std::fs::read_to_string(dir.join("out/dev/shop/shop.yaml")).unwrap();
+    assert!(
+        shop.contains("namespace: shop\n") && shop.contains("replicas: 3"),
+        "{shop}"
+    );
+    assert!(!dir.join("out/dev/hello-eu").exists());
+}
+
+/// The `release` events of a `--verbose=json` run: release → status.
+fn statuses(stderr: &str) -> std::collections::BTreeMap<String, String> {
+    stderr
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect(line))
+        .filter(|event| event["event"] == "release")
+        .map(|event| {
+            (
+                event["release"].as_str().unwrap().to_owned(),
+                event["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn unchanged_releases_are_skipped_and_cached_output_is_fresh_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    let vars = [("SHOP_DB_PASSWORD", PASSWORD)];
+    let build = |extra: &[&str], vars: &[(&str, &str)]| {
+        let mut args = vec![
+            "platform",
+            "build",
+            "platform/platform.yaml",
+            "--env",
+            "prod",
+            "--out-dir",
+            "out",
+            "--verbose=json",
+        ];
+        args.extend(extra);
+        let (_, stderr) = exited(&opm_with(dir, &args, vars), 0);
+        statuses(&stderr)
+    };
+    let all = |status: &str| {
+        ["hello", "hello-eu", "shop"]
+            .map(|r| (r.to_owned(), status.to_owned()))
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(build(&[], &vars), all("rendered"));
+    let first = tree(&dir.join("out"));
+    assert_eq!(build(&[], &vars), all("unchanged"));
+    assert!(
+        tree(&dir.join("out")) == first,
+        "a run with nothing changed wrote something"
+    );
+    // Rendered afresh, everything is byte for byte what the cache kept.
+    assert_eq!(build(&["--force"], &vars), all("rendered"));
+    assert!(
+        tree(&dir.join("out")) == first,
+        "fresh output differs from cached output"
+    );
+    // One input of one release changed: that release alone.
+    std::fs::write(
+        dir.join("platform/values/shop-prod.yaml"),
+        "domain: shop2.acme.example\n",
+    )
+    .unwrap();
+    let changed = build(&[], &vars);
+    assert_eq!(changed["shop"], "rendered");
+    assert_eq!(changed["hello"], "unchanged");
+    assert_eq!(changed["hello-eu"], "unchanged");
+    // A variable a `${env:…}` reads is an input too.
+    let changed = build(&[], &[("SHOP_DB_PASSWORD", "another-long-password")]);
+    assert_eq!(changed["shop"], "rendered");
+    assert_eq!(changed["hello"], "unchanged");
+    // The module file of two releases.
+    let module = dir.join("modules/hello/module.yaml");
+    let text = std::fs::read_to_string(&module).unwrap();
+    std::fs::write(&module, format!("{text}\n# edited\n")).unwrap();
+    let changed = build(&[], &vars);
+    assert_eq!(changed["hello"], "rendered");
+    assert_eq!(changed["hello-eu"], "rendered");
+    assert_eq!(changed["shop"], "rendered", "the variable changed back");
+    // -o json changes the output: every release again.
+    assert_eq!(build(&["-o", "json"], &vars), all("rendered"));
+    // A release the file no longer has is removed with its directory.
+    let file = dir.join("platform/platform.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("    only: [prod]\n", "    only: [dev]\n"),
+    )
+    .unwrap();
+    let (_, stderr) = exited(
+        &opm_with(
+            dir,
+            &[
+                "platform",
+                "build",
+                "platform/platform.yaml",
+                "--env",
+                "prod",
+                "--out-dir",
+                "out",
+                "-o",
+                "json",
+            ],
+            &vars,
+        ),
+        0,
+    );
+    assert!(
+        stderr.contains("prod/hello-eu: removed (no longer in platform/platform.yaml)"),
+        "{stderr}"
+    );
+    assert!(!dir.join("out/prod/hello-eu").exists());
+    assert!(dir.join("out/prod/hello").exists());
+}
+
+#[test]
+fn a_failing_release_fails_the_run_keeps_its_last_output_and_every_release_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    let vars = [("SHOP_DB_PASSWORD", PASSWORD)];
+    let args = [
+        "platform",
+        "build",
+        "platform/platform.yaml",
+        "--env",
+        "prod",
+        "--out-dir",
+        "out",
+    ];
+    exited(&opm_with(dir, &args, &vars), 0);
+    let before = tree(&dir.join("out/prod/shop"));
+    // Too short for the module's minLength, and a change of hello's module.
+    let module = dir.join("modules/hello/module.yaml");
+    let text = std::fs::read_to_string(&module).unwrap();
+    std::fs::write(&module, format!("{text}\n# edited\n")).unwrap();
+    let output = opm_with(dir, &args, &[("SHOP_DB_PASSWORD", "Zq9-xv")]);
+    let (_, stderr) = exited(&output, 1);
+    assert!(
+        stderr.contains("prod/shop: error: --set database.password: parameter database.password: the value is shorter than 12 characters"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("prod/shop: failed"), "{stderr}");
+    assert!(stderr.contains("prod/hello: rendered"), "{stderr}");
+    assert!(
+        stderr.contains("prod: 3 releases: 2 rendered, 0 unchanged, 1 failed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Zq9-xv"), "the value itself: {stderr}");
+    assert!(
+        tree(&dir.join("out/prod/shop")) == before,
+        "the failed release's output changed"
+    );
+    // Under --verbose=json every line is an object; those of the render name the release.
+    let mut json_args = args.to_vec();
+    json_args.push("--verbose=json");
+    let output = opm_with(dir, &json_args, &[("SHOP_DB_PASSWORD", "Zq9-xv")]);
+    let (_, stderr) = exited(&output, 1);
+    let events: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| serde_json::from_str(line).expect(line))
+        .collect();
+    let error = events
+        .iter()
+        .find(|e| e["event"] == "error")
+        .expect("an error event");
+    assert_eq!(error["release"], "shop");
+    assert_eq!(error["environment"], "prod");
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "summary");
+    assert_eq!(last["failed"], 1);
+    assert_eq!(last["status"], 1);
+    // The failed render recorded no key: with the password back, shop's inputs are those of
+    // the output its directory kept, which is not rendered again.
+    let (_, stderr) = exited(&opm_with(dir, &json_args, &vars), 0);
+    assert_eq!(statuses(&stderr)["shop"], "unchanged");
+    assert!(tree(&dir.join("out/prod/shop")) == before);
+}
+
+#[test]
+fn a_typo_in_the_command_or_the_file_gets_a_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    let output = opm_with(
+        dir,
+        &[
+            "platform",
+            "build",
+            "platform/platform.yaml",
+            "--env",
+            "prd",
+            "--out-dir",
+            "out",
+        ],
+        &[],
+    );
+    let (_, stderr) = exited(&output, 2);
+    assert!(
+        stderr.contains("platform/platform.yaml: --env: \"prd\" is not one of the file's environments (dev, prod); did you mean \"prod\"?"),
+        "{stderr}"
+    );
+    let output = opm_with(
+        dir,
+        &[
+            "platform",
+            "build",
+            "platform/platform.yaml",
+            "--env",
+            "prod",
+            "--out-dir",
+            "out",
+            "--release",
+            "shpo",
+        ],
+        &[],
+    );
+    let (_, stderr) = exited(&output, 2);
+    assert!(
+        stderr.contains("has no release \"shpo\"; did you mean \"shop\"?"),
+        "{stderr}"
+    );
+    let file = dir.join("platform/platform.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("valuesFiles:", "valueFiles:")).unwrap();
+    let output = opm_with(
+        dir,
+        &[
+            "platform",
+            "build",
+            "platform/platform.yaml",
+            "--env",
+            "prod",
+            "--out-dir",
+            "out",
+        ],
+        &[],
+    );
+    let (_, stderr) = exited(&output, 2);
+    assert!(
+        stderr.contains(
+            "releases.shop.environments.prod.valueFiles: unknown key; did you mean \"valuesFiles\"?"
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.join("out").exists());
+}
