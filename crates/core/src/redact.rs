@@ -49,6 +49,8 @@ pub struct Redactor {
     in_public: usize,
     /// The values too short to redact, kept so that [`Redactor::holds_secret`] knows them.
     short: std::collections::BTreeSet<String>,
+    /// What it was made of, for [`Redactor::joined`].
+    made_of: (Vec<String>, Vec<String>),
 }
 
 impl Redactor {
@@ -68,6 +70,7 @@ impl Redactor {
     pub fn keeping(secrets: impl IntoIterator<Item = String>, public: Vec<String>) -> Self {
         let public: Vec<String> = public.into_iter().filter(|p| !p.is_empty()).collect();
         let secrets: Vec<String> = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        let made_of = (secrets.clone(), public.clone());
         // The secrets found in the public texts, in one pass over them (not each secret
         // searched for in each text: a module of many components and many Secret values).
         let in_public = match (public.is_empty(), AhoCorasick::new(&secrets)) {
@@ -103,7 +106,23 @@ impl Redactor {
             public,
             in_public,
             short,
+            made_of,
         }
+    }
+
+    /// One redactor for the sensitive values of all of `redactors` (what two renders compared
+    /// side by side, each with its own values, must both keep out of their diff).
+    pub fn joined<'a>(redactors: impl IntoIterator<Item = &'a Redactor>) -> Self {
+        let (mut secrets, mut public) = (Vec::new(), Vec::new());
+        for redactor in redactors {
+            secrets.extend(redactor.made_of.0.iter().cloned());
+            public.extend(redactor.made_of.1.iter().cloned());
+        }
+        secrets.sort();
+        secrets.dedup();
+        public.sort();
+        public.dedup();
+        Self::keeping(secrets, public)
     }
 
     /// Whether `value` holds a sensitive value anywhere, or is one of those too short to redact

@@ -109,19 +109,8 @@ pub struct Outcome {
     pub removed: Vec<String>,
 }
 
-/// A release rendered: its index, its report, and what it staged with its count of files.
-type Rendered = (usize, Vec<u8>, Option<(write::Staged, usize)>);
-
 /// What a set of providers depends on: the references, the renderer, the module's project.
 type ProvidersKey = (Vec<String>, Option<String>, Option<PathBuf>);
-
-/// A release on its way: its request and key, then its plan.
-struct Pending {
-    index: usize,
-    request: Request,
-    source: Option<Source>,
-    planned: Planned,
-}
 
 /// Renders every release of `build` (see the module's documentation). `env` is where
 /// `${env:NAME}` and `SOURCE_DATE_EPOCH` are read. An error is one that stops the whole run (an
@@ -191,91 +180,40 @@ pub fn build(
             })
         })
         .flatten();
-    // Plans, in parallel, each release's providers handed over.
     let sources = GitSources::default();
-    let mut pending: Vec<Pending> = pool.install(|| {
-        requests
-                .into_par_iter()
-                .zip(loaded)
-                .enumerate()
-                .filter(|(index, _)| !unchanged[*index])
-                .map(|(index, (request, providers))| {
-                    let planned = match providers {
-                        Ok(providers) => {
-                            render::plan_in(&request, env, Arc::clone(&pool), Some(providers))
-                        }
-                        Err(error) => Planned {
-                            redactor: opm_core::redact::Redactor::new(
-                                std::collections::BTreeSet::new(),
-                            ),
-                            planning: Err(anyhow::anyhow!(error)),
-                        },
-                    };
-                    let source = sources.of(&request.module);
-                    Pending {
-                        index,
-                        request,
-                        source,
-                        planned,
-                    }
-                })
-                .collect()
-    });
-    pending.sort_by_key(|p| p.index);
-    // One sandbox that allows what the most demanding render asks.
-    let ceiling = pending
-        .iter()
-        .filter_map(|p| p.planned.planning.as_ref().ok())
-        .map(render::Planning::ceiling)
-        .collect::<anyhow::Result<Vec<_>>>()?
+    let jobs: Vec<(usize, Job)> = requests
         .into_iter()
-        .reduce(|mut a, b| {
-            a.memory = a.memory.max(b.memory);
-            a
-        });
-    let shared = match ceiling {
-        Some(ceiling) => Some(Shared::new(Arc::clone(&pool), &ceiling, &build.base)?),
-        None => None,
-    };
-    let swept = std::sync::Once::new();
-    let rendered: Vec<Rendered> = pool.install(|| {
-        pending
-            .into_par_iter()
-            .map(|pending| {
-                let Pending {
-                    index,
+        .zip(loaded)
+        .enumerate()
+        .filter(|(index, _)| !unchanged[*index])
+        .map(|(index, (request, providers))| {
+            let source = sources.of(&request.module);
+            (
+                index,
+                Job {
                     request,
+                    providers,
                     source,
-                    planned: Planned { redactor, planning },
-                } = pending;
-                let render = match (&shared, planning) {
-                    (Some(shared), Ok(planning)) => {
-                        planning.render_shared(&request, &redactor, shared)
-                    }
-                    (_, Err(error)) => Err(error),
-                    (None, Ok(_)) => unreachable!("a planning makes the shared sandbox"),
-                };
-                let mut report = Vec::new();
-                let mut staged = None;
-                let dir = &dirs[index];
-                let _ = report::render(
-                    Built { redactor, render },
-                    build.verbose,
-                    &mut report,
-                    &mut |render, redactor| {
-                        let provenance =
-                            deliver::provenance(&request, render, redactor, env, source.clone())?;
-                        let files = deliver::files(render, &provenance);
-                        swept.call_once(|| write::sweep_stale_staging(&root));
-                        staged = Some((write::stage(dir, &files, false)?, files.len()));
-                        Ok(ExitCode::SUCCESS)
-                    },
-                );
-                done.fetch_add(1, Ordering::Relaxed);
-                (index, report, staged)
-            })
-            .collect()
-    });
+                },
+            )
+        })
+        .collect();
+    let swept = std::sync::Once::new();
+    let rendered = render_all(
+        jobs,
+        &build.base,
+        env,
+        &pool,
+        build.verbose,
+        &done,
+        &|index, job, render, redactor| {
+            let provenance =
+                deliver::provenance(&job.request, render, redactor, env, job.source.clone())?;
+            let files = deliver::files(render, &provenance);
+            swept.call_once(|| write::sweep_stale_staging(&root));
+            Ok((write::stage(&dirs[index], &files, false)?, files.len()))
+        },
+    )?;
     drop(progress);
     // Written: one sync for them all, then each swapped in, in release order.
     let mut reports: HashMap<usize, (Vec<u8>, Status)> = HashMap::new();
@@ -359,6 +297,95 @@ pub fn build(
         releases,
         removed,
     })
+}
+
+/// A render to make: its request, its providers as loaded, and where its module comes from.
+pub(crate) struct Job {
+    pub(crate) request: Request,
+    pub(crate) providers: Result<ProviderSet, String>,
+    pub(crate) source: Option<Source>,
+}
+
+/// What [`render_all`] made of one job: its index, what its render reported, and what
+/// `finish` made of it when it succeeded.
+pub(crate) type Done<T> = (usize, Vec<u8>, Option<T>);
+
+/// Plans every job in parallel on `pool`, then renders them in parallel in one sandbox
+/// ([`Shared`]: each component loaded once for all), each reported by [`report::render`] into
+/// its own buffer, with `finish` run on each that succeeded (an error of `finish` is that
+/// job's failure). `done` counts the jobs finished, for a progress line.
+pub(crate) fn render_all<T: Send>(
+    jobs: Vec<(usize, Job)>,
+    base: &Request,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    pool: &Arc<rayon::ThreadPool>,
+    verbose: Option<Verbose>,
+    done: &AtomicUsize,
+    finish: &(
+         dyn Fn(usize, &Job, &render::Render, &opm_core::redact::Redactor) -> anyhow::Result<T>
+             + Sync
+     ),
+) -> anyhow::Result<Vec<Done<T>>> {
+    let mut pending: Vec<(usize, Job, Planned)> = pool.install(|| {
+        jobs.into_par_iter()
+            .map(|(index, mut job)| {
+                let providers = std::mem::replace(&mut job.providers, Err(String::new()));
+                let planned = match providers {
+                    Ok(providers) => {
+                        render::plan_in(&job.request, env, Arc::clone(pool), Some(providers))
+                    }
+                    Err(error) => Planned {
+                        redactor: opm_core::redact::Redactor::default(),
+                        planning: Err(anyhow::anyhow!(error)),
+                    },
+                };
+                (index, job, planned)
+            })
+            .collect()
+    });
+    pending.sort_by_key(|(index, ..)| *index);
+    // One sandbox that allows what the most demanding render asks.
+    let ceiling = pending
+        .iter()
+        .filter_map(|(_, _, planned)| planned.planning.as_ref().ok())
+        .map(render::Planning::ceiling)
+        .collect::<anyhow::Result<Vec<_>>>()?
+        .into_iter()
+        .reduce(|mut a, b| {
+            a.memory = a.memory.max(b.memory);
+            a
+        });
+    let shared = match ceiling {
+        Some(ceiling) => Some(Shared::new(Arc::clone(pool), &ceiling, base)?),
+        None => None,
+    };
+    Ok(pool.install(|| {
+        pending
+            .into_par_iter()
+            .map(|(index, job, Planned { redactor, planning })| {
+                let render = match (&shared, planning) {
+                    (Some(shared), Ok(planning)) => {
+                        planning.render_shared(&job.request, &redactor, shared)
+                    }
+                    (_, Err(error)) => Err(error),
+                    (None, Ok(_)) => unreachable!("a planning makes the shared sandbox"),
+                };
+                let mut report = Vec::new();
+                let mut made = None;
+                let _ = report::render(
+                    Built { redactor, render },
+                    verbose,
+                    &mut report,
+                    &mut |render, redactor| {
+                        made = Some(finish(index, &job, render, redactor)?);
+                        Ok(ExitCode::SUCCESS)
+                    },
+                );
+                done.fetch_add(1, Ordering::Relaxed);
+                (index, report, made)
+            })
+            .collect()
+    }))
 }
 
 /// Adds an error line to a release's `report`, in its form.
