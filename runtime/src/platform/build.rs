@@ -502,12 +502,12 @@ fn env_names(text: &str, names: &mut std::collections::BTreeSet<String>) {
 /// Each set of providers loaded once: by the references, the renderer and the project the
 /// module is in, which are all a set depends on.
 #[derive(Default)]
-struct ProviderSets {
+pub(crate) struct ProviderSets {
     loaded: Mutex<HashMap<ProvidersKey, Result<ProviderSet, String>>>,
 }
 
 impl ProviderSets {
-    fn load(
+    pub(crate) fn load(
         &self,
         request: &Request,
         env: &(dyn Fn(&str) -> Option<String> + Sync),

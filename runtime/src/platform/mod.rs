@@ -3,3 +3,4 @@
 //! environment, compared between two git revisions ([`diff`]).
 
 pub mod build;
+pub mod diff;

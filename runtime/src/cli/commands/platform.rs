@@ -21,6 +21,73 @@ pub enum PlatformCommand {
     /// DIR/ENV/RELEASE/ (each exactly what `opm mod build --out-dir` writes for it); releases
     /// whose inputs did not change since their last render are not rendered again.
     Build(BuildArgs),
+    /// Render every release of every environment as it is in the working tree and as it was
+    /// at a git revision, and show what differs, release by release (masked): as text, as
+    /// Markdown for a pull-request comment, or as JSON. Exit 0 equal, 1 different, 2 error.
+    Diff(DiffArgs),
+}
+
+/// Arguments of `opm platform diff`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm platform diff platform.yaml --against-ref origin/main
+  opm platform diff platform.yaml --against-ref HEAD~1 --env prod -o markdown > comment.md
+  opm platform diff platform.yaml --against-ref v1.4.0 -o json | jq '.environments[].releases[] | select(.status != \"same\")'")]
+pub struct DiffArgs {
+    /// The releases file (`kind: Platform`), in a git working tree.
+    #[arg(default_value = "platform.yaml", value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The git revision to compare the working tree with: a commit, branch or tag. Read with
+    /// `git archive`; the working tree and the repository are not touched.
+    ///
+    /// Example: --against-ref origin/main
+    #[arg(long, value_name = "REV")]
+    pub against_ref: String,
+
+    /// Only this environment (repeatable); default: every environment of either side.
+    ///
+    /// Example: --env prod
+    #[arg(short = 'e', long = "env", value_name = "ENV")]
+    pub environment: Vec<String>,
+
+    /// `text`, a unified diff per changed object; `markdown`, a table per environment with
+    /// each release's diff folded, for a pull-request comment; `json`, every release's status,
+    /// diffs and both sides' objects.
+    ///
+    /// Example: -o markdown
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffOutput::Text)]
+    pub output: DiffOutput,
+
+    /// Show Secret data and other sensitive values instead of masking them.
+    #[arg(long)]
+    pub show_secrets: bool,
+
+    /// Transform calls run at once (default: every core).
+    ///
+    /// Example: -j 1
+    #[arg(short = 'j', long = "jobs", value_name = "JOBS")]
+    pub jobs: Option<usize>,
+
+    #[command(flatten)]
+    pub limits: super::module_args::LimitArgs,
+
+    #[command(flatten)]
+    pub cache: super::module_args::CacheArgs,
+
+    #[command(flatten)]
+    pub compile: super::module_args::CompileArgs,
+}
+
+/// `opm platform diff -o`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffOutput {
+    /// Unified diffs.
+    Text,
+    /// A pull-request comment.
+    Markdown,
+    /// Everything, for checks of one's own.
+    Json,
 }
 
 /// Arguments of `opm platform build`.
@@ -83,6 +150,7 @@ pub struct BuildArgs {
 pub fn run(command: PlatformCommand, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     match command {
         PlatformCommand::Build(args) => build(args, out),
+        PlatformCommand::Diff(args) => diff(args, out),
     }
 }
 
@@ -215,4 +283,71 @@ fn build(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::from(status))
+}
+
+fn diff(args: DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    use crate::platform::diff;
+    let base = Request {
+        jobs: args.jobs,
+        caps: args.limits.caps(),
+        cache: args.cache.cache(out.env),
+        compiler: args.compile.compiler(),
+        ..Request::new("")
+    };
+    let compared = diff::diff(
+        &diff::Diff {
+            file: args.file.clone(),
+            against: args.against_ref.clone(),
+            environments: args.environment.clone(),
+            base,
+            show_secrets: args.show_secrets,
+        },
+        out.env,
+    )?;
+    let text = match args.output {
+        DiffOutput::Text => diff::text(&compared, &args.against_ref, out.stdout_colors()),
+        DiffOutput::Markdown => diff::markdown(&compared, &args.against_ref),
+        DiffOutput::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&diff::json(&compared, &args.against_ref))?
+        ),
+    };
+    // Once more through the redactor of both sides, as `mod diff` does.
+    let text = if args.show_secrets {
+        text
+    } else {
+        compared.redactor.redact(&text).into_owned()
+    };
+    out.stdout.write_all(text.as_bytes())?;
+    for line in &compared.errors {
+        writeln!(out.stderr, "{}", compared.redactor.redact(line))?;
+    }
+    for environment in &compared.environments {
+        let differing = environment
+            .releases
+            .iter()
+            .filter(|r| r.status != "same")
+            .count();
+        let total = environment.releases.len();
+        if differing == 0 {
+            writeln!(
+                out.stderr,
+                "{}: no difference ({total} releases)",
+                environment.name
+            )?;
+        } else {
+            writeln!(
+                out.stderr,
+                "{}: {differing} of {total} releases differ",
+                environment.name
+            )?;
+        }
+    }
+    Ok(ExitCode::from(if !compared.errors.is_empty() {
+        crate::cli::EXIT_USAGE
+    } else if compared.different() {
+        EXIT_FAILED
+    } else {
+        0
+    }))
 }
