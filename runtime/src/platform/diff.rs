@@ -503,7 +503,10 @@ pub fn markdown(compared: &Compared, against: &str) -> String {
             }
             let body = if body.len() <= budget {
                 budget -= body.len();
-                format!("```diff\n{}```\n", body.replace("```", "`​``"))
+                // A fence longer than any run of backticks in the diff.
+                let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+                let fence = "`".repeat(longest.max(2) + 1);
+                format!("{fence}diff\n{body}{fence}\n")
             } else {
                 budget = 0;
                 "The diff is left out: the comment would be too long. Run `opm platform diff` \
