@@ -455,3 +455,261 @@ fn a_typo_in_the_command_or_the_file_gets_a_did_you_mean() {
     );
     assert!(!dir.join("out").exists());
 }
+
+/// Runs git in `dir`, which must succeed; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "opm")
+        .env("GIT_AUTHOR_EMAIL", "opm@example.com")
+        .env("GIT_COMMITTER_NAME", "opm")
+        .env("GIT_COMMITTER_EMAIL", "opm@example.com")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The secret planted in a values file at the first commit, and the one that replaces it.
+const PLANTED: &str = "planted-Value+of/the=first&commit";
+const ROTATED: &str = "rotated-Value+of/the=second&commit";
+
+/// A git repository of two commits: the platform of [`platform_in`] with shop's production
+/// password in a values file, and then that password rotated and production's replicas raised.
+fn two_commits(dir: &Path) {
+    platform_in(dir);
+    let file = dir.join("platform/platform.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace(", database: {password: '${env:SHOP_DB_PASSWORD}'}", ""),
+    )
+    .unwrap();
+    let values = dir.join("platform/values/shop-prod.yaml");
+    std::fs::write(
+        &values,
+        format!("domain: shop.acme.example\ndatabase: {{password: \"{PLANTED}\"}}\n"),
+    )
+    .unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+    std::fs::write(
+        &values,
+        format!("domain: shop.acme.example\ndatabase: {{password: \"{ROTATED}\"}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("replicas: 6", "replicas: 7"),
+    )
+    .unwrap();
+    git(dir, &["commit", "-q", "-a", "-m", "second"]);
+}
+
+/// Every form of `secret` a diff could leak it in.
+fn leaked(text: &str, secret: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let forms = [
+        secret.to_owned(),
+        base64::engine::general_purpose::STANDARD.encode(secret),
+        base64::engine::general_purpose::URL_SAFE.encode(secret),
+        secret
+            .replace('+', "%2B")
+            .replace('/', "%2F")
+            .replace('=', "%3D")
+            .replace('&', "%26"),
+        secret.replace('/', "\\/"),
+    ];
+    forms
+        .into_iter()
+        .filter(|form| text.contains(form.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_diff_against_a_revision_shows_exactly_the_changed_objects_and_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    two_commits(dir);
+    // What opm_with's HOME and compile cache add is left out.
+    std::fs::write(dir.join(".git/info/exclude"), ".cache/\n.home/\n").unwrap();
+    let tree_status = || git(dir, &["status", "--porcelain"]);
+    let status_before = tree_status();
+    let diff = |extra: &[&str]| {
+        let mut args = vec![
+            "platform",
+            "diff",
+            "platform/platform.yaml",
+            "--against-ref",
+            "HEAD~1",
+        ];
+        args.extend(extra);
+        opm_with(dir, &args, &[])
+    };
+    let output = diff(&["-o", "json"]);
+    let (stdout, stderr) = exited(&output, 1);
+    assert!(
+        stderr.contains("dev: no difference (2 releases)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("prod: 1 of 3 releases differ"), "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let prod = &json["environments"][1];
+    assert_eq!(prod["name"], "prod");
+    let releases = prod["releases"].as_array().unwrap();
+    let status: Vec<(&str, &str)> = releases
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        status,
+        [("hello", "same"), ("hello-eu", "same"), ("shop", "changed")]
+    );
+    let shop = &releases[2];
+    let changed: Vec<String> = shop["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}/{}",
+                c["object"]["kind"].as_str().unwrap(),
+                c["object"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // The rotated password changes the Secret and the checksum of every pod that reads it.
+    assert_eq!(
+        changed,
+        [
+            "Secret/db-credentials",
+            "Deployment/api",
+            "StatefulSet/db",
+            "CronJob/cleanup"
+        ]
+    );
+    assert_eq!(shop["added"], serde_json::json!([]));
+    assert_eq!(shop["removed"], serde_json::json!([]));
+    let deployment = &shop["changed"][1]["diff"];
+    assert!(
+        deployment
+            .as_str()
+            .unwrap()
+            .contains("-  replicas: 6\n+  replicas: 7\n"),
+        "{deployment}"
+    );
+    assert_eq!(
+        shop["old"].as_array().unwrap().len(),
+        shop["new"].as_array().unwrap().len()
+    );
+    // Neither password, in any form, in any output.
+    for output in ["text", "markdown", "json"] {
+        let (stdout, stderr) = exited(&diff(&["-o", output]), 1);
+        for secret in [PLANTED, ROTATED] {
+            let found = leaked(&format!("{stdout}{stderr}"), secret);
+            assert!(found.is_empty(), "-o {output} leaks {found:?}:\n{stdout}");
+        }
+        assert!(
+            stdout.contains("[redacted"),
+            "-o {output} masks nothing:\n{stdout}"
+        );
+    }
+    // The search finds them where they are shown.
+    let (stdout, _) = exited(&diff(&["--show-secrets"]), 1);
+    assert!(!leaked(&stdout, ROTATED).is_empty(), "{stdout}");
+    // The working tree, the index and the repository's worktrees are as they were.
+    assert_eq!(tree_status(), status_before);
+    assert_eq!(git(dir, &["worktree", "list"]).lines().count(), 1);
+    // Against itself: no difference, exit 0. A revision that is not one: exit 2.
+    let (_, stderr) = exited(
+        &opm_with(
+            dir,
+            &[
+                "platform",
+                "diff",
+                "platform/platform.yaml",
+                "--against-ref",
+                "HEAD",
+            ],
+            &[],
+        ),
+        0,
+    );
+    assert!(
+        stderr.contains("prod: no difference (3 releases)"),
+        "{stderr}"
+    );
+    let (_, stderr) = exited(
+        &opm_with(
+            dir,
+            &[
+                "platform",
+                "diff",
+                "platform/platform.yaml",
+                "--against-ref",
+                "no-such-ref",
+            ],
+            &[],
+        ),
+        2,
+    );
+    assert!(
+        stderr.contains("--against-ref no-such-ref: no such commit"),
+        "{stderr}"
+    );
+}
+
+/// `actual` against the snapshot `name` in tests/fixtures/platform/ (written afresh with
+/// OPM_UPDATE_SNAPSHOTS=1).
+fn snapshot(name: &str, actual: &str) {
+    let path = repo().join("tests/fixtures/platform").join(name);
+    if std::env::var_os("OPM_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (OPM_UPDATE_SNAPSHOTS=1 writes it)", path.display()));
+    assert!(
+        expected == actual,
+        "{} differs (OPM_UPDATE_SNAPSHOTS=1 writes it anew):\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn the_markdown_and_json_of_a_diff_are_as_their_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    two_commits(dir);
+    for (output, file) in [("markdown", "diff.md"), ("json", "diff.json")] {
+        let (stdout, _) = exited(
+            &opm_with(
+                dir,
+                &[
+                    "platform",
+                    "diff",
+                    "platform/platform.yaml",
+                    "--against-ref",
+                    "HEAD~1",
+                    "--env",
+                    "prod",
+                    "-o",
+                    output,
+                ],
+                &[],
+            ),
+            1,
+        );
+        snapshot(file, &stdout);
+    }
+}
