@@ -713,3 +713,125 @@ fn the_markdown_and_json_of_a_diff_are_as_their_snapshots() {
         snapshot(file, &stdout);
     }
 }
+
+#[test]
+fn every_release_is_pushed_as_mod_push_pushes_it() {
+    let registry = common::registry::Registry::start("127.0.0.1");
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    let vars = [("SHOP_DB_PASSWORD", PASSWORD)];
+    let prefix = registry.oci("acme/deploy");
+    let build = || {
+        opm_with(
+            dir,
+            &[
+                "platform",
+                "build",
+                "platform/platform.yaml",
+                "--env",
+                "prod",
+                "--out-dir",
+                "out",
+                "--push",
+                &prefix,
+                "--insecure-http",
+                "--verbose=json",
+            ],
+            &vars,
+        )
+    };
+    let pushed = |stderr: &str| -> std::collections::BTreeMap<String, String> {
+        stderr
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect(line))
+            .filter(|event| event["event"] == "push")
+            .map(|event| {
+                (
+                    event["release"].as_str().unwrap().to_owned(),
+                    event["url"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let (_, stderr) = exited(&build(), 0);
+    let first = pushed(&stderr);
+    assert_eq!(first.len(), 3, "{stderr}");
+    let hello = &first["hello"];
+    assert!(
+        hello.starts_with(&format!("{prefix}/hello:prod@sha256:")),
+        "{hello}"
+    );
+    // `opm mod push` of the same release pushes the same artifact, to the digest.
+    let single = registry.oci("single/hello:prod");
+    let (stdout, _) = exited(
+        &opm_with(
+            dir,
+            &[
+                "mod",
+                "push",
+                "platform/../modules/hello",
+                "--instance",
+                "hello",
+                &single,
+                "--insecure-http",
+                "-o",
+                "json",
+            ],
+            &vars,
+        ),
+        0,
+    );
+    let single: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let digest = single["digest"].as_str().unwrap();
+    assert!(
+        hello.ends_with(&format!("@{digest}")),
+        "{hello} against {digest}"
+    );
+    // Unchanged releases are pushed again (to the same digests): the tag follows the
+    // directory, whatever rendered it.
+    let (_, stderr) = exited(&build(), 0);
+    assert!(
+        statuses(&stderr).values().all(|s| s == "unchanged"),
+        "{stderr}"
+    );
+    assert_eq!(pushed(&stderr), first);
+}
+
+#[test]
+fn vet_checks_every_release_of_every_environment_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    let vars = [("SHOP_DB_PASSWORD", PASSWORD)];
+    let (_, stderr) = exited(
+        &opm_with(dir, &["platform", "vet", "platform/platform.yaml"], &vars),
+        0,
+    );
+    assert!(stderr.contains("dev: 2 checked, 0 failed"), "{stderr}");
+    assert!(stderr.contains("prod: 3 checked, 0 failed"), "{stderr}");
+    // A typo of a parameter in one environment's inline values: mod vet's error, with its
+    // did-you-mean, named by release and environment.
+    let file = dir.join("platform/platform.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("values: {replicas: 3}", "values: {replicaz: 3}"),
+    )
+    .unwrap();
+    let (_, stderr) = exited(
+        &opm_with(dir, &["platform", "vet", "platform/platform.yaml"], &vars),
+        1,
+    );
+    let error = stderr
+        .lines()
+        .find(|line| line.starts_with("dev/shop: error"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        error.contains("replicaz") && error.contains("did you mean \"replicas\"?"),
+        "{error}"
+    );
+    assert!(stderr.contains("prod/shop: error"), "{stderr}");
+    assert!(stderr.contains("dev/hello: checked"), "{stderr}");
+    assert!(!dir.join("out").exists());
+}

@@ -299,6 +299,77 @@ pub fn build(
     })
 }
 
+/// Checks every release of `environments` (every environment of the file when empty) as `opm
+/// platform build` would render it — the module and values loaded and validated, the plan
+/// made, every call run and the renderer's output checked — and writes nothing: `opm mod vet`
+/// for a whole platform. Each environment's releases in name order, each [`Status::Rendered`]
+/// with its count of files, or [`Status::Failed`] with what its render reported.
+pub fn vet(
+    file: &Path,
+    environments: &[String],
+    base: &Request,
+    verbose: Option<Verbose>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> anyhow::Result<Vec<(String, Vec<ReleaseOutcome>)>> {
+    let platform = Platform::load(file)?;
+    let environments = if environments.is_empty() {
+        platform.environments.clone()
+    } else {
+        environments.to_vec()
+    };
+    let mut releases = Vec::new();
+    for environment in &environments {
+        releases.extend(platform.releases(environment)?);
+    }
+    let pool = Arc::new(render::render_threads(base.jobs)?);
+    let providers = ProviderSets::default();
+    let jobs = releases
+        .iter()
+        .enumerate()
+        .map(|(index, release)| {
+            let request = request_of(release, base);
+            let providers = providers.load(&request, env);
+            (
+                index,
+                Job {
+                    request,
+                    providers,
+                    source: None,
+                },
+            )
+        })
+        .collect();
+    let done = AtomicUsize::new(0);
+    let mut checked = render_all(
+        jobs,
+        base,
+        env,
+        &pool,
+        verbose,
+        &done,
+        &|_, _, render, _| Ok(render.rendered.files.len()),
+    )?;
+    checked.sort_by_key(|(index, ..)| *index);
+    let mut outcomes: Vec<(String, Vec<ReleaseOutcome>)> = environments
+        .iter()
+        .map(|environment| (environment.clone(), Vec::new()))
+        .collect();
+    for ((_, report, files), release) in checked.into_iter().zip(releases) {
+        let at = outcomes
+            .iter()
+            .position(|(environment, _)| *environment == release.environment)
+            .expect("an environment of the list");
+        outcomes[at].1.push(ReleaseOutcome {
+            status: files.map_or(Status::Failed, Status::Rendered),
+            key: None,
+            dir: PathBuf::new(),
+            report,
+            release,
+        });
+    }
+    Ok(outcomes)
+}
+
 /// A render to make: its request, its providers as loaded, and where its module comes from.
 pub(crate) struct Job {
     pub(crate) request: Request,

@@ -126,6 +126,59 @@ pub fn files(render: &Render, provenance: &Provenance) -> Vec<OutputFile> {
     files
 }
 
+/// The OCI artifact of a render's `files` (as [`files`] gives them) with its `provenance`:
+/// what `opm mod push` pushes, and `opm platform build --push` for each release. The layer's
+/// files carry `SOURCE_DATE_EPOCH` (else 0) as their time, and the manifest the provenance's
+/// annotations, the render's time, and its source.
+pub fn artifact(
+    files: &[OutputFile],
+    provenance: &Provenance,
+) -> anyhow::Result<opm_core::render::artifact::Artifact> {
+    use opm_core::render::artifact::{self, LayerFile};
+    let layer_files: Vec<LayerFile<'_>> = files
+        .iter()
+        .map(|f| LayerFile {
+            path: &f.path,
+            bytes: &f.bytes,
+        })
+        .collect();
+    let epoch = provenance.inputs.source_date_epoch;
+    let mtime = epoch.unwrap_or(0).max(0).unsigned_abs();
+    let mut annotations = provenance.annotations();
+    annotations.insert(
+        artifact::CREATED_ANNOTATION.to_owned(),
+        super::context::timestamp(epoch.map(|seconds| seconds.to_string()).as_deref())
+            .map_err(anyhow::Error::msg)?,
+    );
+    if let Some(source) = &provenance.source {
+        let mut put = |key: &str, value: &Option<String>| {
+            if let Some(value) = value {
+                annotations.insert(key.to_owned(), value.clone());
+            }
+        };
+        put(artifact::SOURCE_ANNOTATION, &source.url);
+        put(artifact::REVISION_ANNOTATION, &source.revision);
+    }
+    artifact::build(&layer_files, mtime, annotations)
+}
+
+/// The files of the `--out-dir` directory `dir`, as its record lists them (so in the order
+/// they were written: the renderer's, then the provenance), with the provenance: what
+/// [`artifact`] makes the artifact of, read back from disk.
+pub fn read_out_dir(dir: &Path) -> anyhow::Result<(Vec<OutputFile>, Provenance)> {
+    let listed = opm_core::render::write::recorded(dir)?;
+    let files = listed
+        .into_iter()
+        .map(|path| {
+            let full = dir.join(&path);
+            let bytes =
+                std::fs::read(&full).with_context(|| format!("reading {}", full.display()))?;
+            Ok(OutputFile { path, bytes })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok((files, read_provenance(dir)?))
+}
+
 /// What `opm mod verify-render` found.
 #[derive(Debug)]
 pub enum Verdict {

@@ -164,6 +164,25 @@ pub fn remove_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
 }
 
+/// The files `dir`'s record lists, in its order: what opm wrote there last.
+pub fn recorded(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let manifest = dir.join(MANIFEST);
+    let text = match std::fs::symlink_metadata(&manifest) {
+        Ok(metadata) if metadata.is_file() && metadata.len() <= MAX_MANIFEST_BYTES => {
+            std::fs::read_to_string(&manifest)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", manifest.display()))?
+        }
+        _ => anyhow::bail!("{} has no record of what opm wrote", dir.display()),
+    };
+    let mut lines = text.lines();
+    anyhow::ensure!(
+        lines.next() == Some(MANIFEST_HEADER),
+        "{} is not opm's record of what it wrote",
+        manifest.display()
+    );
+    Ok(lines.map(str::to_owned).collect())
+}
+
 /// The directory `dir` is in (`.` for a bare name).
 fn parent_of(dir: &std::path::Path) -> std::path::PathBuf {
     match dir.parent() {

@@ -19,7 +19,7 @@ use clap::{Args, ValueEnum};
 use super::mod_build::RunArgs;
 use super::module_args::ModuleArgs;
 use crate::cli::Output;
-use crate::render::artifact::{self, LayerFile};
+use crate::render::artifact;
 use crate::render::provenance::{Provenance, Source};
 use crate::render::{self, OutputOptions, Render, Request, deliver};
 use crate::report;
@@ -152,7 +152,19 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             let provenance = deliver::provenance(&request, render, redactor, env, source.clone())?;
             let mut pushed = push(&args, target.as_ref(), render, &provenance)?;
             if let (Some(key), Some(target)) = (&key, &pushed.target) {
-                pushed.signed = Some(sign(&args, target, &pushed, render, &provenance, key)?);
+                let files = deliver::files(render, &provenance);
+                let options = opm_registry::Options {
+                    insecure_http: args.insecure_http,
+                    ..opm_registry::Options::default()
+                };
+                pushed.signed = Some(sign(
+                    target,
+                    &pushed.digest,
+                    &files,
+                    &provenance,
+                    key,
+                    &options,
+                )?);
             }
             pushed.print(args.output, &mut **stdout)?;
             Ok(ExitCode::SUCCESS)
@@ -161,36 +173,31 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 }
 
 /// What `--sign` attached: the referrer manifests of the signature and of the provenance.
-struct Signed {
-    key: String,
-    signature: String,
-    provenance: String,
-    listed: String,
+pub(crate) struct Signed {
+    pub(crate) key: String,
+    pub(crate) signature: String,
+    pub(crate) provenance: String,
+    pub(crate) listed: String,
 }
 
-/// Attaches the signature of the pushed artifact and its signed provenance.
-fn sign(
-    args: &PushArgs,
+/// Attaches the signature of the artifact pushed to `target` as `digest` and its signed
+/// provenance, whose subjects are the artifact and its `files`.
+pub(crate) fn sign(
     target: &OciRef,
-    pushed: &Pushed,
-    render: &Render,
+    digest: &str,
+    files: &[render::OutputFile],
     provenance: &Provenance,
     key: &opm_sigstore::SigningKey,
+    options: &opm_registry::Options,
 ) -> anyhow::Result<Signed> {
-    let options = opm_registry::Options {
-        insecure_http: args.insecure_http,
-        ..opm_registry::Options::default()
-    };
-    let signature = super::trust_args::sign_manifest(target, &pushed.digest, key, &options)?;
-    let files = deliver::files(render, provenance);
+    let signature = super::trust_args::sign_manifest(target, digest, key, options)?;
     let files = opm_core::render::provenance::file_digests(
         files.iter().map(|f| (f.path.as_str(), f.bytes.as_slice())),
     );
     let name = format!("oci://{}/{}", target.registry(), target.repository());
-    let statement =
-        opm_core::render::attestation::statement_of(provenance, &name, &pushed.digest, &files);
+    let statement = opm_core::render::attestation::statement_of(provenance, &name, digest, &files);
     let bundle = opm_sigstore::sign_statement(&statement, key)?;
-    let attestation = opm_registry::attach(target, &pushed.digest, &bundle, &options)?;
+    let attestation = opm_registry::attach(target, digest, &bundle, options)?;
     Ok(Signed {
         key: key.public.origin.clone(),
         signature: signature.digest,
@@ -287,34 +294,7 @@ fn push(
     };
     let target = target.map(|t| t.with_tag(&tag));
     let files = deliver::files(render, provenance);
-    let layer_files: Vec<LayerFile<'_>> = files
-        .iter()
-        .map(|f| LayerFile {
-            path: &f.path,
-            bytes: &f.bytes,
-        })
-        .collect();
-    let mtime = provenance
-        .inputs
-        .source_date_epoch
-        .unwrap_or(0)
-        .max(0)
-        .unsigned_abs();
-    let mut annotations = provenance.annotations();
-    annotations.insert(
-        artifact::CREATED_ANNOTATION.to_owned(),
-        render.context.timestamp.clone(),
-    );
-    if let Some(source) = &provenance.source {
-        let mut put = |key: &str, value: &Option<String>| {
-            if let Some(value) = value {
-                annotations.insert(key.to_owned(), value.clone());
-            }
-        };
-        put(artifact::SOURCE_ANNOTATION, &source.url);
-        put(artifact::REVISION_ANNOTATION, &source.revision);
-    }
-    let artifact = artifact::build(&layer_files, mtime, annotations)?;
+    let artifact = deliver::artifact(&files, provenance)?;
     if let Some(dir) = &args.oci_layout {
         artifact::write_layout(dir, &artifact, &tag)
             .with_context(|| format!("writing the OCI layout {}", dir.display()))?;

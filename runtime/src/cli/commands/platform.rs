@@ -25,6 +25,37 @@ pub enum PlatformCommand {
     /// at a git revision, and show what differs, release by release (masked): as text, as
     /// Markdown for a pull-request comment, or as JSON. Exit 0 equal, 1 different, 2 error.
     Diff(DiffArgs),
+    /// Check every release of every environment (or those given) as `opm platform build`
+    /// would render it, writing nothing: `opm mod vet` for a whole platform.
+    Vet(VetArgs),
+}
+
+/// Arguments of `opm platform vet`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  opm platform vet platform.yaml
+  opm platform vet platform.yaml --env prod --verbose=json 2> vet.jsonl")]
+pub struct VetArgs {
+    /// The releases file (`kind: Platform`).
+    #[arg(default_value = "platform.yaml", value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Only this environment (repeatable); default: every one.
+    ///
+    /// Example: --env prod
+    #[arg(short = 'e', long = "env", value_name = "ENV")]
+    pub environment: Vec<String>,
+
+    /// Output format checked, as `opm mod build -o` takes it.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputArg::Yaml)]
+    pub output: OutputArg,
+
+    /// Check the one-file-per-resource form, as `opm mod build --split`.
+    #[arg(long)]
+    pub split: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Arguments of `opm platform diff`.
@@ -142,6 +173,25 @@ pub struct BuildArgs {
     #[arg(long)]
     pub flux: bool,
 
+    /// Push every release that rendered or was unchanged as its own OCI artifact,
+    /// oci://HOST/PREFIX/RELEASE:ENV — exactly what `opm mod push` pushes for it — once the
+    /// directories are written.
+    ///
+    /// Example: --push oci://registry.example.com/deploy
+    #[arg(long, value_name = "oci://HOST/PREFIX")]
+    pub push: Option<String>,
+
+    /// Sign each pushed artifact and its provenance with this P-256 key, as `opm mod push
+    /// --sign` does.
+    ///
+    /// Example: --sign cosign.key
+    #[arg(long, value_name = "KEY", requires = "push")]
+    pub sign: Option<PathBuf>,
+
+    /// Talk to the registry over plain HTTP (for a registry on 127.0.0.1 in tests).
+    #[arg(long, requires = "push")]
+    pub insecure_http: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -151,6 +201,7 @@ pub fn run(command: PlatformCommand, out: &mut Output<'_>) -> anyhow::Result<Exi
     match command {
         PlatformCommand::Build(args) => build(args, out),
         PlatformCommand::Diff(args) => diff(args, out),
+        PlatformCommand::Vet(args) => vet(args, out),
     }
 }
 
@@ -171,6 +222,17 @@ pub(crate) fn environment_of(
 
 fn build(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let environment = environment_of(args.environment.as_deref(), &args.file)?;
+    let push = args
+        .push
+        .as_deref()
+        .map(|prefix| push_prefix(prefix, &environment))
+        .transpose()?;
+    // The key is read before anything is rendered or pushed: a wrong password pushes nothing.
+    let key = args
+        .sign
+        .as_deref()
+        .map(|key| super::trust_args::signing_key(key, out.env))
+        .transpose()?;
     let output = OutputOptions {
         format: args.output.name().to_owned(),
         split: args.split,
@@ -193,64 +255,47 @@ fn build(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         },
         out.env,
     )?;
-    let (mut rendered, mut unchanged, mut failed) = (0, 0, 0);
-    for outcome in &built.releases {
-        let name = format!("{environment}/{}", outcome.release.name);
-        let (status, files) = match outcome.status {
-            Status::Rendered(files) => {
-                rendered += 1;
-                ("rendered", Some(files))
-            }
-            Status::Unchanged => {
-                unchanged += 1;
-                ("unchanged", None)
-            }
-            Status::Failed => {
-                failed += 1;
-                ("failed", None)
-            }
+    let (rendered, unchanged, failed) =
+        print_outcomes(&environment, &built.releases, verbose, "rendered", out)?;
+    let mut push_failed = 0;
+    if let Some(prefix) = &push {
+        let options = opm_registry::Options {
+            insecure_http: args.insecure_http,
+            ..opm_registry::Options::default()
         };
-        let report = String::from_utf8_lossy(&outcome.report);
-        if verbose == Some(Verbose::Json) {
-            for line in report.lines() {
-                let mut event = serde_json::Map::new();
-                event.insert("environment".into(), json!(environment));
-                event.insert("release".into(), json!(outcome.release.name));
-                match serde_json::from_str::<Value>(line) {
-                    Ok(Value::Object(fields)) => event.extend(fields),
-                    _ => {
-                        event.insert("event".into(), json!("error"));
-                        event.insert("message".into(), json!(line));
+        for outcome in &built.releases {
+            if outcome.status == Status::Failed {
+                continue;
+            }
+            let name = format!("{environment}/{}", outcome.release.name);
+            match push_release(prefix, &environment, outcome, key.as_ref(), &options) {
+                Ok(line) => {
+                    if verbose == Some(Verbose::Json) {
+                        writeln!(
+                            out.stderr,
+                            "{}",
+                            json!({"event": "push", "environment": environment, "release": outcome.release.name, "url": line})
+                        )?;
+                    } else {
+                        writeln!(out.stderr, "{name}: pushed {line}")?;
                     }
                 }
-                writeln!(out.stderr, "{}", Value::Object(event))?;
-            }
-            let mut event = json!({
-                "event": "release",
-                "environment": environment,
-                "release": outcome.release.name,
-                "status": status,
-                "dir": outcome.dir.display().to_string(),
-                "key": outcome.key,
-            });
-            if let Some(files) = files {
-                event["files"] = json!(files);
-            }
-            writeln!(out.stderr, "{event}")?;
-        } else {
-            for line in report.lines() {
-                writeln!(out.stderr, "{name}: {line}")?;
-            }
-            match files {
-                Some(files) => writeln!(
-                    out.stderr,
-                    "{name}: rendered {files} files into {}",
-                    outcome.dir.display()
-                )?,
-                None => writeln!(out.stderr, "{name}: {status}")?,
+                Err(error) => {
+                    push_failed += 1;
+                    if verbose == Some(Verbose::Json) {
+                        writeln!(
+                            out.stderr,
+                            "{}",
+                            json!({"event": "error", "environment": environment, "release": outcome.release.name, "message": format!("pushing: {error:#}")})
+                        )?;
+                    } else {
+                        writeln!(out.stderr, "{name}: error: pushing: {error:#}")?;
+                    }
+                }
             }
         }
     }
+    let failed = failed + push_failed;
     let status = if failed > 0 { EXIT_FAILED } else { 0 };
     if verbose == Some(Verbose::Json) {
         writeln!(
@@ -350,4 +395,167 @@ fn diff(args: DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     } else {
         0
     }))
+}
+
+/// Prints each release's report (under `--verbose=json` with its environment and release added
+/// to each event) and its status line (`done` for a release rendered); the counts rendered,
+/// unchanged and failed.
+fn print_outcomes(
+    environment: &str,
+    outcomes: &[platform_build::ReleaseOutcome],
+    verbose: Option<Verbose>,
+    done: &str,
+    out: &mut Output<'_>,
+) -> anyhow::Result<(usize, usize, usize)> {
+    let (mut rendered, mut unchanged, mut failed) = (0, 0, 0);
+    for outcome in outcomes {
+        let name = format!("{environment}/{}", outcome.release.name);
+        let (status, files) = match outcome.status {
+            Status::Rendered(files) => {
+                rendered += 1;
+                (done, Some(files))
+            }
+            Status::Unchanged => {
+                unchanged += 1;
+                ("unchanged", None)
+            }
+            Status::Failed => {
+                failed += 1;
+                ("failed", None)
+            }
+        };
+        let report = String::from_utf8_lossy(&outcome.report);
+        if verbose == Some(Verbose::Json) {
+            for line in report.lines() {
+                let mut event = serde_json::Map::new();
+                event.insert("environment".into(), json!(environment));
+                event.insert("release".into(), json!(outcome.release.name));
+                match serde_json::from_str::<Value>(line) {
+                    Ok(Value::Object(fields)) => event.extend(fields),
+                    _ => {
+                        event.insert("event".into(), json!("error"));
+                        event.insert("message".into(), json!(line));
+                    }
+                }
+                writeln!(out.stderr, "{}", Value::Object(event))?;
+            }
+            let mut event = json!({
+                "event": "release",
+                "environment": environment,
+                "release": outcome.release.name,
+                "status": status,
+                "dir": outcome.dir.display().to_string(),
+                "key": outcome.key,
+            });
+            if let Some(files) = files {
+                event["files"] = json!(files);
+            }
+            writeln!(out.stderr, "{event}")?;
+        } else {
+            for line in report.lines() {
+                writeln!(out.stderr, "{name}: {line}")?;
+            }
+            match files {
+                Some(files) if outcome.dir.as_os_str().is_empty() => writeln!(
+                    out.stderr,
+                    "{name}: {done}, {files} file{}",
+                    if files == 1 { "" } else { "s" }
+                )?,
+                Some(files) => writeln!(
+                    out.stderr,
+                    "{name}: {done} {files} files into {}",
+                    outcome.dir.display()
+                )?,
+                None => writeln!(out.stderr, "{name}: {status}")?,
+            }
+        }
+    }
+    Ok((rendered, unchanged, failed))
+}
+
+fn vet(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    let output = OutputOptions {
+        format: args.output.name().to_owned(),
+        split: args.split,
+        directory: args.split,
+    };
+    let base = Request {
+        progress: false,
+        ..args.run.apply(Request::new(""), output, out.env)
+    };
+    let verbose = args.run.verbose();
+    let checked = platform_build::vet(&args.file, &args.environment, &base, verbose, out.env)?;
+    let mut failed_all = 0;
+    for (environment, outcomes) in &checked {
+        let (checked, _, failed) = print_outcomes(environment, outcomes, verbose, "checked", out)?;
+        failed_all += failed;
+        if verbose == Some(Verbose::Json) {
+            writeln!(
+                out.stderr,
+                "{}",
+                json!({"event": "environment", "environment": environment, "checked": checked, "failed": failed})
+            )?;
+        } else {
+            writeln!(
+                out.stderr,
+                "{environment}: {checked} checked, {failed} failed"
+            )?;
+        }
+    }
+    let status = if failed_all > 0 { EXIT_FAILED } else { 0 };
+    if verbose == Some(Verbose::Json) {
+        writeln!(
+            out.stderr,
+            "{}",
+            json!({"event": "summary", "failed": failed_all, "status": status})
+        )?;
+    }
+    Ok(ExitCode::from(status))
+}
+
+/// `oci://HOST/PREFIX` checked: a reference without tag or digest, to which each release's
+/// name and the environment's tag are added.
+fn push_prefix(prefix: &str, environment: &str) -> anyhow::Result<String> {
+    let trimmed = prefix.trim_end_matches('/');
+    let probe = opm_core::provider::oci::OciRef::parse(&format!("{trimmed}/release:{environment}"))
+        .map_err(|e| anyhow::anyhow!("--push {prefix}: {e}"))?;
+    anyhow::ensure!(
+        probe.tag() == Some(environment) && probe.digest().is_none(),
+        "--push {prefix}: give oci://HOST/PREFIX, without a tag or digest (each release is \
+         pushed to PREFIX/RELEASE:{environment})"
+    );
+    Ok(trimmed.to_owned())
+}
+
+/// Pushes the directory of `outcome` as `PREFIX/RELEASE:ENV` (and signs it with `key`); the
+/// pushed reference with its digest.
+fn push_release(
+    prefix: &str,
+    environment: &str,
+    outcome: &platform_build::ReleaseOutcome,
+    key: Option<&opm_sigstore::SigningKey>,
+    options: &opm_registry::Options,
+) -> anyhow::Result<String> {
+    let target = opm_core::provider::oci::OciRef::parse(&format!(
+        "{prefix}/{}:{environment}",
+        outcome.release.name
+    ))?;
+    let (files, provenance) = crate::render::deliver::read_out_dir(&outcome.dir)?;
+    let artifact = crate::render::deliver::artifact(&files, &provenance)?;
+    let blobs = artifact
+        .blobs()
+        .into_iter()
+        .zip(["the config blob", "the layer"])
+        .map(|((_, bytes), what)| (what.to_owned(), bytes.to_vec()))
+        .collect();
+    opm_registry::push_artifact(&target, blobs, artifact.manifest.clone(), options)?;
+    if let Some(key) = key {
+        super::mod_push::sign(&target, &artifact.digest, &files, &provenance, key, options)?;
+    }
+    Ok(format!(
+        "oci://{}/{}:{environment}@{}",
+        target.registry(),
+        target.repository(),
+        artifact.digest
+    ))
 }
