@@ -136,7 +136,7 @@ pub fn build(
         .map(|release| request_of(release, &build.base))
         .collect();
     let providers = ProviderSets::default();
-    let loaded: Vec<Result<ProviderSet, String>> = requests
+    let loaded: Vec<Result<Arc<ProviderSet>, String>> = requests
         .iter()
         .map(|request| providers.load(request, env))
         .collect();
@@ -322,23 +322,7 @@ pub fn vet(
         releases.extend(platform.releases(environment)?);
     }
     let pool = Arc::new(render::render_threads(base.jobs)?);
-    let providers = ProviderSets::default();
-    let jobs = releases
-        .iter()
-        .enumerate()
-        .map(|(index, release)| {
-            let request = request_of(release, base);
-            let providers = providers.load(&request, env);
-            (
-                index,
-                Job {
-                    request,
-                    providers,
-                    source: None,
-                },
-            )
-        })
-        .collect();
+    let jobs = jobs_of(releases.iter(), base, env);
     let done = AtomicUsize::new(0);
     let mut checked = render_all(
         jobs,
@@ -373,8 +357,31 @@ pub fn vet(
 /// A render to make: its request, its providers as loaded, and where its module comes from.
 pub(crate) struct Job {
     pub(crate) request: Request,
-    pub(crate) providers: Result<ProviderSet, String>,
+    pub(crate) providers: Result<Arc<ProviderSet>, String>,
     pub(crate) source: Option<Source>,
+}
+
+/// A job for each of `releases`, numbered in order, rendered as `base` says, each set of
+/// providers loaded once; no source (what does not write has no provenance).
+pub(crate) fn jobs_of<'a>(
+    releases: impl Iterator<Item = &'a Release>,
+    base: &Request,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Vec<(usize, Job)> {
+    let providers = ProviderSets::default();
+    releases
+        .enumerate()
+        .map(|(index, release)| {
+            let request = request_of(release, base);
+            let providers = providers.load(&request, env);
+            let job = Job {
+                request,
+                providers,
+                source: None,
+            };
+            (index, job)
+        })
+        .collect()
 }
 
 /// What [`render_all`] made of one job: its index, what its render reported, and what
@@ -574,7 +581,7 @@ fn env_names(text: &str, names: &mut std::collections::BTreeSet<String>) {
 /// module is in, which are all a set depends on.
 #[derive(Default)]
 pub(crate) struct ProviderSets {
-    loaded: Mutex<HashMap<ProvidersKey, Result<ProviderSet, String>>>,
+    loaded: Mutex<HashMap<ProvidersKey, Result<Arc<ProviderSet>, String>>>,
 }
 
 impl ProviderSets {
@@ -582,7 +589,7 @@ impl ProviderSets {
         &self,
         request: &Request,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
-    ) -> Result<ProviderSet, String> {
+    ) -> Result<Arc<ProviderSet>, String> {
         let project = opm_core::provider::installed::find(
             &opm_core::provider::project_start(&request.module),
             env,
@@ -592,7 +599,11 @@ impl ProviderSets {
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         loaded
             .entry(key)
-            .or_insert_with(|| render::load_providers(request, env).map_err(|e| e.to_string()))
+            .or_insert_with(|| {
+                render::load_providers(request, env)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
             .clone()
     }
 }

@@ -26,7 +26,7 @@ use std::sync::atomic::AtomicUsize;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-use super::build::{Job, ProviderSets, render_all, request_of};
+use super::build::{jobs_of, render_all};
 use crate::render::{self, Request};
 use opm_core::platform::{Platform, Release};
 use opm_core::redact::Redactor;
@@ -154,23 +154,7 @@ pub fn diff(
         ..diff.base.clone()
     };
     let pool = Arc::new(render::render_threads(base.jobs)?);
-    let providers = ProviderSets::default();
-    let jobs: Vec<(usize, Job)> = wanted
-        .iter()
-        .enumerate()
-        .map(|(index, (_, _, release))| {
-            let request = request_of(release, &base);
-            let providers = providers.load(&request, env);
-            (
-                index,
-                Job {
-                    request,
-                    providers,
-                    source: None,
-                },
-            )
-        })
-        .collect();
+    let jobs = jobs_of(wanted.iter().map(|(_, _, release)| release), &base, env);
     let done = AtomicUsize::new(0);
     let rendered = render_all(
         jobs,

@@ -179,7 +179,7 @@ pub struct Planning {
     pub plan: Plan,
     /// What every call will be told about the render.
     pub context: RenderContext,
-    providers: ProviderSet,
+    providers: std::sync::Arc<ProviderSet>,
     pool: std::sync::Arc<rayon::ThreadPool>,
     limits: provider::CallLimits,
     renderer: super::Renderer,
@@ -199,7 +199,7 @@ pub fn plan_in(
     request: &Request,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     pool: std::sync::Arc<rayon::ThreadPool>,
-    providers: Option<ProviderSet>,
+    providers: Option<std::sync::Arc<ProviderSet>>,
 ) -> Planned {
     plan_on(request, env, Some(pool), providers)
 }
@@ -208,7 +208,7 @@ fn plan_on(
     request: &Request,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     pool: Option<std::sync::Arc<rayon::ThreadPool>>,
-    providers: Option<ProviderSet>,
+    providers: Option<std::sync::Arc<ProviderSet>>,
 ) -> Planned {
     if let Some(Err(error)) = request
         .instance
@@ -233,7 +233,10 @@ fn plan_on(
         }
     };
     // The providers first: the module's expressions see the platform they render for.
-    let providers = match providers.map_or_else(|| load_providers(request, env), Ok) {
+    let providers = match providers.map_or_else(
+        || load_providers(request, env).map(std::sync::Arc::new),
+        Ok,
+    ) {
         Ok(providers) => providers,
         Err(error) => {
             return Planned {
@@ -329,7 +332,7 @@ pub fn render_threads(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> 
 fn planning(
     request: &Request,
     module: opm_core::module::Module,
-    providers: ProviderSet,
+    providers: std::sync::Arc<ProviderSet>,
     pool: std::sync::Arc<rayon::ThreadPool>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     env_read: Vec<String>,

@@ -162,6 +162,23 @@ pub fn artifact(
     artifact::build(&layer_files, mtime, annotations)
 }
 
+/// Pushes `artifact` to `target`: its config blob and layer, then its manifest.
+pub fn push_artifact(
+    target: &opm_core::provider::oci::OciRef,
+    artifact: &opm_core::render::artifact::Artifact,
+    options: &opm_registry::Options,
+) -> anyhow::Result<()> {
+    let blobs = artifact
+        .blobs()
+        .into_iter()
+        .zip(["the config blob", "the layer"])
+        .map(|((_, bytes), what)| (what.to_owned(), bytes.to_vec()))
+        .collect();
+    let pushed = opm_registry::push_artifact(target, blobs, artifact.manifest.clone(), options)?;
+    debug_assert_eq!(pushed.manifest_digest, artifact.digest);
+    Ok(())
+}
+
 /// The files of the `--out-dir` directory `dir`, as its record lists them (so in the order
 /// they were written: the renderer's, then the provenance), with the provenance: what
 /// [`artifact`] makes the artifact of, read back from disk.

@@ -304,15 +304,7 @@ fn push(
             insecure_http: args.insecure_http,
             ..opm_registry::Options::default()
         };
-        let blobs = artifact
-            .blobs()
-            .into_iter()
-            .zip(["the config blob", "the layer"])
-            .map(|((_, bytes), what)| (what.to_owned(), bytes.to_vec()))
-            .collect();
-        let pushed =
-            opm_registry::push_artifact(target, blobs, artifact.manifest.clone(), &options)?;
-        debug_assert_eq!(pushed.manifest_digest, artifact.digest);
+        deliver::push_artifact(target, &artifact, &options)?;
     }
     Ok(Pushed {
         target,

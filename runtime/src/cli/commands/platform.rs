@@ -542,13 +542,7 @@ fn push_release(
     ))?;
     let (files, provenance) = crate::render::deliver::read_out_dir(&outcome.dir)?;
     let artifact = crate::render::deliver::artifact(&files, &provenance)?;
-    let blobs = artifact
-        .blobs()
-        .into_iter()
-        .zip(["the config blob", "the layer"])
-        .map(|((_, bytes), what)| (what.to_owned(), bytes.to_vec()))
-        .collect();
-    opm_registry::push_artifact(&target, blobs, artifact.manifest.clone(), options)?;
+    crate::render::deliver::push_artifact(&target, &artifact, options)?;
     if let Some(key) = key {
         super::mod_push::sign(&target, &artifact.digest, &files, &provenance, key, options)?;
     }
