@@ -835,3 +835,116 @@ fn vet_checks_every_release_of_every_environment_and_writes_nothing() {
     assert!(stderr.contains("dev/hello: checked"), "{stderr}");
     assert!(!dir.join("out").exists());
 }
+
+#[test]
+fn a_release_renders_a_module_from_a_registry_as_mod_build_does() {
+    let registry = common::registry::Registry::start("127.0.0.1");
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    let reference = registry.oci("modules/hello:v1");
+    let (stdout, _) = exited(
+        &opm_with(dir, &["mod", "publish", "modules/hello", &reference], &[]),
+        0,
+    );
+    assert!(
+        stdout.starts_with(&format!("published 1 file as {reference}@sha256:")),
+        "{stdout}"
+    );
+    // Published again unchanged: the same digest.
+    let (again, _) = exited(
+        &opm_with(dir, &["mod", "publish", "modules/hello", &reference], &[]),
+        0,
+    );
+    assert_eq!(again, stdout);
+    std::fs::write(
+        dir.join("platform/remote.yaml"),
+        format!(
+            "apiVersion: core.opm.dev/v1\nkind: Platform\nmetadata: {{name: r}}\n\
+             environments: [prod]\nreleases:\n  hello:\n    module: {reference}\n    namespace: edge\n"
+        ),
+    )
+    .unwrap();
+    let build = || {
+        let (_, stderr) = exited(
+            &opm_with(
+                dir,
+                &[
+                    "platform",
+                    "build",
+                    "platform/remote.yaml",
+                    "--out-dir",
+                    "out",
+                    "--verbose=json",
+                ],
+                &[],
+            ),
+            0,
+        );
+        statuses(&stderr)["hello"].clone()
+    };
+    assert_eq!(build(), "rendered");
+    exited(
+        &opm_with(
+            dir,
+            &[
+                "mod",
+                "build",
+                &reference,
+                "--instance",
+                "hello",
+                "-n",
+                "edge",
+                "--out-dir",
+                "single",
+            ],
+            &[],
+        ),
+        0,
+    );
+    assert!(
+        tree(&dir.join("out/prod/hello")) == tree(&dir.join("single")),
+        "the release is not what mod build of the reference writes"
+    );
+    let provenance: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/prod/hello/opm.render")).unwrap())
+            .unwrap();
+    assert_eq!(provenance["inputs"]["module"], reference.as_str());
+    assert_eq!(build(), "unchanged");
+    // The tag moved to another module: rendered again.
+    let module = dir.join("modules/hello/module.yaml");
+    let text = std::fs::read_to_string(&module).unwrap();
+    std::fs::write(&module, format!("{text}\n# moved\n")).unwrap();
+    exited(
+        &opm_with(dir, &["mod", "publish", "modules/hello", &reference], &[]),
+        0,
+    );
+    assert_eq!(build(), "rendered");
+    // A reference that is no module is that release's failure, named.
+    std::fs::write(
+        dir.join("platform/remote.yaml"),
+        std::fs::read_to_string(dir.join("platform/remote.yaml"))
+            .unwrap()
+            .replace("modules/hello:v1", "modules/nothing:v1"),
+    )
+    .unwrap();
+    let (_, stderr) = exited(
+        &opm_with(
+            dir,
+            &[
+                "platform",
+                "build",
+                "platform/remote.yaml",
+                "--out-dir",
+                "out",
+            ],
+            &[],
+        ),
+        1,
+    );
+    assert!(
+        stderr.contains("prod/hello: error: fetching the module")
+            && stderr.contains("modules/nothing:v1"),
+        "{stderr}"
+    );
+}

@@ -82,7 +82,8 @@ pub struct Release {
     pub name: String,
     /// The environment.
     pub environment: String,
-    /// The module file or directory (relative to the releases file's directory, joined to it).
+    /// The module file or directory (relative to the releases file's directory, joined to it),
+    /// or a module in a registry, `oci://HOST/REPO[:TAG|@DIGEST]`, as written.
     pub module: PathBuf,
     /// Values files, in order (as `module` is).
     pub values: Vec<PathBuf>,
@@ -325,10 +326,16 @@ impl Platform {
                 merged.overlay(own);
             }
             let module = merged.module.clone().unwrap_or_default();
+            // A module in a registry is named as it is; a path is this file's.
+            let module = if module.starts_with("oci://") {
+                PathBuf::from(module)
+            } else {
+                base.join(&module)
+            };
             releases.push(Release {
                 name: name.clone(),
                 environment: environment.to_owned(),
-                module: base.join(&module),
+                module,
                 values: merged.values_files.iter().map(|f| base.join(f)).collect(),
                 set: assignments(&merged.values),
                 instance: merged.instance.clone().unwrap_or_else(|| name.clone()),

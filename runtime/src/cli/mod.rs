@@ -103,6 +103,9 @@ enum ModuleCommand {
     /// Render a module and push the render to an OCI registry as one reproducible artifact
     /// that Flux and Argo CD read (or write it as an OCI image layout).
     Push(Box<commands::mod_push::PushArgs>),
+    /// Push a module itself (its file, or its directory's files) to an OCI registry, for
+    /// releases files and `mod build oci://…` to render from there.
+    Publish(commands::mod_publish::PublishArgs),
     /// Check a pushed render's signature (Sigstore, key-pair or keyless, offline) and, with
     /// --provenance, its signed SLSA provenance against its files.
     Verify(commands::mod_verify::VerifyArgs),
@@ -188,6 +191,7 @@ where
         Command::Module(ModuleCommand::Init(args)) => commands::mod_init::run(args, out),
         Command::Module(ModuleCommand::Schema(args)) => commands::mod_schema::run(args, out),
         Command::Module(ModuleCommand::Push(args)) => commands::mod_push::run(*args, out),
+        Command::Module(ModuleCommand::Publish(args)) => commands::mod_publish::run(args, out),
         Command::Module(ModuleCommand::Verify(args)) => commands::mod_verify::run(args, out),
         Command::Module(ModuleCommand::VerifyRender(args)) => {
             commands::mod_verify_render::run(args, out)

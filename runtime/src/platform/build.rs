@@ -38,6 +38,7 @@ use anyhow::Context as _;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
+use crate::render::remote::Fetched;
 use crate::render::{self, Built, Planned, Request, Shared, deliver};
 use crate::report::{self, Verbose};
 use opm_core::platform::{Platform, Release};
@@ -69,6 +70,8 @@ pub struct Build {
     pub base: Request,
     /// How each release's render reports.
     pub verbose: Option<Verbose>,
+    /// How registries are reached: modules fetched (`module: oci://…`).
+    pub registry: opm_registry::Options,
 }
 
 /// What became of one release.
@@ -131,14 +134,17 @@ pub fn build(
     let root = build.out_dir.join(&build.environment);
     let state = State::read(&root);
     let pool = Arc::new(render::render_threads(build.base.jobs)?);
-    let requests: Vec<Request> = releases
+    // Modules in registries fetched first, each once: their files are the key's inputs.
+    let fetched = Fetched::new(build.registry.clone())?;
+    let (requests, fetching): (Vec<Request>, Vec<Result<(), String>>) = releases
         .iter()
-        .map(|release| request_of(release, &build.base))
-        .collect();
+        .map(|release| fetched.request_of(release, &build.base))
+        .unzip();
     let providers = ProviderSets::default();
     let loaded: Vec<Result<Arc<ProviderSet>, String>> = requests
         .iter()
-        .map(|request| providers.load(request, env))
+        .zip(fetching)
+        .map(|(request, fetching)| fetching.and_then(|()| providers.load(request, env)))
         .collect();
     let keys: Vec<Option<String>> = pool.install(|| {
         releases
@@ -308,6 +314,7 @@ pub fn vet(
     file: &Path,
     environments: &[String],
     base: &Request,
+    registry: &opm_registry::Options,
     verbose: Option<Verbose>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> anyhow::Result<Vec<(String, Vec<ReleaseOutcome>)>> {
@@ -322,7 +329,8 @@ pub fn vet(
         releases.extend(platform.releases(environment)?);
     }
     let pool = Arc::new(render::render_threads(base.jobs)?);
-    let jobs = jobs_of(releases.iter(), base, env);
+    let fetched = Fetched::new(registry.clone())?;
+    let jobs = jobs_of(releases.iter(), base, &fetched, env);
     let done = AtomicUsize::new(0);
     let mut checked = render_all(
         jobs,
@@ -366,14 +374,15 @@ pub(crate) struct Job {
 pub(crate) fn jobs_of<'a>(
     releases: impl Iterator<Item = &'a Release>,
     base: &Request,
+    fetched: &Fetched,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Vec<(usize, Job)> {
     let providers = ProviderSets::default();
     releases
         .enumerate()
         .map(|(index, release)| {
-            let request = request_of(release, base);
-            let providers = providers.load(&request, env);
+            let (request, fetching) = fetched.request_of(release, base);
+            let providers = fetching.and_then(|()| providers.load(&request, env));
             let job = Job {
                 request,
                 providers,
@@ -493,6 +502,25 @@ pub fn request_of(release: &Release, base: &Request) -> Request {
     }
 }
 
+impl Fetched {
+    /// The request of `release` ([`request_of`]) with its module fetched when it is in a
+    /// registry; why it could not be, if so (the request then names the reference).
+    pub(crate) fn request_of(
+        &self,
+        release: &Release,
+        base: &Request,
+    ) -> (Request, Result<(), String>) {
+        let request = request_of(release, base);
+        if !render::remote::is_remote(&request.module) {
+            return (request, Ok(()));
+        }
+        match self.resolve(request.clone()) {
+            Ok(resolved) => (resolved, Ok(())),
+            Err(error) => (request, Err(format!("{error:#}"))),
+        }
+    }
+}
+
 /// The `opm mod build` command of `release` with `base`'s output flags.
 pub fn command_of(release: &Release, base: &Request) -> Vec<String> {
     let mut command = release.command();
@@ -522,7 +550,7 @@ pub fn input_key(
         env_names(&String::from_utf8_lossy(&bytes), &mut names);
         Some(blake3::hash(&bytes).to_hex().to_string())
     };
-    let module = digest_of(&opm_core::module::module_file(&release.module))?;
+    let module = digest_of(&opm_core::module::module_file(&request.module))?;
     let values = release
         .values
         .iter()

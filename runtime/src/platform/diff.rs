@@ -154,7 +154,13 @@ pub fn diff(
         ..diff.base.clone()
     };
     let pool = Arc::new(render::render_threads(base.jobs)?);
-    let jobs = jobs_of(wanted.iter().map(|(_, _, release)| release), &base, env);
+    let fetched = render::remote::Fetched::new(opm_registry::Options::default())?;
+    let jobs = jobs_of(
+        wanted.iter().map(|(_, _, release)| release),
+        &base,
+        &fetched,
+        env,
+    );
     let done = AtomicUsize::new(0);
     let rendered = render_all(
         jobs,

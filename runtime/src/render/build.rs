@@ -31,8 +31,12 @@ use opm_sandbox::{Caps, CompileCache, Sandbox};
 /// What to render, and how: everything `opm mod build` reads from its flags.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The module file, or a directory holding `module.yaml`.
+    /// The module file, or a directory holding `module.yaml` (for a module from a registry,
+    /// where it was fetched: see [`super::remote`]).
     pub module: PathBuf,
+    /// The module's reference as given, when it came from a registry (`oci://…`): what its
+    /// provenance records instead of `module`'s temporary path.
+    pub module_reference: Option<String>,
     /// Values files deep-merged onto the module, in order.
     pub values: Vec<PathBuf>,
     /// `PATH=VALUE` assignments applied after the values files.
@@ -83,6 +87,7 @@ impl Request {
     pub fn new(module: impl Into<PathBuf>) -> Self {
         Self {
             module: module.into(),
+            module_reference: None,
             values: Vec::new(),
             set: Vec::new(),
             strict: false,
@@ -233,18 +238,16 @@ fn plan_on(
         }
     };
     // The providers first: the module's expressions see the platform they render for.
-    let providers = match providers.map_or_else(
-        || load_providers(request, env).map(std::sync::Arc::new),
-        Ok,
-    ) {
-        Ok(providers) => providers,
-        Err(error) => {
-            return Planned {
-                redactor: Redactor::new(BTreeSet::new()),
-                planning: Err(error.into()),
-            };
-        }
-    };
+    let providers =
+        match providers.map_or_else(|| load_providers(request, env).map(std::sync::Arc::new), Ok) {
+            Ok(providers) => providers,
+            Err(error) => {
+                return Planned {
+                    redactor: Redactor::new(BTreeSet::new()),
+                    planning: Err(error.into()),
+                };
+            }
+        };
     let mut sensitive = BTreeSet::new();
     let reads = opm_core::module::env::EnvReads::new(env, request.allow_env.as_deref());
     let lookup = |name: &str| reads.lookup(name);

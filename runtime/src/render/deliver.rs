@@ -22,7 +22,10 @@ pub fn inputs(
 ) -> Inputs {
     let path = |p: &Path| p.display().to_string();
     Inputs {
-        module: path(&request.module),
+        module: request
+            .module_reference
+            .clone()
+            .unwrap_or_else(|| path(&request.module)),
         values: request.values.iter().map(|p| path(p)).collect(),
         set: recorded_set(&request.set, redactor),
         providers: request.providers.clone(),

@@ -12,6 +12,7 @@
 pub mod build;
 pub mod deliver;
 mod execute;
+pub mod remote;
 mod renderer;
 mod shared;
 

@@ -7,6 +7,7 @@ pub mod completion;
 pub mod mod_build;
 pub mod mod_diff;
 pub mod mod_init;
+pub mod mod_publish;
 pub mod mod_push;
 pub mod mod_schema;
 pub mod mod_verify;

@@ -115,6 +115,12 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         flux: args.flux,
         ..args.run.request(&args.module, output, out.env)
     };
+    // A module in a registry (`oci://…`), fetched for as long as the render runs.
+    let fetched = render::remote::Fetched::new(opm_registry::Options {
+        insecure_http: args.insecure_http,
+        ..opm_registry::Options::default()
+    })?;
+    let request = fetched.resolve(request)?;
     // The checkout is asked only for what the flags do not say.
     let from_git = match (&args.source, &args.revision) {
         (Some(_), Some(_)) => None,

@@ -188,8 +188,9 @@ pub struct BuildArgs {
     #[arg(long, value_name = "KEY", requires = "push")]
     pub sign: Option<PathBuf>,
 
-    /// Talk to the registry over plain HTTP (for a registry on 127.0.0.1 in tests).
-    #[arg(long, requires = "push")]
+    /// Allow plain HTTP to registries that are not on loopback: modules fetched
+    /// (`module: oci://…`) and releases pushed.
+    #[arg(long)]
     pub insecure_http: bool,
 
     #[command(flatten)]
@@ -252,6 +253,10 @@ fn build(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             force: args.force,
             base,
             verbose,
+            registry: opm_registry::Options {
+                insecure_http: args.insecure_http,
+                ..opm_registry::Options::default()
+            },
         },
         out.env,
     )?;
@@ -484,7 +489,14 @@ fn vet(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         ..args.run.apply(Request::new(""), output, out.env)
     };
     let verbose = args.run.verbose();
-    let checked = platform_build::vet(&args.file, &args.environment, &base, verbose, out.env)?;
+    let checked = platform_build::vet(
+        &args.file,
+        &args.environment,
+        &base,
+        &opm_registry::Options::default(),
+        verbose,
+        out.env,
+    )?;
     let mut failed_all = 0;
     for (environment, outcomes) in &checked {
         let (checked, _, failed) = print_outcomes(environment, outcomes, verbose, "checked", out)?;
