@@ -153,3 +153,44 @@ impl<'a> Code<'a> {
         memoized || self.sandbox.is_cached(bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two renders of one [`Shared`] that call the same component get the one compile: the
+    /// same compiled transformer (its name is one allocation), each with its own redactor.
+    #[test]
+    fn a_component_is_compiled_once_for_every_render_of_a_shared_sandbox() {
+        let provider = crate::embedded::PROVIDERS
+            .load()
+            .expect("the embedded provider");
+        let (fqn, bytes) = provider.components.iter().next().expect("a transformer");
+        let pool = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .expect("threads"),
+        );
+        let request = super::super::Request::new("");
+        let shared = Shared::new(pool, &Limits::default(), &request).expect("a sandbox");
+        let (first, second) = (
+            Arc::new(Redactor::new(["first-render-secret".to_owned()])),
+            Arc::new(Redactor::new(["second-render-secret".to_owned()])),
+        );
+        let a = shared.code(&first).compile(fqn, bytes).expect("compiles");
+        let b = shared.code(&second).compile(fqn, bytes).expect("compiles");
+        assert!(Arc::ptr_eq(&a.name, &b.name), "compiled twice");
+        assert!(shared.code(&second).is_cached(fqn, bytes));
+        assert!(Arc::ptr_eq(
+            shared.code(&second).redactor().unwrap(),
+            &second
+        ));
+        // Another name for the same bytes is a transformer of its own.
+        let c = shared
+            .code(&first)
+            .compile("other.example/x@v1#X", bytes)
+            .expect("compiles");
+        assert!(!Arc::ptr_eq(&a.name, &c.name));
+    }
+}
