@@ -130,6 +130,17 @@ pub fn build(
     }
     if !build.only.is_empty() {
         releases.retain(|release| build.only.contains(&release.name));
+        if let Some(missing) = build
+            .only
+            .iter()
+            .find(|name| !releases.iter().any(|release| release.name == **name))
+        {
+            anyhow::bail!(
+                "{}: release {missing:?} is not rendered in {} (its `only` leaves it out)",
+                build.file.display(),
+                build.environment
+            );
+        }
     }
     let root = build.out_dir.join(&build.environment);
     let state = State::read(&root);

@@ -351,14 +351,29 @@ impl Checkout {
                 top.display()
             )
         })?;
-        let tar = git(&["archive", "--format=tar", &commit])?;
         let checkout = tempfile::Builder::new()
             .prefix("opm-platform-diff-")
             .tempdir()
             .context("creating a directory for the revision's tree")?;
-        tar::Archive::new(tar.as_slice())
-            .unpack(checkout.path())
-            .with_context(|| format!("unpacking {revision}'s tree"))?;
+        // Streamed from git into the directory: a large repository is never held in memory.
+        let mut archive = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&top)
+            .args(["archive", "--format=tar", &commit])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .context("running git archive")?;
+        let stdout = archive.stdout.take().context("git archive's output")?;
+        let unpacked = tar::Archive::new(stdout).unpack(checkout.path());
+        let finished = archive.wait_with_output().context("running git archive")?;
+        anyhow::ensure!(
+            finished.status.success(),
+            "git archive {commit}: {}",
+            String::from_utf8_lossy(&finished.stderr).trim()
+        );
+        unpacked.with_context(|| format!("unpacking {revision}'s tree"))?;
         let absolute = std::fs::canonicalize(file)
             .with_context(|| format!("cannot read {}", file.display()))?;
         let top = std::fs::canonicalize(&top).unwrap_or(top);
