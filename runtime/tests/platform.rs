@@ -948,3 +948,43 @@ fn a_release_renders_a_module_from_a_registry_as_mod_build_does() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_second_build_of_an_environment_waits_for_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    platform_in(dir);
+    std::fs::create_dir_all(dir.join("out/dev")).unwrap();
+    // The first build's lock, held here.
+    let held = std::fs::File::create(dir.join("out/dev/.opm-platform.lock")).unwrap();
+    held.lock().unwrap();
+    let mut second = Command::new(env!("CARGO_BIN_EXE_opm"))
+        .args([
+            "platform",
+            "build",
+            "platform/platform.yaml",
+            "--env",
+            "dev",
+            "--out-dir",
+            "out",
+        ])
+        .current_dir(dir)
+        .env("OPM_CACHE_DIR", dir.join(".cache"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("opm runs");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(second.try_wait().unwrap().is_none(), "it did not wait");
+    assert!(
+        !dir.join("out/dev/hello").exists(),
+        "it wrote while the lock was held"
+    );
+    drop(held);
+    let output = second.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(dir.join("out/dev/hello/.opm-output").is_file());
+}

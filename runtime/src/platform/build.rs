@@ -143,6 +143,9 @@ pub fn build(
         }
     }
     let root = build.out_dir.join(&build.environment);
+    // One build of an environment's directory at a time: the keys recorded must be those of
+    // what its directories hold.
+    let _lock = lock(&root)?;
     let state = State::read(&root);
     let pool = Arc::new(render::render_threads(build.base.jobs)?);
     // Modules in registries fetched first, each once: their files are the key's inputs.
@@ -484,6 +487,22 @@ pub(crate) fn render_all<T: Send>(
             })
             .collect()
     }))
+}
+
+/// The lock of the environment's directory `root` (`.opm-platform.lock` in it), held until
+/// dropped; another build into it waits for it.
+fn lock(root: &Path) -> anyhow::Result<std::fs::File> {
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let path = root.join(".opm-platform.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    file.lock()
+        .with_context(|| format!("locking {}", path.display()))?;
+    Ok(file)
 }
 
 /// Adds an error line to a release's `report`, in its form.
