@@ -988,3 +988,36 @@ fn a_second_build_of_an_environment_waits_for_the_first() {
     );
     assert!(dir.join("out/dev/hello/.opm-output").is_file());
 }
+
+/// A registry controls a fetched module's layer: a small gzip of endless empty entries (here
+/// 40,000, 20 MB of tar headers in a layer of a few hundred KB) is cut at the module limit
+/// (16 MiB, each entry counted with its header), writing none of them, rather than unpacked
+/// into as many files.
+#[test]
+fn a_module_layer_of_endless_empty_entries_is_cut_at_its_limit() {
+    use opm_core::render::artifact::{self, LayerFile};
+    let registry = common::registry::Registry::start("127.0.0.1");
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let module = std::fs::read(repo().join("examples/hello/module.yaml")).unwrap();
+    let names: Vec<String> = (0..40_000).map(|i| format!("e{i}")).collect();
+    let mut files = vec![LayerFile {
+        path: "module.yaml",
+        bytes: &module,
+    }];
+    files.extend(names.iter().map(|name| LayerFile {
+        path: name,
+        bytes: &[],
+    }));
+    let built = artifact::build(&files, 0, Default::default()).unwrap();
+    assert!(built.layer.len() < 2 << 20, "{} bytes", built.layer.len());
+    let reference = registry.oci("modules/bomb:v1");
+    let target = opm_core::provider::oci::OciRef::parse(&reference).unwrap();
+    opm_runtime::render::deliver::push_artifact(&target, &built, &Default::default()).unwrap();
+    let output = opm_with(dir, &["mod", "build", &reference], &[]);
+    let (_, stderr) = exited(&output, 2);
+    assert!(
+        stderr.contains("modules/bomb:v1") && stderr.contains("over 16777216 bytes"),
+        "{stderr}"
+    );
+}

@@ -144,8 +144,10 @@ pub fn layer(files: &[LayerFile<'_>], mtime: u64) -> anyhow::Result<Vec<u8>> {
 }
 
 /// The regular files of the gzipped tar `layer` (a pushed render's), by `/`-separated path,
-/// reading at most `max` bytes of them in all: what `opm mod verify` compares with the signed
-/// provenance. Links, devices and paths that leave the root are refused.
+/// reading at most `max` bytes of them in all, each entry counted with its 512-byte header (so
+/// that a small gzip of endless empty entries is cut as soon as a large one): what `opm mod
+/// verify` compares with the signed provenance, and a module fetched from a registry. Links,
+/// devices and paths that leave the root are refused.
 pub fn read_layer(layer: &[u8], max: u64) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     use std::io::Read as _;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(layer));
@@ -153,6 +155,8 @@ pub fn read_layer(layer: &[u8], max: u64) -> anyhow::Result<Vec<(String, Vec<u8>
     let mut total = 0u64;
     for entry in archive.entries().context("reading the layer's tar")? {
         let entry = entry.context("reading the layer's tar")?;
+        total += HEADER_BYTES;
+        anyhow::ensure!(total <= max, "the layer's files are over {max} bytes");
         let kind = entry.header().entry_type();
         let path = entry.path().context("a path in the layer")?.into_owned();
         if kind.is_dir() {
@@ -183,6 +187,9 @@ pub fn read_layer(layer: &[u8], max: u64) -> anyhow::Result<Vec<(String, Vec<u8>
     }
     Ok(files)
 }
+
+/// What a tar entry's header takes, which [`read_layer`] counts toward its limit.
+const HEADER_BYTES: u64 = 512;
 
 /// A header of `kind` with `mode`, `size` and `mtime`, owned by root with no user or group
 /// names; the path and checksum are set by `append_data`.
