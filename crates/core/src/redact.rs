@@ -136,6 +136,26 @@ impl Redactor {
                 .is_some_and(|matcher| matcher.find_overlapping_iter(value).next().is_some())
     }
 
+    /// Redacts every string in `value`, in place: what a JSON event or object holds, each
+    /// string redacted as a whole text rather than after it is serialised (where its escapes
+    /// would hide a value from the matcher).
+    pub fn redact_value(&self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) => {
+                if let Cow::Owned(redacted) = self.redact(text) {
+                    *text = redacted;
+                }
+            }
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(|item| self.redact_value(item))
+            }
+            serde_json::Value::Object(map) => {
+                map.values_mut().for_each(|item| self.redact_value(item))
+            }
+            _ => {}
+        }
+    }
+
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.matcher.is_none()

@@ -274,18 +274,6 @@ fn masked(mut objects: Vec<Value>, mask: Option<&Redactor>) -> Vec<Value> {
     let Some(redactor) = mask else {
         return objects;
     };
-    fn strings(value: &mut Value, redactor: &Redactor) {
-        match value {
-            Value::String(text) => {
-                if let std::borrow::Cow::Owned(redacted) = redactor.redact(text) {
-                    *text = redacted;
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| strings(v, redactor)),
-            Value::Object(map) => map.values_mut().for_each(|v| strings(v, redactor)),
-            _ => {}
-        }
-    }
     for object in &mut objects {
         let identity = Identity::of(object, "");
         if identity.group.is_empty() && identity.kind == "Secret" {
@@ -296,7 +284,7 @@ fn masked(mut objects: Vec<Value>, mask: Option<&Redactor>) -> Vec<Value> {
                 }
             }
         }
-        strings(object, redactor);
+        redactor.redact_value(object);
     }
     objects
 }

@@ -304,7 +304,7 @@ pub fn event(
     redactor: &Redactor,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    redact_strings(&mut value, redactor);
+    redactor.redact_value(&mut value);
     serde_json::to_writer(&mut *out, &value)?;
     out.write_all(b"\n")
 }
@@ -317,21 +317,4 @@ fn component_event(component: &ComponentPlan) -> serde_json::Value {
         event.extend(plan.into_iter().filter(|(key, _)| key != "name"));
     }
     serde_json::Value::Object(event)
-}
-
-fn redact_strings(value: &mut serde_json::Value, redactor: &Redactor) {
-    match value {
-        serde_json::Value::String(text) => {
-            if let std::borrow::Cow::Owned(redacted) = redactor.redact(text) {
-                *text = redacted;
-            }
-        }
-        serde_json::Value::Array(items) => {
-            items.iter_mut().for_each(|v| redact_strings(v, redactor))
-        }
-        serde_json::Value::Object(map) => {
-            map.values_mut().for_each(|v| redact_strings(v, redactor))
-        }
-        _ => {}
-    }
 }
