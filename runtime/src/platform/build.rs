@@ -149,7 +149,7 @@ pub fn build(
     let state = State::read(&root);
     let pool = Arc::new(render::render_threads(build.base.jobs)?);
     // Modules in registries fetched first, each once: their files are the key's inputs.
-    let fetched = Fetched::new(build.registry.clone())?;
+    let fetched = Fetched::new(build.registry.clone());
     let (requests, fetching): (Vec<Request>, Vec<Result<(), String>>) = releases
         .iter()
         .map(|release| fetched.request_of(release, &build.base))
@@ -343,7 +343,7 @@ pub fn vet(
         releases.extend(platform.releases(environment)?);
     }
     let pool = Arc::new(render::render_threads(base.jobs)?);
-    let fetched = Fetched::new(registry.clone())?;
+    let fetched = Fetched::new(registry.clone());
     let jobs = jobs_of(releases.iter(), base, &fetched, env);
     let done = AtomicUsize::new(0);
     let mut checked = render_all(

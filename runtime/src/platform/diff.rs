@@ -30,7 +30,7 @@ use super::build::{jobs_of, render_all};
 use crate::render::{self, Request};
 use opm_core::platform::{Platform, Release};
 use opm_core::redact::Redactor;
-use opm_core::render::diff::{Changes, compare, manifests, unified};
+use opm_core::render::diff::{Changes, changes_text, compare, manifests, unified};
 use opm_core::render::identity::Identity;
 
 /// What `opm platform diff` is asked.
@@ -154,7 +154,7 @@ pub fn diff(
         ..diff.base.clone()
     };
     let pool = Arc::new(render::render_threads(base.jobs)?);
-    let fetched = render::remote::Fetched::new(opm_registry::Options::default())?;
+    let fetched = render::remote::Fetched::new(opm_registry::Options::default());
     let jobs = jobs_of(
         wanted.iter().map(|(_, _, release)| release),
         &base,
@@ -407,7 +407,7 @@ fn link_installed_providers(top: &Path, tree: &Path) {
 /// The text form: per release a header, each changed object's unified diff, the added and
 /// removed objects.
 pub fn text(compared: &Compared, against: &str, colors: bool) -> String {
-    use opm_core::render::diff::{BOLD, GREEN, RED, paint};
+    use opm_core::render::diff::{BOLD, paint};
     let mut out = String::new();
     for environment in &compared.environments {
         for release in environment.releases.iter().filter(|r| r.status != "same") {
@@ -419,24 +419,12 @@ pub fn text(compared: &Compared, against: &str, colors: bool) -> String {
                 BOLD,
                 colors,
             ));
-            for (identity, old, new) in &release.changes.changed {
-                out.push_str(&unified(
-                    identity,
-                    old,
-                    new,
-                    against,
-                    "working tree",
-                    colors,
-                ));
-            }
-            for (label, identities, colour) in [
-                ("added", &release.changes.added, GREEN),
-                ("removed", &release.changes.removed, RED),
-            ] {
-                for identity in identities {
-                    out.push_str(&paint(&format!("{label}: {identity}\n"), colour, colors));
-                }
-            }
+            out.push_str(&changes_text(
+                &release.changes,
+                against,
+                "working tree",
+                colors,
+            ));
         }
     }
     out
@@ -482,18 +470,7 @@ pub fn markdown(compared: &Compared, against: &str) -> String {
             ));
         }
         for release in &differing {
-            let mut body = String::new();
-            for (identity, old, new) in &release.changes.changed {
-                body.push_str(&unified(identity, old, new, against, "working tree", false));
-            }
-            for (label, identities) in [
-                ("added", &release.changes.added),
-                ("removed", &release.changes.removed),
-            ] {
-                for identity in identities {
-                    body.push_str(&format!("{label}: {identity}\n"));
-                }
-            }
+            let body = changes_text(&release.changes, against, "working tree", false);
             let body = if body.len() <= budget {
                 budget -= body.len();
                 // A fence longer than any run of backticks in the diff.

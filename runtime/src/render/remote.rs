@@ -127,12 +127,12 @@ impl std::fmt::Debug for Fetched {
 
 impl Fetched {
     /// Nothing fetched yet; registries reached with `options`.
-    pub fn new(options: opm_registry::Options) -> anyhow::Result<Self> {
-        Ok(Self {
+    pub fn new(options: opm_registry::Options) -> Self {
+        Self {
             dir: std::sync::OnceLock::new(),
             options,
             found: std::sync::Mutex::default(),
-        })
+        }
     }
 
     /// The local directory of the module `reference`, fetched on first use.

@@ -272,6 +272,24 @@ pub fn unified(
         .collect()
 }
 
+/// What differs, as `opm mod diff` prints it: a unified diff of each changed object
+/// ([`unified`]), then a line `added: IDENTITY` or `removed: IDENTITY` for each of the others.
+pub fn changes_text(changes: &Changes, old_name: &str, new_name: &str, colors: bool) -> String {
+    let mut text = String::new();
+    for (identity, old, new) in &changes.changed {
+        text.push_str(&unified(identity, old, new, old_name, new_name, colors));
+    }
+    for (label, identities, colour) in [
+        ("added", &changes.added, GREEN),
+        ("removed", &changes.removed, RED),
+    ] {
+        for identity in identities {
+            text.push_str(&paint(&format!("{label}: {identity}\n"), colour, colors));
+        }
+    }
+    text
+}
+
 /// A warning for each stateful object (a claim, and a StatefulSet, whose claims Kubernetes
 /// names after it) the new render would remove — under a new name, when it
 /// adds one of the kind in the namespace (as a migration from a chart renames a claim

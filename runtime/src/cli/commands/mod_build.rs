@@ -248,7 +248,7 @@ impl BuildArgs {
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let (request, source) = args.request_in(out.env)?;
     // A module in a registry (`oci://…`), fetched for as long as the render runs.
-    let fetched = render::remote::Fetched::new(opm_registry::Options::default())?;
+    let fetched = render::remote::Fetched::new(opm_registry::Options::default());
     let request = fetched.resolve(request)?;
     let built = render::build(&request, out.env);
     let Output {

@@ -20,7 +20,7 @@ use super::module_args::{CacheArgs, CompileArgs, LimitArgs, ModuleArgs};
 use crate::cli::{EXIT_FAILED, EXIT_USAGE, Output};
 use crate::render;
 use opm_core::redact::Redactor;
-use opm_core::render::diff::{GREEN, RED, compare, data_not_moved, manifests, paint, unified};
+use opm_core::render::diff::{changes_text, compare, data_not_moved, manifests};
 
 /// Arguments of `opm mod diff`.
 #[derive(Debug, Args)]
@@ -93,18 +93,7 @@ fn diff(args: &DiffArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let mask = (!args.show_secrets).then_some(&redactor);
     let changes = compare(&old, &new, mask);
     let colors = out.stdout_colors();
-    let mut text = String::new();
-    for (identity, old, new) in &changes.changed {
-        text.push_str(&unified(identity, old, new, &old_name, &new_name, colors));
-    }
-    for (label, identities, colour) in [
-        ("added", &changes.added, GREEN),
-        ("removed", &changes.removed, RED),
-    ] {
-        for identity in identities {
-            text.push_str(&paint(&format!("{label}: {identity}\n"), colour, colors));
-        }
-    }
+    let text = changes_text(&changes, &old_name, &new_name, colors);
     let text = match mask {
         Some(redactor) => redactor.redact(&text),
         None => text.into(),

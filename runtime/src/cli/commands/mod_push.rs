@@ -119,7 +119,7 @@ pub fn run(args: PushArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let fetched = render::remote::Fetched::new(opm_registry::Options {
         insecure_http: args.insecure_http,
         ..opm_registry::Options::default()
-    })?;
+    });
     let request = fetched.resolve(request)?;
     // The checkout is asked only for what the flags do not say.
     let from_git = match (&args.source, &args.revision) {
