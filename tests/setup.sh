@@ -19,7 +19,11 @@
 #              `docker import`); musl-tools (musl-gcc, for the C in the static build's
 #              dependencies); skopeo (copies an OCI layout `opm mod push` writes into the
 #              registry, and reads manifests as they are stored); python3-venv where python3
-#              lacks venv
+#              lacks venv; systemd (`systemd-analyze verify`, on the services Quadlet generates)
+#   Debian trixie  Podman's Quadlet generator, `quadlet` (Debian 12's podman 4.3 has none): trixie's
+#              podman 5.4.2 package, pinned by digest, unpacked into $cache/quadlet (not
+#              installed: nothing of the system changes); its usr/bin/podman is the executable
+#              the generated services name (tests/quadlet.rs)
 #   npm        componentize-js, from the JavaScript examples' package-lock.json files,
 #              @kubernetes-models/cert-manager (cert-manager's schemas, for the Certificate
 #              example), and @sigstore/sign and @sigstore/verify (sigstore-js, the Sigstore interop
@@ -48,6 +52,7 @@ command -v minisign >/dev/null || wanted+=(minisign)
 [[ -x /usr/bin/docker-registry ]] || wanted+=(docker-registry)
 [[ -x /usr/sbin/dockerd ]] || wanted+=(docker.io)
 wanted+=(busybox-static musl-tools skopeo)
+wanted+=(systemd) # systemd-analyze, for the Quadlet checks; a container image may lack it
 python3 -m venv --help >/dev/null 2>&1 || wanted+=(python3-venv)
 command -v make >/dev/null || wanted+=(make)
 missing=()
@@ -60,6 +65,42 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq >&2
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
+
+# --- Debian trixie: Podman's Quadlet generator -------------------------------------------------
+# Trixie's podman package, pinned by its digest (the one trixie's signed Packages index lists), is
+# unpacked, not installed, into $cache/quadlet/podman-VERSION. Its generator,
+# usr/libexec/podman/quadlet, is a Go program that asks of libc nothing newer than glibc 2.34, so
+# it runs on Debian 12 as it is; `quadlet` on PATH is that file. opm_tests::quadlet takes the
+# package's usr/bin/podman beside it (what the generated services' ExecStart= names) into the
+# root it verifies them in. When trixie's pool drops this version, the pin moves to the one its
+# Packages index then lists.
+podman_version=5.4.2+ds1-2+b2
+podman_sha256=e3987a9d1e6d46cbd4ee11bd067927a5f7f886e41c7a2dbe5b89a436905d44a0
+podman_root="$cache/quadlet/podman-$podman_version"
+if [[ ! -x $podman_root/usr/libexec/podman/quadlet || $(cat "$podman_root.pin" 2>/dev/null) != "$podman_sha256" ]]; then
+  say "fetching Podman's quadlet (podman $podman_version, Debian trixie)"
+  [[ $(dpkg --print-architecture) == amd64 ]] || {
+    say "the pinned podman package is amd64's; pin this architecture's from trixie's Packages index"
+    exit 1
+  }
+  work=$(mktemp -d)
+  deb="podman_${podman_version}_amd64.deb"
+  curl -fsSL --retry 3 -o "$work/$deb" "https://deb.debian.org/debian/pool/main/p/podman/$deb" || {
+    say "podman $podman_version is gone from trixie's pool: pin the Version and SHA256 that" \
+      "https://deb.debian.org/debian/dists/trixie/main/binary-amd64/Packages.xz lists now"
+    exit 1
+  }
+  echo "$podman_sha256  $work/$deb" | sha256sum --check --quiet >&2
+  rm -rf "$cache/quadlet" && mkdir -p "$podman_root"
+  dpkg-deb -x "$work/$deb" "$podman_root"
+  "$podman_root/usr/libexec/podman/quadlet" -version >/dev/null || {
+    say "podman $podman_version's quadlet does not run here"
+    exit 1
+  }
+  echo "$podman_sha256" > "$podman_root.pin"
+  rm -rf "$work"
+fi
+ln -sf "$podman_root/usr/libexec/podman/quadlet" "$cache/bin/quadlet"
 
 # --- Rust ----------------------------------------------------------------------------------------
 rustup target add wasm32-unknown-unknown wasm32-wasip2 "$(uname -m)-unknown-linux-musl" >&2
