@@ -1,0 +1,301 @@
+//! A cron schedule (Kubernetes' CronJob `schedule`: five fields, or a macro) as systemd
+//! calendar events (`OnCalendar=` of a `.timer`, systemd.time(7)).
+//!
+//! Each field keeps its meaning: `*`, a number, a list `a,b`, a range `a-b` (systemd's `a..b`),
+//! a step `*/n` or `a-b/n` (written out as the list of values it selects), month and weekday
+//! names. Cron runs when the day of the month *or* the weekday matches if both are restricted,
+//! where one systemd event needs both: such a schedule becomes two events, one for each, and a
+//! timer fires on either. A time zone is appended to each event. What cannot be read is an error
+//! that names the field.
+//!
+//! ```
+//! use quadlet_transformers::cron::calendar;
+//! assert_eq!(calendar("0 3 * * *", None).unwrap(), ["*-*-* 03:00:00"]);
+//! assert_eq!(calendar("*/15 9-17 * * 1-5", Some("Europe/Paris")).unwrap(),
+//!            ["Mon..Fri *-*-* 09..17:00,15,30,45:00 Europe/Paris"]);
+//! assert_eq!(calendar("0 0 1 * 0", None).unwrap(), ["*-*-01 00:00:00", "Sun *-*-* 00:00:00"]);
+//! ```
+
+const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS: [&str; 12] = [
+    "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
+];
+
+/// One field of the schedule: its name for errors, its bounds, and names it accepts.
+struct Field {
+    name: &'static str,
+    min: u32,
+    max: u32,
+}
+
+const MINUTE: Field = Field {
+    name: "minute",
+    min: 0,
+    max: 59,
+};
+const HOUR: Field = Field {
+    name: "hour",
+    min: 0,
+    max: 23,
+};
+const DAY: Field = Field {
+    name: "day of month",
+    min: 1,
+    max: 31,
+};
+const MONTH: Field = Field {
+    name: "month",
+    min: 1,
+    max: 12,
+};
+const WEEKDAY: Field = Field {
+    name: "day of week",
+    min: 0,
+    max: 7,
+};
+
+/// What one field selects: every value, or these ranges (inclusive), in order.
+#[derive(Debug, PartialEq)]
+enum Selection {
+    Every,
+    Ranges(Vec<(u32, u32)>),
+}
+
+/// The systemd calendar events of the cron `schedule`, in `time_zone` if given.
+pub fn calendar(schedule: &str, time_zone: Option<&str>) -> Result<Vec<String>, String> {
+    let expanded = match schedule.trim() {
+        "@yearly" | "@annually" => "0 0 1 1 *",
+        "@monthly" => "0 0 1 * *",
+        "@weekly" => "0 0 * * 0",
+        "@daily" | "@midnight" => "0 0 * * *",
+        "@hourly" => "0 * * * *",
+        other if other.starts_with('@') => {
+            return Err(format!("schedule {other:?}: no such macro"));
+        }
+        other => other,
+    };
+    let fields: Vec<&str> = expanded.split_whitespace().collect();
+    let [minute, hour, day, month, weekday] = fields[..] else {
+        return Err(format!(
+            "schedule {schedule:?} must have five fields (minute hour day-of-month month \
+             day-of-week) or be a macro such as @daily"
+        ));
+    };
+    let minute = select(minute, &MINUTE, None)?;
+    let hour = select(hour, &HOUR, None)?;
+    let day = select(day, &DAY, None)?;
+    let month = select(month, &MONTH, Some(&MONTHS))?;
+    let weekday = weekdays(select(weekday, &WEEKDAY, Some(&WEEKDAYS))?);
+
+    let zone = time_zone.map(|zone| format!(" {zone}")).unwrap_or_default();
+    let time = format!("{}:{}:00", numbers(&hour, 2), numbers(&minute, 2));
+    let event = |weekday: &Selection, day: &Selection| {
+        let days = match weekday {
+            Selection::Every => String::new(),
+            ranges => format!("{} ", names(ranges)),
+        };
+        format!(
+            "{days}*-{}-{} {time}{zone}",
+            numbers(&month, 2),
+            numbers(day, 2)
+        )
+    };
+    Ok(match (&day, &weekday) {
+        (Selection::Ranges(_), Selection::Ranges(_)) => vec![
+            event(&Selection::Every, &day),
+            event(&weekday, &Selection::Every),
+        ],
+        _ => vec![event(&weekday, &day)],
+    })
+}
+
+/// What `text` selects of `field`, names read from `names` (case-insensitive).
+fn select(text: &str, field: &Field, names: Option<&[&str]>) -> Result<Selection, String> {
+    if text == "*" || text == "?" {
+        return Ok(Selection::Every);
+    }
+    let bad = |why: &str| format!("the {} field {text:?} {why}", field.name);
+    let value = |item: &str| -> Result<u32, String> {
+        if let Some(names) = names
+            && let Some(index) = names
+                .iter()
+                .position(|name| name.eq_ignore_ascii_case(item))
+        {
+            return Ok(index as u32 + if field.min == 1 { 1 } else { 0 });
+        }
+        let number: u32 = item
+            .parse()
+            .map_err(|_| bad(&format!("has {item:?}, which is not a number")))?;
+        if number < field.min || number > field.max {
+            return Err(bad(&format!(
+                "has {number}, outside {}..{}",
+                field.min, field.max
+            )));
+        }
+        Ok(number)
+    };
+    let mut ranges = Vec::new();
+    for item in text.split(',') {
+        let (span, step) = match item.split_once('/') {
+            Some((span, step)) => {
+                let step: u32 = step
+                    .parse()
+                    .ok()
+                    .filter(|step| *step > 0)
+                    .ok_or_else(|| bad("has a step that is not a positive number"))?;
+                (span, Some(step))
+            }
+            None => (item, None),
+        };
+        let (first, last) = match span {
+            "*" => (field.min, field.max),
+            _ => match span.split_once('-') {
+                Some((first, last)) => (value(first)?, value(last)?),
+                None if step.is_some() => (value(span)?, field.max),
+                None => (value(span)?, value(span)?),
+            },
+        };
+        if first > last {
+            return Err(bad("has a range that ends before it starts"));
+        }
+        match step {
+            None | Some(1) => ranges.push((first, last)),
+            Some(step) => ranges.extend((first..=last).step_by(step as usize).map(|v| (v, v))),
+        }
+    }
+    Ok(Selection::Ranges(ranges))
+}
+
+/// Cron's weekday 7 is Sunday, as 0 is.
+fn weekdays(selection: Selection) -> Selection {
+    let Selection::Ranges(ranges) = selection else {
+        return Selection::Every;
+    };
+    let mut days: Vec<u32> = ranges
+        .into_iter()
+        .flat_map(|(first, last)| first..=last)
+        .map(|day| day % 7)
+        .collect();
+    days.sort_unstable();
+    days.dedup();
+    if days.len() == 7 {
+        return Selection::Every;
+    }
+    // Consecutive days as ranges again.
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for day in days {
+        match ranges.last_mut() {
+            Some((_, last)) if *last + 1 == day => *last = day,
+            _ => ranges.push((day, day)),
+        }
+    }
+    Selection::Ranges(ranges)
+}
+
+/// A numeric selection as systemd writes it, each number of `width` digits.
+fn numbers(selection: &Selection, width: usize) -> String {
+    match selection {
+        Selection::Every => "*".to_owned(),
+        Selection::Ranges(ranges) => ranges
+            .iter()
+            .map(|&(first, last)| {
+                if first == last {
+                    format!("{first:0width$}")
+                } else {
+                    format!("{first:0width$}..{last:0width$}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+/// A weekday selection as systemd's names.
+fn names(selection: &Selection) -> String {
+    let Selection::Ranges(ranges) = selection else {
+        return String::new();
+    };
+    ranges
+        .iter()
+        .map(|&(first, last)| {
+            let (first, last) = (WEEKDAYS[first as usize], WEEKDAYS[last as usize]);
+            if first == last {
+                first.to_owned()
+            } else {
+                format!("{first}..{last}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_schedules() {
+        assert_eq!(
+            calendar("*/5 * * * *", None).unwrap(),
+            ["*-*-* *:00,05,10,15,20,25,30,35,40,45,50,55:00"]
+        );
+        assert_eq!(
+            calendar("30 2 * * 0", Some("Etc/UTC")).unwrap(),
+            ["Sun *-*-* 02:30:00 Etc/UTC"]
+        );
+        assert_eq!(calendar("@weekly", None).unwrap(), ["Sun *-*-* 00:00:00"]);
+        assert_eq!(calendar("@hourly", None).unwrap(), ["*-*-* *:00:00"]);
+        assert_eq!(
+            calendar("0 0 1 jan,jul *", None).unwrap(),
+            ["*-01,07-01 00:00:00"]
+        );
+        assert_eq!(
+            calendar("0 12 * * SAT-SUN", None).unwrap_err(),
+            "the day of week field \"SAT-SUN\" has a range that ends before it starts"
+        );
+        assert_eq!(
+            calendar("0 12 * * 6,0", None).unwrap(),
+            ["Sun,Sat *-*-* 12:00:00"]
+        );
+        assert_eq!(
+            calendar("0 12 * * 5-7", None).unwrap(),
+            ["Sun,Fri..Sat *-*-* 12:00:00"]
+        );
+        assert_eq!(calendar("0 12 * * 0-7", None).unwrap(), ["*-*-* 12:00:00"]);
+        assert_eq!(
+            calendar("0 1-10/3 * * *", None).unwrap(),
+            ["*-*-* 01,04,07,10:00:00"]
+        );
+    }
+
+    #[test]
+    fn day_of_month_or_weekday_is_two_events() {
+        assert_eq!(
+            calendar("0 0 13 * 5", None).unwrap(),
+            ["*-*-13 00:00:00", "Fri *-*-* 00:00:00"]
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_read_names_the_field() {
+        assert_eq!(
+            calendar("61 * * * *", None).unwrap_err(),
+            "the minute field \"61\" has 61, outside 0..59"
+        );
+        assert!(
+            calendar("* * *", None)
+                .unwrap_err()
+                .contains("must have five fields")
+        );
+        assert_eq!(
+            calendar("@reboot", None).unwrap_err(),
+            "schedule \"@reboot\": no such macro"
+        );
+        assert!(
+            calendar("0 0 L * *", None)
+                .unwrap_err()
+                .contains("the day of month field \"L\"")
+        );
+        assert!(calendar("*/0 * * * *", None).unwrap_err().contains("step"));
+    }
+}

@@ -1,0 +1,202 @@
+//! The component's roles, rendered natively.
+
+use opm_guest::{Component, Context, Transformer, Value, json};
+use opm_quadlet_common::{test_context, test_instance_context};
+
+use crate::QuadletTransformers;
+
+const PREFIX: &str = "transformer.opm.dev/quadlet@v1#";
+
+fn call(
+    transformer: &str,
+    component: Value,
+    context: Context,
+) -> Result<Vec<Value>, opm_guest::TransformError> {
+    let component = Component::from_value(component).unwrap();
+    let context = Context {
+        transformer: format!("{PREFIX}{transformer}"),
+        ..context
+    };
+    QuadletTransformers::transform(&component, &context)
+}
+
+fn web() -> Value {
+    json!({"metadata": {"name": "web"}, "spec": {
+        "container": {"image": "nginx:1.27", "ports": {"http": {"containerPort": 8080}},
+                      "env": {"GREETING": {"value": "hi $(USER)"}, "USER": {"value": "50%"},
+                              "TOKEN": {"secretKeyRef": {"name": "creds", "key": "token"}}},
+                      "resources": {"requests": {"cpu": "250m"}, "limits": {"memory": "64Mi", "cpu": "500m"}},
+                      "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 5}},
+        "expose": {"type": "NodePort", "ports": {"http": {"port": 80, "targetPort": "http", "nodePort": 30080}}},
+        "persistentStorage": {"data": {"size": "1Gi", "mountPath": "/data"}},
+    }})
+}
+
+#[test]
+fn a_stateless_component_is_a_container_on_the_module_network() {
+    let out = call("StatelessTransformer", web(), test_context()).unwrap();
+    let kinds: Vec<(&str, &str)> = out
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, [("Container", "web"), ("Volume", "web-data")]);
+    let spec = &out[0]["spec"];
+    assert_eq!(spec["Container"]["Image"], "docker.io/library/nginx:1.27");
+    assert_eq!(spec["Container"]["Network"], "shop.network");
+    assert_eq!(spec["Container"]["PublishPort"], json!(["30080:8080"]));
+    assert_eq!(
+        spec["Container"]["Environment"],
+        json!(["USER=50%%", "\"GREETING=hi 50%%\""])
+    );
+    assert_eq!(
+        spec["Container"]["EnvironmentFile"],
+        json!(["./secrets/web.env"])
+    );
+    assert_eq!(
+        spec["x-opm"]["env"],
+        json!([{"name": "TOKEN", "secret": "creds", "key": "token", "optional": false}])
+    );
+    assert_eq!(
+        spec["Container"]["Volume"],
+        json!(["web-data.volume:/data"])
+    );
+    assert_eq!(spec["Container"]["Notify"], "healthy");
+    assert_eq!(spec["Container"]["HealthInterval"], "5s");
+    assert_eq!(
+        spec["Service"],
+        json!({"MemoryMax": "67108864", "CPUQuota": "50%", "CPUWeight": "10", "Restart": "always"})
+    );
+    assert_eq!(spec["Install"]["WantedBy"], "default.target");
+    assert_eq!(out[1]["spec"]["Volume"]["VolumeName"], "web-data");
+}
+
+#[test]
+fn a_second_instance_prefixes_every_unit_and_its_network() {
+    let out = call("StatelessTransformer", web(), test_instance_context()).unwrap();
+    assert_eq!(out[0]["metadata"]["name"], "shop-eu-web");
+    assert_eq!(out[0]["spec"]["Container"]["Network"], "shop-eu.network");
+    assert_eq!(out[1]["metadata"]["name"], "shop-eu-web-data");
+}
+
+#[test]
+fn a_cronjob_is_a_oneshot_container_and_a_timer() {
+    let component = json!({"metadata": {"name": "cleanup"}, "spec": {
+        "container": {"image": "busybox:1.36", "args": ["sh", "-c", "echo $HOME"]},
+        "schedule": {"cron": "0 3 * * *", "timeZone": "Etc/UTC"},
+        "jobConfig": {"backoffLimit": 2}}});
+    let out = call("CronJobTransformer", component, test_context()).unwrap();
+    assert_eq!(
+        out[0]["spec"]["Service"],
+        json!({"Type": "oneshot", "Restart": "on-failure", "RestartSec": "10"})
+    );
+    assert_eq!(out[0]["spec"]["Container"]["Exec"], "sh -c \"echo $$HOME\"");
+    assert!(out[0]["spec"].get("Install").is_none());
+    assert_eq!(out[1]["kind"], "Timer");
+    assert_eq!(
+        out[1]["spec"]["Timer"]["OnCalendar"],
+        json!(["*-*-* 03:00:00 Etc/UTC"])
+    );
+    assert_eq!(out[1]["spec"]["Install"]["WantedBy"], "timers.target");
+    let bad = json!({"metadata": {"name": "c"}, "spec": {"container": {"image": "x"}, "schedule": {"cron": "0 25 * * *"}}});
+    let error = call("CronJobTransformer", bad, test_context())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("schedule.cron cannot be a systemd calendar event: the hour field \"25\""),
+        "{error}"
+    );
+}
+
+#[test]
+fn sidecars_and_init_containers_make_a_pod() {
+    let component = json!({"metadata": {"name": "app"}, "spec": {
+        "container": {"image": "app:1"},
+        "expose": {"type": "LoadBalancer", "ports": {"http": {"port": 8080}}},
+        "sidecarContainers": {"proxy": {"image": "envoy:1"}},
+        "initContainers": [{"name": "migrate", "image": "app:1"}, {"name": "seed", "image": "app:1"}]}});
+    let out = call("StatefulTransformer", component, test_context()).unwrap();
+    let names: Vec<(&str, &str)> = out
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("Pod", "app"),
+            ("Container", "app"),
+            ("Container", "app-init-migrate"),
+            ("Container", "app-init-seed"),
+            ("Container", "app-proxy")
+        ]
+    );
+    assert_eq!(out[0]["spec"]["Pod"]["PublishPort"], json!(["8080:8080"]));
+    assert_eq!(out[0]["spec"]["Pod"]["Network"], "shop.network");
+    assert_eq!(out[1]["spec"]["Container"]["Pod"], "app.pod");
+    assert!(out[1]["spec"]["Container"].get("Network").is_none());
+    assert_eq!(
+        out[1]["spec"]["Unit"]["Requires"],
+        json!(["app-init-migrate.service", "app-init-seed.service"])
+    );
+    assert_eq!(
+        out[3]["spec"]["Unit"]["After"],
+        json!(["app-init-migrate.service"])
+    );
+    assert_eq!(out[3]["spec"]["Service"]["Type"], "oneshot");
+}
+
+#[test]
+fn host_access_is_refused_without_the_label() {
+    let component = json!({"metadata": {"name": "agent"}, "spec": {
+        "container": {"image": "x", "volumeMounts": {"log": {"mountPath": "/var/log"}}},
+        "volumes": {"log": {"hostPath": {"path": "/var/log"}}}}});
+    let error = call("DaemonTransformer", component.clone(), test_context())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("volumes.log.hostPath \"/var/log\"")
+            && error.contains("security.opm.dev/host-access"),
+        "{error}"
+    );
+    let mut allowed = component;
+    allowed["metadata"]["labels"] = json!({"security.opm.dev/host-access": "true"});
+    let out = call("DaemonTransformer", allowed, test_context()).unwrap();
+    assert_eq!(
+        out[0]["spec"]["Container"]["Volume"],
+        json!(["/var/log:/var/log"])
+    );
+}
+
+#[test]
+fn config_and_secret_are_one_resource_each() {
+    let secret = json!({"metadata": {"name": "creds"}, "spec": {"secret": {"stringData": {"token": "t0k"}}}});
+    let out = call("SecretTransformer", secret, test_context()).unwrap();
+    assert_eq!(out[0]["kind"], "Secret");
+    assert_eq!(out[0]["spec"]["data"]["token"], "t0k");
+    let config =
+        json!({"metadata": {"name": "settings"}, "spec": {"configMap": {"data": {"a": "1"}}}});
+    let out = call("ConfigTransformer", config, test_context()).unwrap();
+    assert_eq!(out[0]["kind"], "Config");
+}
+
+#[test]
+fn a_transformer_of_another_provider_is_refused_by_name() {
+    let error = call("Nope", web(), test_context()).unwrap_err().to_string();
+    assert!(
+        error.contains("not \"transformer.opm.dev/quadlet@v1#Nope\""),
+        "{error}"
+    );
+    // A 1.0.0 host names no transformer: the component says what it is.
+    let component = Component::from_value(web()).unwrap();
+    let out = QuadletTransformers::transform(&component, &test_context()).unwrap();
+    assert_eq!(out[0]["kind"], "Container");
+}
