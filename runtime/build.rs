@@ -1,9 +1,9 @@
-//! Builds the embedded providers (`kubernetes`, the default, and `docker-compose`): compiles the
-//! guest crates their `provider.yaml` name for wasm32, turns them into components, packs each
-//! manifest (with the shared catalog its `definitionsFrom` names) and its components into one
-//! bundle with the same writer `opm provider pack` uses (the crate `opm-bundle-format`), and
-//! generates `embedded_provider.rs`, which embeds those bundles for `src/embedded.rs` to load
-//! like any bundle file.
+//! Builds the embedded providers (`kubernetes`, the default, `docker-compose` and `quadlet`):
+//! compiles the guest crates their `provider.yaml` name for wasm32, turns them into components,
+//! packs each manifest (with the shared catalog its `definitionsFrom` names) and its components
+//! into one bundle with the same writer `opm provider pack` uses (the crate
+//! `opm-bundle-format`), and generates `embedded_provider.rs`, which embeds those bundles for
+//! `src/embedded.rs` to load like any bundle file.
 //!
 //! It also precompiles every embedded component for the target, with the engine settings the
 //! sandbox uses (the crate `opm-codegen`), and generates `embedded_code.rs`, which embeds that
@@ -27,13 +27,13 @@ use opm_bundle_format as format;
 use opm_codegen as codegen;
 
 /// The providers built into the binary, the default first: each a directory of `providers/`.
-const EMBEDDED: &[&str] = &["kubernetes", "docker-compose"];
+const EMBEDDED: &[&str] = &["kubernetes", "docker-compose", "quadlet"];
 
 fn main() -> anyhow::Result<()> {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let providers_dir = build_support::workspace().join("../providers");
     println!("cargo:rerun-if-changed={}", providers_dir.display());
-    build_support::rerun_if_guests_change(&["kubernetes", "compose", "module"]);
+    build_support::rerun_if_guests_change(&["kubernetes", "compose", "quadlet", "module"]);
 
     let mut manifests = Vec::new();
     for name in EMBEDDED {
