@@ -3,31 +3,28 @@
 // the component as JSON text and the render context, and returns each resource as JSON text.
 // Throwing `{tag, val}` returns the contract's `transform-error`.
 
-import { log } from "opm:transformer/log@1.1.0";
+import { log } from "opm:transformer/log@1.2.0";
 
-import { InvalidComponent, render } from "./render.js";
+import { Component, Context, Failed, InvalidComponent, where } from "./opm.js";
+import { render } from "./render.js";
 
 export const transformer = {
-  transform(componentJson, context) {
+  transform(componentJson, witContext) {
+    const context = new Context(witContext);
     let resources;
     try {
-      resources = render(JSON.parse(componentJson), context);
+      resources = render(Component.fromJson(componentJson), context);
     } catch (error) {
-      if (error instanceof InvalidComponent || error instanceof SyntaxError) {
+      if (error instanceof InvalidComponent) {
         throw { tag: "invalid-component", val: error.message };
       }
-      // Anything else is the transformer's own failure: say what and where.
+      if (error instanceof Failed) {
+        throw { tag: "failed", val: error.message };
+      }
+      // Anything else is the transformer's own failure: say what and where in your files.
       throw { tag: "failed", val: `${error}${where(error)}` };
     }
-    log("info", `rendered ${resources.length} resource(s) for module ${context.name}`);
+    log("info", `rendered ${resources.length} resource(s) for module ${context.module || context.name}`);
     return resources.map((resource) => JSON.stringify(resource));
   },
 };
-
-/** ` (at render@render.js:12:9)`: the first frame of `error`'s stack in this project's files. */
-function where(error) {
-  const frame = String(error?.stack ?? "")
-    .split("\n")
-    .find((line) => line.includes(".js:") && !line.includes("/initializer.js:"));
-  return frame ? ` (at ${frame.trim()})` : "";
-}

@@ -1,31 +1,64 @@
-"""The transform itself, plain Python with no imports from the bindings, so
-`python3 -m unittest` runs it natively: renders a component's `configMap.data` into a ConfigMap
-named after the component."""
+"""The transform itself, plain Python whose only import is the helpers (opm.py), so
+`python3 -m unittest` runs it natively. One component serves two transformers of provider.yaml:
+the host says which one it is calling in `context.transformer`, and `render` looks it up in
+ROLES. A ConfigMap resource becomes a ConfigMap, a Secret resource a Secret, each named after
+the component (and the instance, with `context.object_name`)."""
 
 import json
 
+from opm import Failed, InvalidComponent
 
-class InvalidComponent(Exception):
-    """Raised for a component this transformer cannot render."""
+CONFIG_MAP = "example.com/transformers/config@v1#{{pascal}}"
+"""The FQN of provider.yaml's transformer of ConfigMap resources."""
+SECRET = "example.com/transformers/secret@v1#{{pascal}}"
+"""The FQN of provider.yaml's transformer of Secret resources."""
 
 
-def render(component, namespace, labels):
-    """Renders `component` (the parsed JSON the host passes) into a list of resources.
+def render(component, context):
+    """Renders `component` (an opm.Component) in `context` (an opm.Context) into a list of
+    resources, as the transformer `context.transformer` names."""
+    role = ROLES.get(context.transformer)
+    if role is None:
+        raise Failed(
+            f"{{name}} serves {' and '.join(ROLES)}, not {json.dumps(context.transformer)}: "
+            "name its component only in those entries of provider.yaml"
+        )
+    return [role(component, context)]
 
-    `labels` are the render's labels as (key, value) pairs."""
-    name = (component.get("metadata") or {}).get("name")
-    if not isinstance(name, str):
-        raise InvalidComponent("the component has no metadata.name")
-    data = ((component.get("spec") or {}).get("configMap") or {}).get("data")
-    if not isinstance(data, dict):
-        raise InvalidComponent(f"component {json.dumps(name)} has no configMap.data map")
-    resource_labels = dict(labels)
-    resource_labels["app.kubernetes.io/name"] = name
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace, "labels": resource_labels},
-            "data": data,
-        }
-    ]
+
+def config_map(component, context):
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(component, context),
+        "data": data(component, "configMap"),
+    }
+
+
+def secret(component, context):
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(component, context),
+        "type": "Opaque",
+        "stringData": data(component, "secret"),
+    }
+
+
+ROLES = {CONFIG_MAP: config_map, SECRET: secret}
+"""What each transformer this component serves renders, by its FQN."""
+
+
+def metadata(component, context):
+    """The object's name, namespace and labels: the render's, and the component's name."""
+    labels = dict(context.labels)
+    labels["app.kubernetes.io/name"] = component.name
+    return {"name": context.object_name(component.name), "namespace": context.namespace, "labels": labels}
+
+
+def data(component, field):
+    """The `data` map of the spec field `field`, all of whose values are strings."""
+    value = (component.field(field) or {}).get("data")
+    if not isinstance(value, dict):
+        raise InvalidComponent(f"component {json.dumps(component.name)} has no {field}.data map")
+    return value
