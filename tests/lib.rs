@@ -12,6 +12,7 @@ pub mod guests {
 }
 
 pub mod docker;
+pub mod quadlet;
 pub mod tier;
 mod toolchain;
 

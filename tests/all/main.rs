@@ -19,6 +19,7 @@ mod parity;
 mod patches;
 mod polyglot;
 mod providers;
+mod quadlet;
 mod render;
 mod renderer;
 mod sandbox;
