@@ -22,7 +22,9 @@
 
 pub mod argocd;
 pub mod authoring;
+pub mod catalog;
 pub mod cli;
+pub mod conformance;
 pub mod embedded;
 pub mod platform;
 pub mod render;

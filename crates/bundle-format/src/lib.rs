@@ -75,7 +75,9 @@ pub struct Packed {
 
 /// Takes the `definitions` map of `catalog` (a shared catalog file, `providers/catalog/`) into
 /// `manifest`'s own: what a provider source's `definitionsFrom` asks for. A definition in both
-/// is an error.
+/// is an error. The catalog's `version`, when it has one, becomes the manifest's
+/// `catalog.version` (the catalog it follows), which the manifest may also state itself, the
+/// same; a catalog file holds nothing but `version` and `definitions`.
 pub fn take_definitions(manifest: &mut Value, catalog: Value) -> Result<(), String> {
     let Value::Object(mut catalog) = catalog else {
         return Err("the catalog is not a map".into());
@@ -83,9 +85,39 @@ pub fn take_definitions(manifest: &mut Value, catalog: Value) -> Result<(), Stri
     let Some(Value::Object(shared)) = catalog.remove("definitions") else {
         return Err("the catalog has no `definitions` map".into());
     };
+    let version = match catalog.remove("version") {
+        None => None,
+        Some(Value::String(version)) => Some(version),
+        Some(_) => return Err("the catalog's `version` is not a string".into()),
+    };
+    if !catalog.is_empty() {
+        // Not quoted: a manifest may name any file of its directory.
+        return Err("a catalog holds only `version` and `definitions`".into());
+    }
     let manifest = manifest
         .as_object_mut()
         .ok_or("the manifest is not a map")?;
+    if let Some(version) = version {
+        let stated = manifest
+            .get("catalog")
+            .and_then(|catalog| catalog.get("version"))
+            .and_then(Value::as_str);
+        match stated {
+            Some(stated) if stated != version => {
+                return Err(format!(
+                    "the manifest says catalog.version {stated}, which is not the catalog's \
+                     version"
+                ));
+            }
+            Some(_) => {}
+            None => {
+                manifest.insert(
+                    "catalog".into(),
+                    Value::Object(Map::from_iter([("version".into(), Value::String(version))])),
+                );
+            }
+        }
+    }
     let own = manifest
         .entry("definitions")
         .or_insert_with(|| Value::Object(Map::new()))

@@ -82,6 +82,12 @@ enum ProviderCommand {
     Inspect(commands::provider_inspect::InspectArgs),
     /// Write a provider (the embedded one, or one the project installed) as a bundle file.
     Export(commands::provider_export::ExportArgs),
+    /// Write the catalog of definitions built into opm, with its version, for a provider's
+    /// `definitionsFrom:`.
+    ExportCatalog(commands::provider_export_catalog::ExportCatalogArgs),
+    /// Check a provider: every example module renders with it, its catalog version, and which
+    /// catalog fields each transformer reads.
+    Check(commands::provider_check::CheckArgs),
     /// Sign a bundle file with a minisign secret key (writes BUNDLE.minisig).
     Sign(commands::provider_sign::SignArgs),
     /// Verify a bundle's minisign signature against trusted public keys, and its digests.
@@ -208,6 +214,10 @@ where
         Command::Provider(ProviderCommand::Export(args)) => {
             commands::provider_export::run(args, out)
         }
+        Command::Provider(ProviderCommand::ExportCatalog(args)) => {
+            commands::provider_export_catalog::run(args, out)
+        }
+        Command::Provider(ProviderCommand::Check(args)) => commands::provider_check::run(args, out),
         Command::Provider(ProviderCommand::Inspect(args)) => {
             commands::provider_inspect::run(args, out)
         }

@@ -33,6 +33,21 @@ pub struct ProviderManifest {
     /// What this provider knows it cannot honour, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unhandled: Vec<Unhandled>,
+    /// The version of opm's shared catalog of definitions its definitions were taken from or
+    /// written against: stated here, or taken from the `version` of the catalog file that
+    /// `definitionsFrom` names. `opm provider check` compares it with the catalog of the opm
+    /// it runs in (`providers/README.md#the-catalog-and-its-version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<CatalogVersion>,
+}
+
+/// `catalog` of a provider manifest: which version of opm's catalog of definitions
+/// (`providers/catalog/definitions.yaml`, `opm provider export-catalog`) it follows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CatalogVersion {
+    /// The catalog's version (semver).
+    pub version: String,
 }
 
 /// The longest name, and version, a renderer may have: they are in every message it causes.
@@ -282,6 +297,14 @@ impl ProviderManifest {
                 self.metadata.version
             )
         })?;
+        if let Some(catalog) = &self.catalog {
+            semver::Version::parse(&catalog.version).map_err(|e| {
+                format!(
+                    "catalog.version {:?} is not a semantic version: {e}",
+                    catalog.version
+                )
+            })?;
+        }
         for fqn in self.definitions.keys() {
             Fqn::parse(fqn).map_err(|e| format!("definitions: {e}"))?;
         }

@@ -16,6 +16,7 @@
 //! time for the embedded providers. What installs, packs, signs, verifies or shows a provider
 //! checks every component in full first ([`Provider::check_components`]).
 
+pub mod catalog;
 mod embedded;
 pub mod installed;
 pub mod manifest;
@@ -30,8 +31,8 @@ use crate::bundle::component::{self, ComponentError, ComponentInfo};
 use crate::bundle::{self, Blob, BundleError};
 pub use embedded::Embedded;
 pub use manifest::{
-    LimitsSpec, ProviderManifest, ProviderMetadata, RendererSpec, Requirements, TransformerSpec,
-    Unhandled, Validation,
+    CatalogVersion, LimitsSpec, ProviderManifest, ProviderMetadata, RendererSpec, Requirements,
+    TransformerSpec, Unhandled, Validation,
 };
 pub use set::{CallLimits, ProviderSet, SetError};
 
