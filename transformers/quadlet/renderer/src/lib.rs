@@ -203,8 +203,9 @@ fn is_unit_name(name: &str) -> bool {
 
 /// The `EnvironmentFile=` of the unit `path`, from its extension: `envFrom` first, in order,
 /// then each variable of `env` read from a ConfigMap or Secret (a later line wins, as `env`
-/// wins over `envFrom`). Private when it lies under `secrets/`. A value with a line break
-/// cannot be a line of the file: it is left out with a warning (an error under `--strict`).
+/// wins over `envFrom`). Private when it lies under `secrets/`. A value with a line break, or
+/// bytes that are not text, cannot be a line of the file: it is left out with a warning (an
+/// error under `--strict`).
 fn env_file(
     strict: bool,
     path: &str,
@@ -284,15 +285,16 @@ fn env_file(
     }
     let mut body = Vec::new();
     for (var, bytes) in lines {
-        let text = String::from_utf8(bytes).map_err(|_| {
-            fail(format!(
-                "{var}: the value is bytes that are not text, which cannot be a variable"
-            ))
-        })?;
-        if text.contains(['\n', '\r', '\0']) {
+        let why = match std::str::from_utf8(&bytes) {
+            Err(_) => Some("the value is bytes that are not text, which cannot be a variable"),
+            Ok(text) if text.contains(['\n', '\r', '\0']) => {
+                Some("the value holds a line break, which an EnvironmentFile cannot hold")
+            }
+            Ok(_) => None,
+        };
+        if let Some(why) = why {
             let message = format!(
-                "{path}: {var}: the value holds a line break, which an EnvironmentFile cannot \
-                 hold; the variable is left out (mount the key as a file instead)"
+                "{path}: {var}: {why}; the variable is left out (mount the key as a file instead)"
             );
             if strict {
                 return Err(RenderError::Failed(format!(
@@ -304,7 +306,7 @@ fn env_file(
         }
         body.extend_from_slice(var.as_bytes());
         body.push(b'=');
-        body.extend_from_slice(text.as_bytes());
+        body.extend_from_slice(&bytes);
         body.push(b'\n');
     }
     let file = extension

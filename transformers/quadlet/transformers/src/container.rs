@@ -178,7 +178,7 @@ pub fn unit(
                 .and_then(|c| c.get("activeDeadlineSeconds"))
                 .and_then(Value::as_u64)
             {
-                unit.set("Service", "RuntimeMaxSec", deadline.to_string());
+                unit.set("Service", "TimeoutStartSec", deadline.to_string());
             }
         }
         _ => {
@@ -990,8 +990,8 @@ fn resources(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(),
     Ok(())
 }
 
-/// `lifecycle` hooks and GracefulShutdown: `exec` hooks as `podman exec` in
-/// `[Service] ExecStartPost=` and `ExecStop=`, `sleep` as a sleep before stopping, the grace
+/// `lifecycle` hooks and GracefulShutdown: `exec` and `sleep` hooks as `podman exec` in
+/// `[Service] ExecStartPost=` and `ExecStop=` (which runs before Quadlet's own stop), the grace
 /// period as `StopTimeout=`.
 fn lifecycle(
     pod: &Pod,
@@ -1020,6 +1020,9 @@ fn lifecycle(
         ("preStop", "ExecStop", pre_stop),
     ] {
         let Some(handler) = handler else { continue };
+        // The kubelet kills a container whose postStart hook fails, and stops one whose preStop
+        // hook fails all the same: `-` makes systemd go on after a failed ExecStop=.
+        let ignored = if hook == "preStop" { "-" } else { "" };
         if let Some(command) = handler
             .get("exec")
             .and_then(|e| e.get("command"))
@@ -1035,13 +1038,25 @@ fn lifecycle(
                     .iter()
                     .map(|c| c.as_str().unwrap_or_default().to_owned()),
             );
-            unit.add("Service", key, words(line.iter().map(String::as_str)));
+            unit.add(
+                "Service",
+                key,
+                format!("{}{}", ignored, words(line.iter().map(String::as_str))),
+            );
         } else if let Some(seconds) = handler
             .get("sleep")
             .and_then(|s| s.get("seconds"))
             .and_then(Value::as_u64)
         {
-            unit.add("Service", key, format!("/bin/sleep {seconds}"));
+            caveat(&format!(
+                "{path}.lifecycle.{hook}: the sleep runs as `sleep {seconds}` inside the \
+                 container (podman exec): the image needs it"
+            ));
+            unit.add(
+                "Service",
+                key,
+                format!("{ignored}/usr/bin/podman exec {name} sleep {seconds}"),
+            );
         } else {
             unhonoured(
                 pod.context,

@@ -7,7 +7,7 @@
 //! | workload type | units |
 //! |---|---|
 //! | `stateless`, `stateful`, `daemon` | a container that runs until stopped: `[Service] Restart=always`, `[Install] WantedBy=default.target` |
-//! | `job` | a oneshot service (`Type=oneshot`): `Restart=on-failure` (RestartPolicy OnFailure, the default) or `no`; JobConfig's `activeDeadlineSeconds` as `RuntimeMaxSec=` |
+//! | `job` | a oneshot service (`Type=oneshot`): `Restart=on-failure` (RestartPolicy OnFailure, the default) or `no`; JobConfig's `activeDeadlineSeconds` as `TimeoutStartSec=` (a oneshot service's run is its start) |
 //! | `cronjob` | the same oneshot container, started by `NAME.timer` with `OnCalendar=` the schedule ([`crate::cron`]) |
 //!
 //! Init containers run in order before the others: each is a oneshot service
