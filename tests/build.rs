@@ -106,22 +106,32 @@ fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
 /// The default Kubernetes provider's Deployment transformer and its renderer, built from
 /// their sources against the frozen 1.0.0 of the contract (the SDK's `contract-1-0`), as a
 /// provider published before 1.1.0 was: `contract_1_0_kubernetes_deployment` and
-/// `contract_1_0_kubernetes_renderer`. A renderer is built apart, as always.
+/// `contract_1_0_kubernetes_renderer`; and its renderer against the frozen 1.1.0, whose files
+/// have no mode: `contract_1_1_kubernetes_renderer`. A renderer is built apart, as always.
 fn contract_1_0_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
     let mut guests = Vec::new();
-    for package in ["kubernetes-deployment", "kubernetes-renderer"] {
+    for (version, package) in [
+        ("1.0", "kubernetes-deployment"),
+        ("1.0", "kubernetes-renderer"),
+        ("1.1", "kubernetes-renderer"),
+    ] {
+        let feature = format!("contract-{}", version.replace('.', "-"));
         let built = build_support::build_components_with(
             DEFAULT_TARGET,
             &[package],
-            &["opm-guest/contract-1-0"],
+            &[&format!("opm-guest/{feature}")],
             out_dir,
         )?;
         for (file, bytes) in built {
             guests.push(Guest {
-                ident: format!("contract_1_0_{}", file.trim_end_matches(".wasm")),
+                ident: format!(
+                    "contract_{}_{}",
+                    version.replace('.', "_"),
+                    file.trim_end_matches(".wasm")
+                ),
                 doc: format!(
                     "The guest workspace crate `{package}` built against the frozen contract \
-                     1.0.0 (`wit/1.0.0`, the SDK's feature `contract-1-0`)."
+                     {version}.0 (`wit/{version}.0`, the SDK's feature `{feature}`)."
                 ),
                 bytes,
             });

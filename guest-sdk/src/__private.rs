@@ -23,16 +23,36 @@ macro_rules! bindings {
 
 // One component exports one world: the custom section that describes a world is linked into
 // every crate that uses the SDK, so the SDK binds one world per build, chosen by the
-// `renderer` feature, at the newest version of the contract or, with `contract-1-0`, at the
-// frozen 1.0.0.
-#[cfg(all(not(feature = "renderer"), not(feature = "contract-1-0")))]
+// `renderer` feature, at the newest version of the contract or, with `contract-1-0` or
+// `contract-1-1`, at that frozen version (1.0.0 if both are asked for).
+#[cfg(all(
+    not(feature = "renderer"),
+    not(feature = "contract-1-0"),
+    not(feature = "contract-1-1")
+))]
 bindings!("../wit", "opm:transformer/transformer-world");
-#[cfg(all(feature = "renderer", not(feature = "contract-1-0")))]
+#[cfg(all(
+    feature = "renderer",
+    not(feature = "contract-1-0"),
+    not(feature = "contract-1-1")
+))]
 bindings!("../wit", "opm:transformer/renderer-world");
 #[cfg(all(not(feature = "renderer"), feature = "contract-1-0"))]
 bindings!("../wit/1.0.0", "opm:transformer/transformer-world");
 #[cfg(all(feature = "renderer", feature = "contract-1-0"))]
 bindings!("../wit/1.0.0", "opm:transformer/renderer-world");
+#[cfg(all(
+    not(feature = "renderer"),
+    not(feature = "contract-1-0"),
+    feature = "contract-1-1"
+))]
+bindings!("../wit/1.1.0", "opm:transformer/transformer-world");
+#[cfg(all(
+    feature = "renderer",
+    not(feature = "contract-1-0"),
+    feature = "contract-1-1"
+))]
+bindings!("../wit/1.1.0", "opm:transformer/renderer-world");
 
 pub use wit_bindgen;
 
@@ -142,6 +162,12 @@ pub fn render<R: crate::Renderer>(
                         crate::Chunk::Yaml(index) => wit::Chunk::Yaml(index),
                     })
                     .collect(),
+                #[cfg(not(any(feature = "contract-1-0", feature = "contract-1-1")))]
+                mode: match file.mode {
+                    crate::Mode::Regular => wit::Mode::Regular,
+                    crate::Mode::Private => wit::Mode::Private,
+                    crate::Mode::Executable => wit::Mode::Executable,
+                },
             })
             .collect()),
         Err(crate::RenderError::Refused(refused)) => Err(wit::RenderError::Refused(refused)),

@@ -2,7 +2,7 @@
 //!
 //! Implement [`Transformer`] for a type and pass it to [`export!`]: built for
 //! `wasm32-unknown-unknown`, the crate becomes a WebAssembly component that exports
-//! `opm:transformer/transformer@1.1.0`, the newest version of the contract, and imports nothing
+//! `opm:transformer/transformer@1.2.0`, the newest version of the contract, and imports nothing
 //! but `opm:transformer/log`; with the feature `contract-1-0` it is built against the frozen
 //! 1.0.0 instead, for hosts that serve no newer one. Built natively, the same crate is ordinary
 //! Rust, so a transform is unit-tested with `cargo test`.
@@ -52,7 +52,7 @@ mod renderer;
 pub use component::Component;
 pub use context::{Context, INSTANCE_LABEL};
 pub use error::TransformError;
-pub use renderer::{Chunk, File, Options, RenderError, Rendered, Renderer};
+pub use renderer::{Chunk, File, Mode, Options, RenderError, Rendered, Renderer};
 pub use serde_json::{Map, Value, json};
 
 /// A transformer: renders one component into zero or more platform resources.

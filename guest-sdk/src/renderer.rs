@@ -72,8 +72,8 @@ pub struct Options {
     pub format: String,
     /// `--split`: one file per resource rather than one stream.
     pub split: bool,
-    /// Whether the files go into a directory (`--out-dir`); otherwise the render must be one
-    /// file, printed on stdout.
+    /// Whether the files go into a directory (`--out-dir`); otherwise the host prints them on
+    /// stdout, one file as it is and several in its multi-file form.
     pub directory: bool,
 }
 
@@ -84,6 +84,38 @@ pub struct File {
     pub path: String,
     /// Its content, chunk after chunk.
     pub content: Vec<Chunk>,
+    /// Who may read it once written. Since contract 1.2.0: a component built with the
+    /// `contract-1-0` or `contract-1-1` feature cannot say, and its files are written
+    /// [`Mode::Regular`].
+    pub mode: Mode,
+}
+
+impl File {
+    /// A file of `content` at `path`, [`Mode::Regular`].
+    pub fn new(path: impl Into<String>, content: Vec<Chunk>) -> Self {
+        Self {
+            path: path.into(),
+            content,
+            mode: Mode::Regular,
+        }
+    }
+
+    /// This file with `mode`.
+    pub fn with_mode(self, mode: Mode) -> Self {
+        Self { mode, ..self }
+    }
+}
+
+/// Who may read an output file the host writes (the WIT `mode`): nothing but these three.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// 0644: anyone may read it.
+    #[default]
+    Regular,
+    /// 0600: only its owner may read it, for a file that holds a Secret's data.
+    Private,
+    /// 0755: a script the platform runs.
+    Executable,
 }
 
 /// A piece of an output file.

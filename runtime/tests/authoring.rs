@@ -77,7 +77,7 @@ fn scaffold_build_and_test(lang: &str, native: &[&str]) -> tempfile::TempDir {
     let report = stdout(&built);
     assert!(report.contains(&format!("built ./{name}.wasm")), "{report}");
     assert!(
-        report.contains("opm:transformer/transformer@1.1.0"),
+        report.contains("opm:transformer/transformer@1.2.0"),
         "{report}"
     );
 
@@ -295,7 +295,7 @@ fn the_guide_walkthrough_runs_start_to_finish() {
     let (out, err) = (stdout(&output), String::from_utf8_lossy(&output.stderr));
     assert!(out.contains("created transformer greeter"), "{out}");
     assert!(out.contains("built ./greeter.wasm"), "{out}");
-    assert!(out.contains("opm:transformer/transformer@1.1.0"), "{out}");
+    assert!(out.contains("opm:transformer/transformer@1.2.0"), "{out}");
     assert!(
         err.contains("greeter is up to date: greeter.wasm is newer than every source"),
         "`opm transformer test` after `build` tests what it built: {err}"

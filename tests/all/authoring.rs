@@ -177,7 +177,7 @@ fn a_core_module_without_the_contract_is_refused_once_made_a_component() {
     build_refuses(
         dir.path(),
         &[
-            "x.wasm is not a transformer: it does not export opm:transformer/transformer (at a version this opm serves, 1.0.0 and 1.1.0; it exports: nothing)",
+            "x.wasm is not a transformer: it does not export opm:transformer/transformer (at a version this opm serves, 1.0.0, 1.1.0 and 1.2.0; it exports: nothing)",
         ],
     );
 }
@@ -640,7 +640,7 @@ fn a_new_rust_renderer_builds_passes_its_cases_and_renders_a_module() {
     let run = opm(["transformer", "build", &path(&project)]);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
-        run.stdout.contains("opm:transformer/renderer@1.1.0"),
+        run.stdout.contains("opm:transformer/renderer@1.2.0"),
         "{}",
         run.stdout
     );
@@ -784,7 +784,7 @@ fn scaffold_renderer(lang: &str, native: &[&str]) {
     let run = opm(["transformer", "build", &path(&project)]);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
-        run.stdout.contains("opm:transformer/renderer@1.1.0"),
+        run.stdout.contains("opm:transformer/renderer@1.2.0"),
         "{}",
         run.stdout
     );

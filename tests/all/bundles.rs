@@ -256,7 +256,7 @@ fn inspect_shows_metadata_digest_signature_transformers_and_declared_sets() {
         &format!("digest      {digest}\n"),
         "signature   unsigned\n",
         "limits      fuel 200000000, memory 64Mi, timeout 2s",
-        "KiB  opm:transformer/log@1.1.0",
+        "KiB  opm:transformer/log@1.2.0",
         "    requires  label core.opm.dev/workload-type=stateless; resource opm.dev/resources/workload@v1#Container\n",
         "declared traits    opm.dev/traits/",
     ] {
@@ -740,16 +740,16 @@ fn a_component_exporting_another_version_of_the_interface_is_refused() {
     let error = refusal(&bundle_with(Some(&wrong), |_| {}));
     assert!(
         error.ends_with(
-            "it exports opm:transformer/transformer@2.0.0, a version of the contract this opm does not serve (it serves 1.0.0 and 1.1.0)"
+            "it exports opm:transformer/transformer@2.0.0, a version of the contract this opm does not serve (it serves 1.0.0, 1.1.0 and 1.2.0)"
         ),
         "{error}"
     );
     // A newer minor version is one a newer opm may serve.
-    let newer = component("opm:transformer/transformer@1.2.0", &[]);
+    let newer = component("opm:transformer/transformer@1.3.0", &[]);
     let error = refusal(&bundle_with(Some(&newer), |_| {}));
     assert!(
         error.ends_with(
-            "it exports opm:transformer/transformer@1.2.0, a version of the contract this opm does not serve (it serves 1.0.0 and 1.1.0; a newer opm may)"
+            "it exports opm:transformer/transformer@1.3.0, a version of the contract this opm does not serve (it serves 1.0.0, 1.1.0 and 1.2.0; a newer opm may)"
         ),
         "{error}"
     );
@@ -761,7 +761,7 @@ fn a_component_exporting_another_interface_is_refused() {
     let error = refusal(&bundle_with(Some(&wrong), |_| {}));
     assert!(
         error.ends_with(
-            "it does not export opm:transformer/transformer (at a version this opm serves, 1.0.0 and 1.1.0; it exports: acme:other/thing@1.0.0)"
+            "it does not export opm:transformer/transformer (at a version this opm serves, 1.0.0, 1.1.0 and 1.2.0; it exports: acme:other/thing@1.0.0)"
         ),
         "{error}"
     );

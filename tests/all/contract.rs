@@ -1,6 +1,6 @@
 //! The versions of the contract, served side by side (`docs/host-guest-contract.md#versions-of-the-contract`):
-//! components built against the frozen 1.0.0 (`wit/1.0.0`) render beside 1.1.0 ones, byte for
-//! byte as they did, and a 1.1.0 transformer reads the fields 1.1.0 added.
+//! components built against the frozen 1.0.0 (`wit/1.0.0`) and 1.1.0 (`wit/1.1.0`) render
+//! beside 1.2.0 ones, byte for byte as they did, and a transformer reads the fields 1.1.0 added.
 
 use opm_tests::{guests, hello, opm, provider_with, repo_root, write_file};
 
@@ -54,8 +54,8 @@ fn inspected_contract(dir: &std::path::Path, fqn: &str) -> String {
 
 const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
 
-/// The Deployment transformer built against 1.0.0 renders, among the provider's 1.1.0
-/// transformers, exactly what the embedded 1.1.0 build renders: of every example that has
+/// The Deployment transformer built against 1.0.0 renders, among the provider's 1.2.0
+/// transformers, exactly what the embedded 1.2.0 build renders: of every example that has
 /// Deployments, with and without a second instance.
 #[test]
 pub(crate) fn contract_1_0_kubernetes_deployment() {
@@ -66,7 +66,7 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
             dir.path(),
             "transformer.opm.dev/workload@v1#StatefulSetTransformer"
         ),
-        "1.1.0"
+        "1.2.0"
     );
     let mut rendered = 0;
     for example in [
@@ -95,7 +95,7 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
 }
 
 /// The renderer built against 1.0.0 (and the Deployment transformer with it) writes the same
-/// stream as the embedded 1.1.0 renderer, in each format it writes.
+/// stream as the embedded 1.2.0 renderer, in each format it writes.
 #[test]
 pub(crate) fn contract_1_0_kubernetes_renderer() {
     let dir = provider_replacing(&[
@@ -119,9 +119,49 @@ pub(crate) fn contract_1_0_kubernetes_renderer() {
     }
 }
 
+/// The renderer built against 1.1.0, whose files have no mode, writes the same stream as the
+/// embedded 1.2.0 renderer, in each format, and the same `--out-dir` (its files regular).
+#[test]
+pub(crate) fn contract_1_1_kubernetes_renderer() {
+    let dir = provider_replacing(&[(None, guests::CONTRACT_1_1_KUBERNETES_RENDERER)]);
+    let run = opm(["provider", "inspect", &dir.path().display().to_string()]);
+    assert!(
+        run.stdout.contains(", contract 1.1.0)\n"),
+        "the renderer's contract in\n{}",
+        run.stdout
+    );
+    let module = repo_root().join("examples/shop/module.yaml");
+    let module = module.display().to_string();
+    for extra in [&[][..], &["-o", "json"], &["--instance", "eu"]] {
+        let (embedded, with) = both(&module, dir.path(), extra);
+        assert!(
+            with == embedded,
+            "{extra:?} renders otherwise with a 1.1.0 renderer"
+        );
+    }
+    let out = tempfile::tempdir().unwrap();
+    let written = out.path().join("split");
+    let run = opm([
+        "mod",
+        "build",
+        &module,
+        "-p",
+        &dir.path().display().to_string(),
+        "--split",
+        "--out-dir",
+        written.to_str().unwrap(),
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
+    use std::os::unix::fs::MetadataExt as _;
+    for name in opm_tests::file_names(&written) {
+        let mode = std::fs::metadata(written.join(&name)).unwrap().mode();
+        assert_eq!(mode & 0o133, 0, "{name} is {mode:o}");
+    }
+}
+
 const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
 
-/// A 1.1.0 transformer reads the fields 1.1.0 added, in a render that also calls the 1.0.0
+/// A 1.2.0 transformer reads the fields 1.1.0 added, in a render that also calls the 1.0.0
 /// Deployment transformer: the module's name beside the instance's, the platform, its
 /// provider's version and its own FQN.
 #[test]
@@ -141,7 +181,7 @@ pub(crate) fn testing_context() {
         guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
     )
     .unwrap();
-    assert_eq!(inspected_contract(dir.path(), SHOWS_CONTEXT), "1.1.0");
+    assert_eq!(inspected_contract(dir.path(), SHOWS_CONTEXT), "1.2.0");
     let module = write_file(
         dir.path(),
         "module.yaml",
@@ -208,6 +248,21 @@ fn the_frozen_1_0_0_contract_is_unchanged() {
          add to the newest version (wit/transformer.wit) instead"
     );
 }
+
+/// And so is 1.1.0's, since 1.2.0 was released beside it.
+#[test]
+fn the_frozen_1_1_0_contract_is_unchanged() {
+    let frozen = std::fs::read(repo_root().join("wit/1.1.0/transformer.wit")).unwrap();
+    assert_eq!(
+        blake3::hash(&frozen).to_hex().as_str(),
+        FROZEN_1_1_0,
+        "wit/1.1.0/transformer.wit changed: a released version of the contract never does; \
+         add to the newest version (wit/transformer.wit) instead"
+    );
+}
+
+/// The BLAKE3 of `wit/1.1.0/transformer.wit` as released.
+const FROZEN_1_1_0: &str = "2ef1ef399edd04ec7d8a5c947e0f7987293311bb7f7203eb468123bfd39671c0";
 
 /// The BLAKE3 of `wit/1.0.0/transformer.wit` as released.
 const FROZEN_1_0_0: &str = "4108d698c9017f332abdf2b3cf1f000aeb87241f0daa49af3ba2a213c1b5ec0c";

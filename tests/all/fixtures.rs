@@ -33,7 +33,7 @@ pub(crate) mod markers {
 const CONTRACT: &str = "opm:transformer/transformer@1.0.0";
 
 /// What the guests built by toolchains export: they are built against the newest version.
-const NEWEST: &str = "opm:transformer/transformer@1.1.0";
+const NEWEST: &str = "opm:transformer/transformer@1.2.0";
 
 /// An engine with wasmtime's defaults: what these tests check is the fixtures, not opm's
 /// configuration.
@@ -98,7 +98,7 @@ fn the_wasip2_guest_is_a_component_that_imports_wasi() {
     }
     assert_eq!(exports, [NEWEST]);
     for wanted in [
-        "opm:transformer/log@1.1.0",
+        "opm:transformer/log@1.2.0",
         "wasi:cli/stdout@0.2",
         "wasi:cli/stderr@0.2",
         "wasi:cli/stdin@0.2",

@@ -21,7 +21,8 @@ macro_rules! assert_guest_has_test {
     };
 }
 use crate::contract::{
-    contract_1_0_kubernetes_deployment, contract_1_0_kubernetes_renderer, testing_context,
+    contract_1_0_kubernetes_deployment, contract_1_0_kubernetes_renderer,
+    contract_1_1_kubernetes_renderer, testing_context,
 };
 use crate::fixtures::markers::*;
 use crate::polyglot::{
@@ -306,12 +307,12 @@ fn embedded_transformers_import_nothing_but_log_and_export_the_transformer() {
         let compiled = sandbox.compile(fqn, bytes).expect("compiles");
         assert_eq!(
             compiled.imports,
-            ["opm:transformer/log@1.1.0", "opm:transformer/types@1.1.0"],
+            ["opm:transformer/log@1.2.0", "opm:transformer/types@1.2.0"],
             "{fqn}"
         );
         assert_eq!(
             compiled.exports,
-            ["opm:transformer/transformer@1.1.0"],
+            ["opm:transformer/transformer@1.2.0"],
             "{fqn}"
         );
         assert_eq!(

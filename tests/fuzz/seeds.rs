@@ -160,9 +160,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         seeds.add("cel", expression.as_bytes())?;
     }
     for layout in [
-        &b"\x03\x00stream.yaml\tb4,y0,b4,y1,b4,y2"[..],
-        b"\x02\x01deployment-api.yaml\ty0\nservice-api.yaml\ty1",
-        b"\x02\x01compose.yaml\tb100\nsecrets/db/password\tb12\n!1",
+        &b"\x03stream.yaml\tb4,y0,b4,y1,b4,y2"[..],
+        b"\x02deployment-api.yaml\ty0\nservice-api.yaml\ty1",
+        b"\x02compose.yaml\tb100\nsecrets/db/password\tb12\n!1",
     ] {
         seeds.add("layout", layout)?;
     }

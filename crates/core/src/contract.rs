@@ -13,6 +13,7 @@
 //! use opm_core::contract::is_allowed_import;
 //! assert!(is_allowed_import("opm:transformer/log@1.0.0"));
 //! assert!(is_allowed_import("opm:transformer/log@1.1.0"));
+//! assert!(is_allowed_import("opm:transformer/log@1.2.0"));
 //! assert!(is_allowed_import("wasi:cli/stdout@0.2.3"));
 //! assert!(!is_allowed_import("wasi:http/outgoing-handler@0.2.0"));
 //! assert!(!is_allowed_import("wasi:cli/stdout@0.3.0"));
@@ -30,20 +31,23 @@ pub enum Version {
     /// `opm:transformer@1.1.0`: the context adds the module's name, the platform, the
     /// provider's version and the transformer's FQN.
     V1_1,
+    /// `opm:transformer@1.2.0`: a renderer's file adds its mode.
+    V1_2,
 }
 
 impl Version {
     /// Every version the host serves, oldest first.
-    pub const SERVED: [Version; 2] = [Version::V1_0, Version::V1_1];
+    pub const SERVED: [Version; 3] = [Version::V1_0, Version::V1_1, Version::V1_2];
 
     /// The newest version, which the SDK builds against.
-    pub const NEWEST: Version = Version::V1_1;
+    pub const NEWEST: Version = Version::V1_2;
 
     /// Its semantic version, as the WIT package names it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V1_0 => "1.0.0",
             Self::V1_1 => "1.1.0",
+            Self::V1_2 => "1.2.0",
         }
     }
 
@@ -63,10 +67,12 @@ impl Version {
             (Role::Transformer, Self::V1_1) => "opm:transformer/transformer@1.1.0",
             (Role::Renderer, Self::V1_0) => "opm:transformer/renderer@1.0.0",
             (Role::Renderer, Self::V1_1) => "opm:transformer/renderer@1.1.0",
+            (Role::Transformer, Self::V1_2) => "opm:transformer/transformer@1.2.0",
+            (Role::Renderer, Self::V1_2) => "opm:transformer/renderer@1.2.0",
         }
     }
 
-    /// The versions served, in words: `1.0.0 and 1.1.0`.
+    /// The versions served, in words: `1.0.0, 1.1.0 and 1.2.0`.
     pub fn served_summary() -> String {
         let versions: Vec<&str> = Self::SERVED.iter().map(|v| v.as_str()).collect();
         match versions.split_last() {
@@ -128,6 +134,8 @@ pub const OPM_IMPORTS: &[&str] = &[
     "opm:transformer/types@1.0.0",
     "opm:transformer/log@1.1.0",
     "opm:transformer/types@1.1.0",
+    "opm:transformer/log@1.2.0",
+    "opm:transformer/types@1.2.0",
 ];
 
 /// The WASI 0.2 interfaces a transformer may import, as `package/interface`. Each is linked to
@@ -242,7 +250,7 @@ mod tests {
         assert!(!is_allowed_import("wasi:http/types@0.2.0"));
         assert!(!is_allowed_import("opm:transformer/log@2.0.0"));
         assert!(!is_allowed_import("opm:transformer/transformer@1.0.0"));
-        assert!(!is_allowed_import("opm:transformer/log@1.2.0"));
+        assert!(!is_allowed_import("opm:transformer/log@1.3.0"));
     }
 
     #[test]
@@ -256,12 +264,20 @@ mod tests {
             Version::exported(&both, Role::Transformer),
             Some(Version::V1_1)
         );
+        let all = exports(&[
+            "opm:transformer/transformer@1.1.0",
+            "opm:transformer/transformer@1.2.0",
+        ]);
+        assert_eq!(
+            Version::exported(&all, Role::Transformer),
+            Some(Version::V1_2)
+        );
         assert_eq!(Version::exported(&both, Role::Renderer), None);
         let old = exports(&["opm:transformer/renderer@1.0.0"]);
         assert_eq!(Version::exported(&old, Role::Renderer), Some(Version::V1_0));
-        let newer = exports(&["opm:transformer/transformer@1.2.0"]);
+        let newer = exports(&["opm:transformer/transformer@1.3.0"]);
         assert_eq!(Version::exported(&newer, Role::Transformer), None);
-        assert_eq!(Version::served_summary(), "1.0.0 and 1.1.0");
+        assert_eq!(Version::served_summary(), "1.0.0, 1.1.0 and 1.2.0");
         for role in [Role::Transformer, Role::Renderer] {
             for version in Version::SERVED {
                 let export = version.export(role);

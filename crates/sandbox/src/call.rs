@@ -18,6 +18,7 @@ use crate::CompiledTransformer;
 use crate::engine::{RendererPre, TransformerPre};
 use crate::wasi::{WasiSetup, WasiState};
 use crate::wit::{self, Level};
+use opm_core::contract::Version;
 use opm_core::calls::limits::Limits;
 use opm_core::calls::outcome::{
     CallOutcome, LOG_LINE_COST, LogLevel, LogLine, MAX_ERROR_TEXT, MAX_LOG_LINE,
@@ -139,6 +140,21 @@ impl wit::v1_0::opm::transformer::log::Host for CallState {
 
 impl wit::v1_0::opm::transformer::types::Host for CallState {}
 
+impl wit::v1_1::opm::transformer::log::Host for CallState {
+    fn log(&mut self, level: wit::v1_1::opm::transformer::log::Level, message: String) {
+        use wit::v1_1::opm::transformer::log::Level as Old;
+        let level = match level {
+            Old::Debug => Level::Debug,
+            Old::Info => Level::Info,
+            Old::Warn => Level::Warn,
+            Old::Error => Level::Error,
+        };
+        wit::opm::transformer::log::Host::log(self, level, message);
+    }
+}
+
+impl wit::v1_1::opm::transformer::types::Host for CallState {}
+
 /// A call's log: lines kept within a byte budget, redacted, each cut to [`MAX_LOG_LINE`].
 struct LogSink {
     budget: usize,
@@ -243,7 +259,7 @@ pub(super) fn call(
     };
     run.run(|store| {
         let returned = match &transformer.pre {
-            TransformerPre::V1_1(pre) => {
+            TransformerPre::V1_2(pre) => {
                 let instance = pre
                     .instantiate(&mut *store)
                     .map_err(|error| instantiate_error(error, store.data(), limits))?;
@@ -252,6 +268,15 @@ pub(super) fn call(
                     input,
                     &wit::Context::from(context),
                 )
+            }
+            TransformerPre::V1_1(pre) => {
+                let instance = pre
+                    .instantiate(&mut *store)
+                    .map_err(|error| instantiate_error(error, store.data(), limits))?;
+                instance
+                    .opm_transformer_transformer()
+                    .call_transform(&mut *store, input, &wit::v1_1::Context::from(context))
+                    .map(|returned| returned.map_err(wit::TransformError::from))
             }
             TransformerPre::V1_0(pre) => {
                 let instance = pre
@@ -300,7 +325,7 @@ pub(super) fn render(
     };
     run.run(|store| {
         let returned = match &renderer.pre {
-            RendererPre::V1_1(pre) => {
+            RendererPre::V1_2(pre) => {
                 let instance = pre
                     .instantiate(&mut *store)
                     .map_err(|error| instantiate_error(error, store.data(), limits))?;
@@ -312,20 +337,35 @@ pub(super) fn render(
                     input.options,
                 )
             }
-            RendererPre::V1_0(pre, render) => {
+            RendererPre::Before1_2(version, pre, render) => {
                 let instance = pre
                     .instantiate(&mut *store)
                     .map_err(|error| instantiate_error(error, store.data(), limits))?;
-                let context = wit::v1_0::Context::from(input.context.clone());
-                instance
-                    .get_typed_func::<RenderParams<'_, wit::v1_0::Context>, RenderResults>(
-                        &mut *store,
-                        render,
-                    )
-                    .and_then(|render| {
-                        render.call(&mut *store, (input.resources, &context, input.options))
-                    })
-                    .map(|(returned,)| returned)
+                let returned = if *version == Version::V1_0 {
+                    let context = wit::v1_0::Context::from(input.context.clone());
+                    instance
+                        .get_typed_func::<RenderParams<'_, wit::v1_0::Context>, ResultsBefore1_2>(
+                            &mut *store,
+                            render,
+                        )
+                        .and_then(|render| {
+                            render.call(&mut *store, (input.resources, &context, input.options))
+                        })
+                } else {
+                    // 1.1.0's context is the newest's.
+                    let context = wit::Context::from(input.context.clone());
+                    instance
+                        .get_typed_func::<RenderParams<'_, wit::Context>, ResultsBefore1_2>(
+                            &mut *store,
+                            render,
+                        )
+                        .and_then(|render| {
+                            render.call(&mut *store, (input.resources, &context, input.options))
+                        })
+                };
+                returned.map(|(returned,)| {
+                    returned.map(|files| files.into_iter().map(wit::renderer::File::from).collect())
+                })
             }
         };
         returned
@@ -359,14 +399,15 @@ pub(super) fn render(
     })
 }
 
-/// `render`'s parameters, with the context of a version, and results, as any version has them
-/// (the component model types records by their fields, so the newest bindings' serve for all).
+/// `render`'s parameters, with the context of a version, as any version has them (the component
+/// model types records by their fields, so the newest bindings' serve for all), and its results
+/// before 1.2.0 gave a file a mode.
 type RenderParams<'a, C> = (
     &'a [wit::renderer::Resource],
     &'a C,
     &'a wit::renderer::Options,
 );
-type RenderResults = (Result<Vec<wit::renderer::File>, wit::renderer::RenderError>,);
+type ResultsBefore1_2 = (Result<Vec<wit::renderer::FileBefore1_2>, wit::renderer::RenderError>,);
 
 /// Why an instance could not be made: a trap while instantiating is reported as such.
 fn instantiate_error(error: wasmtime::Error, state: &CallState, limits: &Limits) -> CallError {

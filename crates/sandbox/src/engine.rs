@@ -13,7 +13,7 @@ use crate::call::{self, CallState};
 use crate::compiler::{Compiler, engine_config_for};
 use crate::precompiled::Precompiled;
 use crate::wit::renderer::RendererWorldPre;
-use crate::wit::{TransformerWorld, TransformerWorldPre, v1_0};
+use crate::wit::{TransformerWorld, TransformerWorldPre, v1_0, v1_1};
 use crate::{CallOutcome, CompileCache, CompileError, Limits, isolated, pool, wasi};
 use opm_core::contract::{self, Role, Version};
 use opm_core::redact::Redactor;
@@ -119,18 +119,20 @@ pub struct CompiledTransformer {
 #[derive(Clone)]
 pub(super) enum TransformerPre {
     V1_0(v1_0::TransformerWorldPre<CallState>),
-    V1_1(TransformerWorldPre<CallState>),
+    V1_1(v1_1::TransformerWorldPre<CallState>),
+    V1_2(TransformerWorldPre<CallState>),
 }
 
-/// A renderer's component pre-instantiated, bound to the world of its version: 1.0.0's is
-/// called through its export's index (see [`crate::wit::v1_0`]).
+/// A renderer's component pre-instantiated, bound to the world of its version: one built
+/// before 1.2.0 is called through its export's index (see [`crate::wit::v1_0`]).
 #[derive(Clone)]
 pub(super) enum RendererPre {
-    V1_0(
+    Before1_2(
+        Version,
         wasmtime::component::InstancePre<CallState>,
         wasmtime::component::ComponentExportIndex,
     ),
-    V1_1(RendererWorldPre<CallState>),
+    V1_2(RendererWorldPre<CallState>),
 }
 
 /// A component compiled, checked and linked, before it is bound to its world.
@@ -211,6 +213,12 @@ impl Sandbox {
         )
         .and_then(|()| {
             v1_0::TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
+                &mut linker,
+                |state| state,
+            )
+        })
+        .and_then(|()| {
+            v1_1::TransformerWorld::add_to_linker::<_, wasmtime::component::HasSelf<CallState>>(
                 &mut linker,
                 |state| state,
             )
@@ -303,7 +311,8 @@ impl Sandbox {
         } = self.link(name, bytes, Role::Transformer)?;
         let pre = match contract {
             Version::V1_0 => v1_0::TransformerWorldPre::new(pre).map(TransformerPre::V1_0),
-            _ => TransformerWorldPre::new(pre).map(TransformerPre::V1_1),
+            Version::V1_1 => v1_1::TransformerWorldPre::new(pre).map(TransformerPre::V1_1),
+            _ => TransformerWorldPre::new(pre).map(TransformerPre::V1_2),
         }
         .map_err(|e| invalid(name, &digest, e))?;
         Ok(CompiledTransformer {
@@ -337,7 +346,7 @@ impl Sandbox {
             ..
         } = self.link(name, bytes, Role::Renderer)?;
         let pre = match contract {
-            Version::V1_0 => {
+            Version::V1_0 | Version::V1_1 => {
                 let export = contract.export(Role::Renderer);
                 let index = pre
                     .component()
@@ -346,10 +355,10 @@ impl Sandbox {
                         pre.component().get_export_index(Some(&interface), "render")
                     })
                     .ok_or_else(|| invalid(name, &digest, format!("{export} has no render")))?;
-                Ok(RendererPre::V1_0(pre, index))
+                Ok(RendererPre::Before1_2(contract, pre, index))
             }
             _ => RendererWorldPre::new(pre)
-                .map(RendererPre::V1_1)
+                .map(RendererPre::V1_2)
                 .map_err(|e| invalid(name, &digest, e)),
         }?;
         Ok(CompiledRenderer {

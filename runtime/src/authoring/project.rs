@@ -66,10 +66,10 @@ pub struct Project {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
-    /// A transformer: exports `opm:transformer/transformer@1.1.0`, tested with component cases.
+    /// A transformer: exports `opm:transformer/transformer@1.2.0`, tested with component cases.
     #[default]
     Transformer,
-    /// A provider's renderer: exports `opm:transformer/renderer@1.1.0`, tested with resource
+    /// A provider's renderer: exports `opm:transformer/renderer@1.2.0`, tested with resource
     /// cases (`authoring::cases`).
     Renderer,
 }
@@ -182,8 +182,8 @@ pub struct Built {
 
 /// Runs the project's build command — its output and errors go to this process's stderr — then
 /// checks the result as `opm provider pack` will: a component (a core module built with
-/// wit-bindgen is made one, in place) that exports `opm:transformer/transformer@1.1.0` (for a
-/// renderer `opm:transformer/renderer@1.1.0`) with the contract's signature and imports nothing
+/// wit-bindgen is made one, in place) that exports `opm:transformer/transformer@1.2.0` (for a
+/// renderer `opm:transformer/renderer@1.2.0`) with the contract's signature and imports nothing
 /// the sandbox does not offer.
 pub fn build(loaded: &Loaded, stderr: &mut dyn Write) -> anyhow::Result<Built> {
     let project = &loaded.project;

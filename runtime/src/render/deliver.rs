@@ -122,10 +122,7 @@ pub fn provenance(
 /// renderer's, then the provenance.
 pub fn files(render: &Render, provenance: &Provenance) -> Vec<OutputFile> {
     let mut files = render.rendered.files.clone();
-    files.push(OutputFile {
-        path: provenance::FILE.to_owned(),
-        bytes: provenance.to_bytes(),
-    });
+    files.push(OutputFile::regular(provenance::FILE, provenance.to_bytes()));
     files
 }
 
@@ -143,6 +140,7 @@ pub fn artifact(
         .map(|f| LayerFile {
             path: &f.path,
             bytes: &f.bytes,
+            mode: f.mode,
         })
         .collect();
     let epoch = provenance.inputs.source_date_epoch;
@@ -189,11 +187,11 @@ pub fn read_out_dir(dir: &Path) -> anyhow::Result<(Vec<OutputFile>, Provenance)>
     let listed = opm_core::render::write::recorded(dir)?;
     let files = listed
         .into_iter()
-        .map(|path| {
+        .map(|(path, mode)| {
             let full = dir.join(&path);
             let bytes =
                 std::fs::read(&full).with_context(|| format!("reading {}", full.display()))?;
-            Ok(OutputFile { path, bytes })
+            Ok(OutputFile { path, bytes, mode })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok((files, read_provenance(dir)?))

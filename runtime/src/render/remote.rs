@@ -39,7 +39,7 @@ pub fn published_files(module: &Path) -> anyhow::Result<Vec<OutputFile>> {
             "{}: a module's files are at most {MAX_MODULE_BYTES} bytes",
             module.display()
         );
-        files.push(OutputFile { path, bytes });
+        files.push(OutputFile::regular(path, bytes));
         Ok(())
     };
     if module.is_file() {

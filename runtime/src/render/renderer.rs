@@ -16,11 +16,12 @@ use rayon::prelude::*;
 
 use super::layout::{self, Checked, Piece};
 use super::{
-    CallReport, Failure, FailureKind, OutputFile, RenderContext, Rendered, RendererFailure, write,
+    CallReport, Failure, FailureKind, FileMode, OutputFile, RenderContext, Rendered,
+    RendererFailure, write,
 };
 use opm_core::provider::LimitsSpec;
 use opm_sandbox::limits::MIB;
-use opm_sandbox::wit::renderer::{Chunk, File, Options, Resource};
+use opm_sandbox::wit::renderer::{Chunk, File, Mode, Options, Resource};
 use opm_sandbox::{CallError, Caps, Limits, Sandbox};
 
 /// What the command line asks of the output (`-o`, `--split`, `--out-dir`).
@@ -30,7 +31,8 @@ pub struct OutputOptions {
     pub format: String,
     /// One file per resource.
     pub split: bool,
-    /// The files go into a directory; otherwise the output is one file, printed.
+    /// The files go into a directory; otherwise they are printed, several in the multi-file
+    /// form ([`opm_core::render::write::print_files`]).
     pub directory: bool,
 }
 
@@ -245,7 +247,7 @@ pub(crate) fn run_in(
     match outcome.result {
         // A render that failed already writes nothing: only the renderer's refusals count.
         Ok(_) if rendered.failed() => {}
-        Ok(files) => match fill(files, rendered, options, written, limits.output) {
+        Ok(files) => match fill(files, rendered, written, limits.output) {
             Ok(files) => rendered.files = files,
             Err(error) => rendered.renderer_failure = Some(fail(error)),
         },
@@ -308,7 +310,6 @@ fn yaml_document(json: &str) -> Result<String, String> {
 fn fill(
     files: Vec<File>,
     rendered: &Rendered,
-    options: &OutputOptions,
     mut written: Vec<Option<Result<String, String>>>,
     output_limit: usize,
 ) -> Result<Vec<OutputFile>, String> {
@@ -327,7 +328,7 @@ fn fill(
         })
         .collect();
     let Checked { wanted, mut bytes } =
-        layout::check_files(&layout, rendered.resources.len(), options.directory)?;
+        layout::check_files(&layout, rendered.resources.len())?;
     drop(layout);
     written.resize_with(rendered.resources.len(), || None);
     written
@@ -376,6 +377,11 @@ fn fill(
         .map(|file| OutputFile {
             path: file.path,
             bytes: concatenate(&file.content, &document),
+            mode: match file.mode {
+                Mode::Regular => FileMode::Regular,
+                Mode::Private => FileMode::Private,
+                Mode::Executable => FileMode::Executable,
+            },
         })
         .collect())
 }

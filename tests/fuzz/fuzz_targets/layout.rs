@@ -1,8 +1,8 @@
 //! Fuzz target `layout`: the checks of what a provider's renderer returned
 //! ([`opm_core::render::layout::check_files`] and `check_refusals`).
 //!
-//! The input: its first byte is how many resources the renderer was given, its second whether
-//! the files go into a directory (odd) or are one stream; then one line per file, its path, a
+//! The input: its first byte is how many resources the renderer was given; then one line per
+//! file, its path, a
 //! tab and its pieces (`b12` for 12 bytes, `y3` for the YAML of resource 3, separated by
 //! commas), or `!` and the positions of the resources refused. What passes must stay inside the
 //! directory and ask for no resource as YAML more than the limit allows.
@@ -14,10 +14,10 @@ use opm_core::render::layout::{self, Piece, YAML_CHUNKS_PER_RESOURCE};
 use opm_core::render::write::MANIFEST;
 
 fuzz_target!(|data: &[u8]| {
-    let [resources, directory, rest @ ..] = data else {
+    let [resources, rest @ ..] = data else {
         return;
     };
-    let (resources, directory) = (usize::from(*resources), directory % 2 == 1);
+    let resources = usize::from(*resources);
     let text = String::from_utf8_lossy(rest);
     let mut files = Vec::new();
     let mut refused = Vec::new();
@@ -42,10 +42,9 @@ fuzz_target!(|data: &[u8]| {
             .collect();
         files.push((path, pieces));
     }
-    if let Ok(checked) = layout::check_files(&files, resources, directory) {
+    if let Ok(checked) = layout::check_files(&files, resources) {
         assert_eq!(checked.wanted.len(), resources);
         assert!(checked.wanted.iter().all(|&n| n <= YAML_CHUNKS_PER_RESOURCE));
-        assert!(directory || files.len() == 1);
         for (path, _) in &files {
             assert!(!path.starts_with('/'), "{path:?}");
             assert!(path.split('/').all(|s| !matches!(s, "" | "." | "..")), "{path:?}");

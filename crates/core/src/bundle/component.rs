@@ -24,7 +24,7 @@ fn context_type(version: Version) -> &'static str {
         Version::V1_0 => {
             "record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>> }"
         }
-        Version::V1_1 => {
+        Version::V1_1 | Version::V1_2 => {
             "record { name: string, namespace: string, version: string, provider: string, timestamp: string, strict: bool, labels: list<tuple<string, string>>, module: string, platform: string, provider-version: string, transformer: string }"
         }
     }
@@ -40,8 +40,13 @@ pub fn transform_signature(version: Version) -> String {
 
 /// The type `render` must have at `version`, as [`describe`] words it.
 pub fn render_signature(version: Version) -> String {
+    // 1.2.0 gave a file its mode.
+    let mode = match version {
+        Version::V1_0 | Version::V1_1 => "",
+        Version::V1_2 => ", mode: enum { regular, private, executable }",
+    };
     format!(
-        "func(resources: list<record {{ component: string, transformer: string, api-version: string, kind: string, name: string, namespace: string, value: string }}>, context: {}, options: record {{ format: string, split: bool, directory: bool }}) -> result<list<record {{ path: string, content: list<variant {{ bytes(list<u8>), yaml(u32) }}> }}>, variant {{ refused(list<tuple<u32, string>>), failed(string) }}>",
+        "func(resources: list<record {{ component: string, transformer: string, api-version: string, kind: string, name: string, namespace: string, value: string }}>, context: {}, options: record {{ format: string, split: bool, directory: bool }}) -> result<list<record {{ path: string, content: list<variant {{ bytes(list<u8>), yaml(u32) }}>{mode} }}>, variant {{ refused(list<tuple<u32, string>>), failed(string) }}>",
         context_type(version)
     )
 }

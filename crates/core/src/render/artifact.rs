@@ -15,7 +15,8 @@
 //! ```
 //! use opm_core::render::artifact::{self, LayerFile};
 //!
-//! let files = [LayerFile { path: "hello.yaml", bytes: b"kind: List\n" }];
+//! use opm_core::render::FileMode;
+//! let files = [LayerFile { path: "hello.yaml", bytes: b"kind: List\n", mode: FileMode::Regular }];
 //! let a = artifact::build(&files, 0, Default::default()).unwrap();
 //! let b = artifact::build(&files, 0, Default::default()).unwrap();
 //! assert_eq!(a.digest, b.digest);
@@ -54,6 +55,8 @@ pub struct LayerFile<'a> {
     pub path: &'a str,
     /// Its bytes.
     pub bytes: &'a [u8],
+    /// Its mode, the tar entry's.
+    pub mode: super::FileMode,
 }
 
 /// An artifact, every blob in memory.
@@ -79,8 +82,8 @@ impl Artifact {
     }
 }
 
-/// The artifact of `files` (sorted by path here, whatever their order), each of mode 0644 and
-/// owned by uid and gid 0, with `mtime` (seconds since the epoch: `SOURCE_DATE_EPOCH`, else 0)
+/// The artifact of `files` (sorted by path here, whatever their order), each of its mode (0644,
+/// 0600 or 0755) and owned by uid and gid 0, with `mtime` (seconds since the epoch: `SOURCE_DATE_EPOCH`, else 0)
 /// on every entry; folders on the way to a file are entries of their own (0755). The gzip
 /// stream has no name and no time. `annotations` go on the manifest.
 pub fn build(
@@ -132,7 +135,7 @@ pub fn layer(files: &[LayerFile<'_>], mtime: u64) -> anyhow::Result<Vec<u8>> {
         }
         let mut header = header(
             tar::EntryType::Regular,
-            0o644,
+            file.mode.bits(),
             file.bytes.len() as u64,
             mtime,
         );
@@ -304,19 +307,22 @@ mod tests {
     }
 
     #[test]
-    fn the_layer_is_sorted_root_owned_0644_with_the_given_time() {
+    fn the_layer_is_sorted_root_owned_with_each_file_s_mode_and_the_given_time() {
         let files = [
             LayerFile {
                 path: "b.yaml",
                 bytes: b"b",
+                mode: super::super::FileMode::Regular,
             },
             LayerFile {
                 path: "configs/site/index.html",
                 bytes: b"<p>",
+                mode: super::super::FileMode::Private,
             },
             LayerFile {
                 path: "a.yaml",
                 bytes: b"a",
+                mode: super::super::FileMode::Regular,
             },
         ];
         let layer = layer(&files, 1_700_000_000).unwrap();
@@ -333,7 +339,13 @@ mod tests {
             ]
         );
         for (name, mode, uid, gid, mtime, _) in &found {
-            let want = if name.ends_with('/') { 0o755 } else { 0o644 };
+            let want = if name.ends_with('/') {
+                0o755
+            } else if name.ends_with(".html") {
+                0o600
+            } else {
+                0o644
+            };
             assert_eq!((*mode, *uid, *gid, *mtime), (want, 0, 0, 1_700_000_000));
         }
         assert_eq!(found[4].5, b"<p>");
@@ -349,10 +361,12 @@ mod tests {
             LayerFile {
                 path: "a",
                 bytes: b"1",
+                mode: super::super::FileMode::Regular,
             },
             LayerFile {
                 path: "b",
                 bytes: b"2",
+                mode: super::super::FileMode::Regular,
             },
         ];
         let other = [one[1], one[0]];
@@ -373,6 +387,7 @@ mod tests {
         let files = [LayerFile {
             path: "a",
             bytes: b"1",
+            mode: super::super::FileMode::Regular,
         }];
         let artifact = build(&files, 0, BTreeMap::new()).unwrap();
         let dir = tempfile::tempdir().unwrap();
@@ -407,6 +422,7 @@ mod tests {
         let files = [LayerFile {
             path: "a",
             bytes: b"1",
+            mode: super::super::FileMode::Regular,
         }];
         let first = build(&files, 0, BTreeMap::new()).unwrap();
         let second = build(&files, 5, BTreeMap::new()).unwrap();

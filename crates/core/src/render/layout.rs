@@ -7,9 +7,9 @@
 //! use opm_core::render::layout::{Piece, check_files};
 //!
 //! let stream = [("hello.yaml", vec![Piece::Bytes(4), Piece::Yaml(0), Piece::Yaml(1)])];
-//! let checked = check_files(&stream, 2, false).unwrap();
+//! let checked = check_files(&stream, 2).unwrap();
 //! assert_eq!(checked.wanted, [1, 1]);
-//! assert!(check_files(&[("../x", vec![])], 2, true).is_err());
+//! assert!(check_files(&[("../x", vec![])], 2).is_err());
 //! ```
 
 use std::collections::BTreeSet;
@@ -37,21 +37,12 @@ pub struct Checked {
 /// enough to make the host write a large resource a million times.
 pub const YAML_CHUNKS_PER_RESOURCE: usize = 4;
 
-/// Checks the files a renderer returned for `resources` resources, each a path and its pieces:
-/// without `--out-dir` (`directory`) exactly one; at most [`max_files`]; every path inside the
+/// Checks the files a renderer returned for `resources` resources, each a path and its pieces
+/// (as many without `--out-dir` as with it: the host prints several in its multi-file form): at
+/// most [`max_files`]; every path inside the
 /// directory ([`check_path`]) and given once; every `yaml` chunk naming a resource it was given,
 /// at most [`YAML_CHUNKS_PER_RESOURCE`] times each.
-pub fn check_files(
-    files: &[(&str, Vec<Piece>)],
-    resources: usize,
-    directory: bool,
-) -> Result<Checked, String> {
-    if !directory && files.len() != 1 {
-        return Err(format!(
-            "returned {} files where the output is one stream: give --out-dir DIR to write them",
-            files.len()
-        ));
-    }
+pub fn check_files(files: &[(&str, Vec<Piece>)], resources: usize) -> Result<Checked, String> {
     let most_files = max_files(resources);
     if files.len() > most_files {
         return Err(format!(

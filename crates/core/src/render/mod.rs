@@ -193,6 +193,51 @@ pub struct OutputFile {
     pub path: String,
     /// Its bytes.
     pub bytes: Vec<u8>,
+    /// Who may read it once written.
+    pub mode: FileMode,
+}
+
+impl OutputFile {
+    /// A [`FileMode::Regular`] file.
+    pub fn regular(path: impl Into<String>, bytes: Vec<u8>) -> Self {
+        Self {
+            path: path.into(),
+            bytes,
+            mode: FileMode::Regular,
+        }
+    }
+}
+
+/// Who may read a file of the output: the contract's `mode` (since 1.2.0), and nothing else —
+/// no owner, group, set-id or sticky bit comes from a renderer. `--out-dir` creates a file with
+/// these bits (less the umask), and a render's OCI layer carries them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum FileMode {
+    /// 0644, every file's before 1.2.0.
+    #[default]
+    Regular,
+    /// 0600: a file that holds a Secret's data.
+    Private,
+    /// 0755: a script the platform runs.
+    Executable,
+}
+
+impl FileMode {
+    /// Its permission bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            Self::Regular => 0o644,
+            Self::Private => 0o600,
+            Self::Executable => 0o755,
+        }
+    }
+
+    /// The mode of `bits`, one of the three's.
+    pub fn from_bits(bits: u32) -> Option<Self> {
+        [Self::Regular, Self::Private, Self::Executable]
+            .into_iter()
+            .find(|mode| mode.bits() == bits)
+    }
 }
 
 /// The result of a render: resources in the order of the calls, the files the renderer made of

@@ -7,6 +7,8 @@ use std::io::Write;
 
 use serde_json::Value;
 
+use super::FileMode;
+
 /// One YAML document, ending in a newline, from a resource's JSON text: written straight from
 /// the text when it has the usual shape ([`super::emit`]), else converted by `serde-saphyr` as
 /// it is read, without building the value in between. Both write the same bytes.
@@ -35,9 +37,54 @@ fn yaml_document(value: &impl serde::Serialize) -> anyhow::Result<String> {
     Ok(text)
 }
 
+/// Prints the files of a render on `out`, as `opm mod build` does without `--out-dir`: one file
+/// as it is, byte for byte; several in the multi-file form, the same for every renderer
+/// (docs/rendering.md, "Several files on stdout"): each file after a line `==> PATH <==`
+/// (`==> PATH (0600) <==` for a file not [`FileMode::Regular`]), ended with a newline if its
+/// content is not, and a blank line between two files — the form `head` and `tail` print
+/// several files in.
+///
+/// ```
+/// use opm_core::render::{FileMode, OutputFile, write::print_files};
+/// let mut out = Vec::new();
+/// print_files(
+///     &[
+///         OutputFile::regular("api.container", b"[Container]\nImage=api\n".to_vec()),
+///         OutputFile { mode: FileMode::Private, ..OutputFile::regular("secrets/key", b"k".to_vec()) },
+///     ],
+///     &mut out,
+/// )
+/// .unwrap();
+/// assert_eq!(
+///     String::from_utf8(out).unwrap(),
+///     "==> api.container <==\n[Container]\nImage=api\n\n==> secrets/key (0600) <==\nk\n"
+/// );
+/// ```
+pub fn print_files(files: &[super::OutputFile], out: &mut dyn Write) -> std::io::Result<()> {
+    if let [one] = files {
+        return out.write_all(&one.bytes);
+    }
+    for (index, file) in files.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b"\n")?;
+        }
+        match file.mode {
+            FileMode::Regular => writeln!(out, "==> {} <==", file.path)?,
+            mode => writeln!(out, "==> {} ({:04o}) <==", file.path, mode.bits())?,
+        }
+        out.write_all(&file.bytes)?;
+        if !file.bytes.is_empty() && !file.bytes.ends_with(b"\n") {
+            out.write_all(b"\n")?;
+        }
+    }
+    Ok(())
+}
+
 /// The file in an `--out-dir` that records what opm wrote there: a header line, then one path
-/// per line. Without a `.yaml` or `.json` extension, so that a GitOps engine reading the
-/// directory's manifests skips it; a renderer may not write a file of this name.
+/// per line, followed by a tab and its mode for a file not [`FileMode::Regular`]
+/// (`secrets/db\t0600`; a path holds no control character). Without a `.yaml` or `.json`
+/// extension, so that a GitOps engine reading the directory's manifests skips it; a renderer
+/// may not write a file of this name.
 pub const MANIFEST: &str = ".opm-output";
 
 /// The first line of [`MANIFEST`].
@@ -108,14 +155,14 @@ pub fn stage(
         .with_context(|| format!("creating a staging directory in {}", parent.display()))?;
     let mut record = String::from(MANIFEST_HEADER);
     record.push('\n');
-    for super::OutputFile { path: name, .. } in files {
-        record.push_str(name);
+    for super::OutputFile { path, mode, .. } in files {
+        record.push_str(path);
+        if *mode != FileMode::Regular {
+            record.push_str(&format!("\t{:04o}", mode.bits()));
+        }
         record.push('\n');
     }
-    let manifest = super::OutputFile {
-        path: MANIFEST.to_owned(),
-        bytes: record.into_bytes(),
-    };
+    let manifest = super::OutputFile::regular(MANIFEST, record.into_bytes());
     let opened = std::fs::File::open(staging.path())
         .with_context(|| format!("opening {}", staging.path().display()))?;
     let all: Vec<&super::OutputFile> = files.iter().chain([&manifest]).collect();
@@ -131,8 +178,15 @@ pub fn stage(
     }
     let write_new = |file: &super::OutputFile| -> anyhow::Result<()> {
         let path = staging.path().join(&file.path);
-        let mut written =
-            std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        // Created with its mode (less the umask), so a private file is never readable by
+        // others, not even for a moment.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, file.mode.bits());
+        let mut written = options
+            .open(&path)
+            .with_context(|| format!("writing {}", path.display()))?;
         written
             .write_all(&file.bytes)
             .with_context(|| format!("writing {}", path.display()))
@@ -153,7 +207,10 @@ pub fn stage(
         // gets, is linked rather than written again: no data written, and removing the old
         // directory then frees no blocks (replacing a 10,000-component --split took 3–7× the
         // render to stdout, now 1.6×: benches/RESULTS.md).
+        // A private or executable file is always written: the record's mode is a regular
+        // file's.
         if let Some(fresh) = &fresh
+            && file.mode == FileMode::Regular
             && same_file(&dir.join(&file.path), &file.bytes, fresh)
             && std::fs::hard_link(dir.join(&file.path), &path).is_ok()
         {
@@ -188,8 +245,8 @@ pub fn remove_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
 }
 
-/// The files `dir`'s record lists, in its order: what opm wrote there last.
-pub fn recorded(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+/// The files `dir`'s record lists, in its order, each with its mode: what opm wrote there last.
+pub fn recorded(dir: &std::path::Path) -> anyhow::Result<Vec<(String, FileMode)>> {
     let manifest = dir.join(MANIFEST);
     let text = match std::fs::symlink_metadata(&manifest) {
         Ok(metadata) if metadata.is_file() && metadata.len() <= MAX_MANIFEST_BYTES => {
@@ -204,7 +261,25 @@ pub fn recorded(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
         "{} is not opm's record of what it wrote",
         manifest.display()
     );
-    Ok(lines.map(str::to_owned).collect())
+    lines
+        .map(|line| {
+            record_entry(line)
+                .ok_or_else(|| anyhow::anyhow!("{}: a bad line {line:?}", manifest.display()))
+        })
+        .collect()
+}
+
+/// A line of the record: a path, and its mode when it is not [`FileMode::Regular`].
+fn record_entry(line: &str) -> Option<(String, FileMode)> {
+    match line.split_once('\t') {
+        None => Some((line.to_owned(), FileMode::Regular)),
+        Some((path, mode)) => {
+            let mode = u32::from_str_radix(mode, 8)
+                .ok()
+                .and_then(FileMode::from_bits)?;
+            Some((path.to_owned(), mode))
+        }
+    }
 }
 
 /// Whether the regular file at `path` holds exactly `bytes`, with the mode and owner of
@@ -405,8 +480,9 @@ fn check_replaceable(dir: &std::path::Path) -> anyhow::Result<()> {
             Some(
                 text.lines()
                     .skip(1)
-                    .map(str::to_owned)
-                    .collect::<BTreeSet<_>>(),
+                    .map(|line| record_entry(line).map(|(path, _)| path))
+                    .collect::<Option<BTreeSet<_>>>()
+                    .ok_or_else(|| refuse(&manifest, "is not opm's record of what it wrote"))?,
             )
         }
         Ok(_) => return Err(refuse(&manifest, "is not opm's record of what it wrote")),
@@ -512,6 +588,45 @@ fn swap(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// Each file is created with its mode (less the umask, which may only take bits away), and
+    /// the record says which are not regular, so that a push of the directory read back packs
+    /// the same modes.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_is_written_with_its_mode_and_recorded_with_it() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let file = |path: &str, mode| super::super::OutputFile {
+            path: path.to_owned(),
+            bytes: b"x\n".to_vec(),
+            mode,
+        };
+        let files = [
+            file("api.container", FileMode::Regular),
+            file("secrets/db/password", FileMode::Private),
+            file("bin/start.sh", FileMode::Executable),
+        ];
+        for _ in 0..2 {
+            replace_dir(&out, &files).unwrap();
+            let mode = |name: &str| std::fs::metadata(out.join(name)).unwrap().mode() & 0o777;
+            assert_eq!(mode("api.container") & !0o644, 0);
+            assert_eq!(mode("secrets/db/password"), 0o600);
+            assert_eq!(mode("bin/start.sh") & !0o755, 0);
+            assert_eq!(mode("bin/start.sh") & 0o100, 0o100);
+            assert_eq!(
+                recorded(&out).unwrap(),
+                [
+                    ("api.container".to_owned(), FileMode::Regular),
+                    ("secrets/db/password".to_owned(), FileMode::Private),
+                    ("bin/start.sh".to_owned(), FileMode::Executable),
+                ]
+            );
+        }
+        std::fs::write(out.join(MANIFEST), format!("{MANIFEST_HEADER}\na\t0777\n")).unwrap();
+        assert!(recorded(&out).is_err(), "a mode none of the three");
+    }
+
     /// Replacing a directory links the files it holds already, byte for byte and as a new
     /// file would be (mode, owner), and writes the others: a changed file, and an unchanged
     /// one whose mode someone changed, are new files; the old directory's are untouched.
@@ -521,9 +636,8 @@ mod tests {
         use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let file = |path: &str, bytes: &str| super::super::OutputFile {
-            path: path.to_owned(),
-            bytes: bytes.as_bytes().to_vec(),
+        let file = |path: &str, bytes: &str| {
+            super::super::OutputFile::regular(path, bytes.as_bytes().to_vec())
         };
         replace_dir(
             &out,

@@ -292,10 +292,7 @@ pub fn write_output(
         }
         (Some(dir), None) => render::write::replace_dir(dir, files)?,
         (None, _) => {
-            // The renderer was told the output is one stream; the host checked it made one.
-            for file in files {
-                stdout.write_all(&file.bytes)?;
-            }
+            render::write::print_files(files, stdout)?;
             stdout.flush()?;
         }
     }

@@ -75,6 +75,7 @@ pub fn run(args: PublishArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> 
         .map(|f| LayerFile {
             path: &f.path,
             bytes: &f.bytes,
+            mode: f.mode,
         })
         .collect();
     let built = artifact::build(&layer, 0, annotations)?;

@@ -49,14 +49,13 @@ impl Renderer for ComposeRenderer {
         } else {
             yaml::to_yaml(&project.document)
         };
-        let mut files = vec![File {
-            path: path.to_owned(),
-            content: vec![Chunk::Bytes(text.into_bytes())],
-        }];
-        files.extend(project.files.into_iter().map(|(path, bytes)| File {
-            path,
-            content: vec![Chunk::Bytes(bytes)],
-        }));
+        let mut files = vec![File::new(path, vec![Chunk::Bytes(text.into_bytes())])];
+        files.extend(
+            project
+                .files
+                .into_iter()
+                .map(|(path, bytes)| File::new(path, vec![Chunk::Bytes(bytes)])),
+        );
         Ok(files)
     }
 }

@@ -8,7 +8,7 @@
 // contract's `transform-error`: `invalid-component` for what the module got wrong, `failed` for
 // the transformer's own bugs, with the file and line they were raised at.
 
-import { log } from "opm:transformer/log@1.1.0";
+import { log } from "opm:transformer/log@1.2.0";
 
 /** Set on resources when the render is another instance than the module's own. */
 const INSTANCE_LABEL = "module.opmodel.dev/instance";

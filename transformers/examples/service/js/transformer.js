@@ -8,7 +8,7 @@
 // property is the `err` case, the payload being the `transform-error` variant
 // (`{tag: 'invalid-component', val: message}`); any other Error traps, as a Rust panic does.
 
-import { log } from 'opm:transformer/log@1.1.0';
+import { log } from 'opm:transformer/log@1.2.0';
 
 /** The Service types `expose.type` may name. */
 const TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'Headless'];

@@ -363,10 +363,7 @@ impl Renderer for KubernetesRenderer {
             return Ok(split_names(&identities)
                 .into_iter()
                 .zip(&order)
-                .map(|(path, &index)| File {
-                    path,
-                    content: vec![yaml(index)],
-                })
+                .map(|(path, &index)| File::new(path, vec![yaml(index)]))
                 .collect());
         }
         let (extension, content) = match options.format.as_str() {
@@ -395,10 +392,10 @@ impl Renderer for KubernetesRenderer {
                 )));
             }
         };
-        Ok(vec![File {
-            path: format!("{}.{extension}", context.name),
+        Ok(vec![File::new(
+            format!("{}.{extension}", context.name),
             content,
-        }])
+        )])
     }
 }
 

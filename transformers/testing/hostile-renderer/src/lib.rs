@@ -2,16 +2,13 @@
 //! answer (`tests/all/renderer.rs`). The module label `renderer-mode` says how; without it, it
 //! writes each resource's kind and name, one per line, in the order given.
 
-use opm_guest::{Chunk, Context, File, Options, RenderError, Rendered, Renderer};
+use opm_guest::{Chunk, Context, File, Mode, Options, RenderError, Rendered, Renderer};
 
 /// Misbehaves as the module's `renderer-mode` label says.
 pub struct HostileRenderer;
 
 fn file(path: &str, content: Vec<Chunk>) -> File {
-    File {
-        path: path.to_owned(),
-        content,
-    }
+    File::new(path, content)
 }
 
 impl Renderer for HostileRenderer {
@@ -45,9 +42,13 @@ impl Renderer for HostileRenderer {
                 file("a.yaml", vec![Chunk::Bytes(b"a".to_vec())]),
                 file("a.yaml", vec![Chunk::Bytes(b"b".to_vec())]),
             ],
+            // Not hostile since contract 1.2.0: files of every mode, printed in the host's
+            // multi-file form without --out-dir.
             "two-files" => vec![
                 file("a.yaml", vec![Chunk::Bytes(b"a".to_vec())]),
-                file("secrets/b", vec![Chunk::Bytes(b"b".to_vec())]),
+                file("secrets/b", vec![Chunk::Bytes(b"b\n".to_vec())]).with_mode(Mode::Private),
+                file("bin/run", vec![Chunk::Bytes(b"#!/bin/sh\n".to_vec())])
+                    .with_mode(Mode::Executable),
             ],
             "no-such-resource" => vec![file("a.yaml", vec![Chunk::Yaml(u32::MAX)])],
             "yaml-flood" => vec![file("a.yaml", vec![Chunk::Yaml(0); 1 << 20])],

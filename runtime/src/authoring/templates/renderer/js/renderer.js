@@ -4,7 +4,7 @@
 // render context and the output options, and returns the files, their content as bytes.
 // Throwing `{tag, val}` returns the contract's `render-error`.
 
-import { log } from "opm:transformer/log@1.1.0";
+import { log } from "opm:transformer/log@1.2.0";
 
 import { Unsupported, render } from "./render.js";
 

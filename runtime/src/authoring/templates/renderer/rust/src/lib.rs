@@ -40,7 +40,9 @@ pub fn render(
 mod guest {
     wit_bindgen::generate!({ path: "wit", world: "renderer-world" });
 
-    use exports::opm::transformer::renderer::{Chunk, File, Guest, Options, RenderError, Resource};
+    use exports::opm::transformer::renderer::{
+        Chunk, File, Guest, Mode, Options, RenderError, Resource,
+    };
     use opm::transformer::log::{Level, log};
     use opm::transformer::types::Context;
 
@@ -61,7 +63,13 @@ mod guest {
             );
             Ok(files
                 .into_iter()
-                .map(|(path, bytes)| File { path, content: vec![Chunk::Bytes(bytes)] })
+                .map(|(path, bytes)| File {
+                    path,
+                    content: vec![Chunk::Bytes(bytes)],
+                    // Private (0600) for a file that holds a Secret's data, Executable (0755)
+                    // for a script.
+                    mode: Mode::Regular,
+                })
                 .collect())
         }
     }
