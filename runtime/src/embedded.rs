@@ -1,7 +1,7 @@
-//! The providers built into the `opm` binary — `kubernetes`, the default, and `docker-compose`
-//! — packed by `runtime/build.rs` from `providers/` and `transformers/`, and the code of their
-//! components, precompiled by it for the binary's target: a render of an embedded provider
-//! loads that code instead of compiling, on the first run as on every other.
+//! The providers built into the `opm` binary — `kubernetes`, the default, `docker-compose` and
+//! `quadlet` — packed by `runtime/build.rs` from `providers/` and `transformers/`, and the code
+//! of their components, precompiled by it for the binary's target: a render of an embedded
+//! provider loads that code instead of compiling, on the first run as on every other.
 
 use opm_core::provider::{Embedded, Provider, ProviderError};
 

@@ -145,6 +145,7 @@ pub fn unit(
     let long_running = !matches!(role, Role::Init { .. }) && !pod.kind.completes();
     health(pod, spec, path, long_running, &mut unit)?;
     security(pod, spec, path, &mut unit)?;
+    runtime(pod, &mut unit)?;
     resources(pod, spec, path, &mut unit)?;
     lifecycle(
         pod,
@@ -949,6 +950,38 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
         unhonoured(
             pod.context,
             &format!("{}: Podman runs Linux containers", at("windowsOptions")),
+        )?;
+    }
+    Ok(())
+}
+
+/// PodRuntime's `runtimeClassName` as Podman's OCI runtime (`--runtime`); its
+/// `shareProcessNamespace` is the pod's, and a container alone has its own.
+fn runtime(pod: &Pod, unit: &mut Unit) -> Result<(), TransformError> {
+    let Some(runtime) = pod.component.field::<Value>("podRuntime")? else {
+        return Ok(());
+    };
+    if let Some(class) = runtime.get("runtimeClassName").and_then(Value::as_str) {
+        caveat(&format!(
+            "podRuntime.runtimeClassName {class:?}: Podman runs the container with the OCI \
+             runtime of that name, which the host must have"
+        ));
+        unit.add(
+            "Container",
+            "PodmanArgs",
+            quote(&format!("--runtime={class}")),
+        );
+    }
+    if runtime
+        .get("shareProcessNamespace")
+        .and_then(Value::as_bool)
+        == Some(true)
+        && !pod.in_pod
+    {
+        unhonoured(
+            pod.context,
+            "podRuntime.shareProcessNamespace: a container without sidecars has its own process \
+             namespace; there is nothing to share it with",
         )?;
     }
     Ok(())
