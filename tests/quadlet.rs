@@ -72,35 +72,41 @@ pub fn check(dir: &Path) -> Result<(), String> {
     generate(&tools, &dir, &out)?;
     let mut verified = generated_services(&out)?;
     check_named_files(&dir, &verified)?;
-    let mut timers = Vec::new();
-    for timer in &units.timers {
-        let name = file_name(timer);
-        let copy = out.join(&name);
-        if copy.exists() {
-            return Err(format!(
-                "{} has the name of a service Quadlet generates",
-                relative(&dir, timer)
-            ));
-        }
-        let text = fs::read_to_string(timer).map_err(|e| format!("{}: {e}", timer.display()))?;
-        fs::write(&copy, &text).map_err(|e| format!("{}: {e}", copy.display()))?;
-        let activates = timer_unit(&text, timer);
-        if !verified.contains_key(&activates) {
-            return Err(format!(
-                "{} activates {activates}, which none of the units in {} generates (a {} \
-                 would)",
-                relative(&dir, timer),
-                dir.display(),
-                activates.replace(".service", ".container")
-            ));
-        }
-        let source = timer.clone();
-        timers.push((name, Unit { source, text }));
-    }
+    let timers = take_timers(&dir, &units.timers, &verified, &out)?;
     verified.extend(timers);
 
     prepare_root(&tools, root.path())?;
     verify(&tools, root.path(), &dir, &verified)
+}
+
+/// Copies `timers` into `out` beside the services Quadlet generated, each by file name with its
+/// text: an error when one activates a unit that is not among `services`.
+fn take_timers(
+    dir: &Path,
+    timers: &[PathBuf],
+    services: &BTreeMap<String, Unit>,
+    out: &Path,
+) -> Result<Vec<(String, Unit)>, String> {
+    let mut taken = Vec::new();
+    for timer in timers {
+        let text = fs::read_to_string(timer).map_err(|e| format!("{}: {e}", timer.display()))?;
+        let activates = timer_unit(&text, timer);
+        if !services.contains_key(&activates) {
+            return Err(format!(
+                "{} activates {activates}, which none of the units in {} generates (a {} \
+                 would)",
+                relative(dir, timer),
+                dir.display(),
+                activates.replace(".service", ".container")
+            ));
+        }
+        let name = file_name(timer);
+        let copy = out.join(&name);
+        fs::write(&copy, &text).map_err(|e| format!("{}: {e}", copy.display()))?;
+        let source = timer.clone();
+        taken.push((name, Unit { source, text }));
+    }
+    Ok(taken)
 }
 
 /// The units found under a directory.
