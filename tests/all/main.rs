@@ -1,5 +1,6 @@
 //! opm's integration tests: one test binary, a module per area.
 
+mod author_loop;
 mod authoring;
 mod bundles;
 mod cli;

@@ -167,6 +167,30 @@ pub fn context_from(value: &Value) -> anyhow::Result<opm_sandbox::Context> {
     })
 }
 
+/// `context` as a case's `context.json` holds it: every field, `labels` as a map — what
+/// [`context_from`] reads back into the same context, and what `opm mod vet --inputs` shows a
+/// call receives.
+pub fn context_json(context: &opm_sandbox::Context) -> Value {
+    let labels: serde_json::Map<String, Value> = context
+        .labels
+        .iter()
+        .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+        .collect();
+    json!({
+        "name": context.name,
+        "namespace": context.namespace,
+        "version": context.version,
+        "provider": context.provider,
+        "timestamp": context.timestamp,
+        "strict": context.strict,
+        "labels": labels,
+        "module": context.module,
+        "platform": context.platform,
+        "providerVersion": context.provider_version,
+        "transformer": context.transformer,
+    })
+}
+
 /// What one case's call did.
 #[derive(Debug, Clone)]
 pub struct Ran {
@@ -295,4 +319,30 @@ pub fn verdict(
         None => Verdict::Pass,
         Some(diff) => Verdict::Fail(diff),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_written_as_json_reads_back_the_same() {
+        let context = opm_sandbox::Context {
+            name: "shop-eu".into(),
+            namespace: "shops".into(),
+            version: "1.2.0".into(),
+            provider: "kubernetes".into(),
+            timestamp: "2025-01-01T00:00:00Z".into(),
+            strict: true,
+            labels: vec![
+                ("a".into(), "1".into()),
+                ("component.opmodel.dev/name".into(), "api".into()),
+            ],
+            module: "shop".into(),
+            platform: "kubernetes".into(),
+            provider_version: "0.2.0".into(),
+            transformer: "opm.dev/x@v1#XTransformer".into(),
+        };
+        assert_eq!(context_from(&context_json(&context)).unwrap(), context);
+    }
 }

@@ -14,6 +14,7 @@
 //! cases: cases
 //! provider: ..            # optional: the provider source directory it ships in (its limits)
 //! module: ../module.yaml  # optional: what `opm transformer test --with kubernetes` renders
+//! sources: [../common/*.py]  # optional: files beside the project that its build reads
 //! ```
 
 use std::io::Write;
@@ -60,6 +61,12 @@ pub struct Project {
     /// A module that `opm transformer test --with` renders, relative to the project directory.
     #[serde(default)]
     pub module: Option<PathBuf>,
+    /// Files outside the project directory that its build reads (code several projects of a
+    /// provider share, `../common/*.py`): paths or globs relative to the project directory,
+    /// which count beside the directory's own files when `opm transformer test` decides
+    /// whether to build again ([`super::sources`]).
+    #[serde(default)]
+    pub sources: Vec<String>,
 }
 
 /// What a project builds.
@@ -273,58 +280,21 @@ pub fn check(bytes: &[u8], kind: Kind) -> Result<ComponentInfo, String> {
     })
 }
 
-/// Whether the project's component is newer than every one of its sources, as `make` decides:
-/// then `opm transformer test` tests it without building it again. A JavaScript or Python build
-/// bundles an interpreter and gives different bytes each time, so a needless rebuild also
-/// costs the compile of a new component. The sources are every file of the project directory
-/// except what builds and tests leave behind or belong to other tools: the component itself,
-/// the case folders, hidden entries (`.git`, `.venv`), `target/`, `node_modules/`,
-/// `__pycache__/`, packed bundles with their signatures, and the `rendered.yaml` (for a
-/// renderer, `rendered/`) that `--with --bless` records beside the project's module. `false` when the component is
-/// missing or a source cannot be read.
+/// Whether the project's component is newer than every one of its sources, as `make` decides
+/// ([`super::sources::freshness`]): then `opm transformer test` tests it without building it
+/// again. A JavaScript or Python build bundles an interpreter and gives different bytes each
+/// time, so a needless rebuild also costs the compile of a new component. The sources are
+/// every file of the project directory and of its `sources:`, except what builds and tests
+/// leave behind or belong to other tools: the component itself, the case folders, hidden
+/// entries (`.git`, `.venv`), `target/`, `node_modules/`, `__pycache__/`, packed bundles with
+/// their signatures, and the `rendered.yaml` (for a renderer, `rendered/`) that `--bless`
+/// records beside the project's module. `false` when the component is missing or a source
+/// cannot be read.
 pub fn up_to_date(loaded: &Loaded) -> bool {
-    let component = loaded.component_path();
-    let Ok(built) = std::fs::metadata(&component).and_then(|m| m.modified()) else {
-        return false;
-    };
-    let mut skip = vec![component, loaded.cases_dir()];
-    // What `opm transformer test --with --bless` records is an expectation, as the cases are.
-    skip.extend(loaded.rendered_path());
-    sources_older_than(&loaded.dir, built, &skip).unwrap_or(false)
-}
-
-/// Whether every source under `dir` (see [`up_to_date`]) was modified before `built`.
-fn sources_older_than(
-    dir: &Path,
-    built: std::time::SystemTime,
-    skip: &[PathBuf],
-) -> std::io::Result<bool> {
-    const OTHERS: [&str; 3] = ["target", "node_modules", "__pycache__"];
-    const PACKED: [&str; 2] = ["opmb", "minisig"];
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') || skip.contains(&path) {
-            continue;
-        }
-        // Not followed into a linked directory: a link is a source by its own time.
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            if !OTHERS.contains(&name.as_ref()) && !sources_older_than(&path, built, skip)? {
-                return Ok(false);
-            }
-            continue;
-        }
-        let packed = path
-            .extension()
-            .is_some_and(|ext| PACKED.iter().any(|p| ext == *p));
-        if !packed && entry.metadata()?.modified()? >= built {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    matches!(
+        super::sources::freshness(loaded),
+        Ok(super::sources::Freshness::Fresh)
+    )
 }
 
 /// This process's stderr, for a child's stdout: a build's chatter is diagnostics, and opm's
@@ -368,6 +338,7 @@ mod tests {
                 cases: "cases".into(),
                 provider: None,
                 module: None,
+                sources: Vec::new(),
             },
         };
         for file in files {

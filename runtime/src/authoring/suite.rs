@@ -2,8 +2,9 @@
 //! ([`read_component`], [`kind_of`]), the limits and checksum
 //! kinds a transformer's cases run under ([`transformer_limits`], [`secret_kinds`]), the
 //! renderer a renderer's cases run ([`renderer_under_test`]), the case loop with its verdicts
-//! ([`run_cases`]), and the render of a module with the project's provider beside others,
-//! judged against its golden ([`render_with`]).
+//! ([`run_cases`]), and the render of a module with the project's provider beside others, or
+//! with that provider alone (a whole provider's golden test), judged against its golden
+//! ([`render_with`]); [`compile_transformer`] compiles what the cases call.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,7 +17,7 @@ use super::goldens::{self, Compared};
 use super::project::{self, Kind};
 use crate::render::{OutputOptions, Renderer};
 use opm_core::provider::{LimitsSpec, ProviderManifest};
-use opm_sandbox::{Caps, Compiler, Limits};
+use opm_sandbox::{Caps, CompiledTransformer, Compiler, Limits, Sandbox};
 
 /// The component at `path`, as a render would load it: a core module built with wit-bindgen is
 /// made a component, as `opm provider pack` would ship it.
@@ -35,6 +36,40 @@ pub fn read_component(path: &Path) -> anyhow::Result<Vec<u8>> {
             "{} is a core module that cannot be made a component",
             path.display()
         )
+    })
+}
+
+/// A sandbox with the transformer whose component is `bytes` (named `name` in messages)
+/// compiled by `compiler`, its calls allowed `limits`; what the baseline compiler cannot
+/// compile is compiled with Cranelift, as a render does, with a note on `notes`. An error only
+/// when the sandbox cannot be made; a component that does not compile is the second value's.
+pub fn compile_transformer(
+    name: &str,
+    bytes: &[u8],
+    limits: &Limits,
+    compiler: Compiler,
+    cache: Option<opm_sandbox::CompileCache>,
+    notes: &mut dyn std::io::Write,
+) -> anyhow::Result<(Sandbox, anyhow::Result<CompiledTransformer>)> {
+    let compile = |compiler| -> anyhow::Result<_> {
+        let sandbox = Sandbox::with_compiler(limits, compiler)?.with_cache(cache.clone());
+        let transformer = crate::render::build::compile_all(&sandbox, &[(name, bytes)], true)
+            .remove(name)
+            .expect("compile_all compiles every component it is given");
+        Ok((sandbox, transformer))
+    };
+    Ok(match compile(compiler)? {
+        (_, Err(error)) if compiler == Compiler::Baseline => {
+            // Something the baseline compiler does not support: compile as a render does.
+            writeln!(
+                notes,
+                "the baseline compiler cannot compile {name} ({error}); compiling it with \
+                 Cranelift, as a render does"
+            )?;
+            let (sandbox, transformer) = compile(Compiler::Optimizing)?;
+            (sandbox, transformer.map_err(anyhow::Error::from))
+        }
+        (sandbox, transformer) => (sandbox, transformer.map_err(anyhow::Error::from)),
     })
 }
 
@@ -236,16 +271,24 @@ impl WithOutcome {
 /// Renders as `opm mod build` does what `asked` says, the report of the render (its errors
 /// and warnings) written to `stderr`, and compares the output with `rendered.yaml` beside the
 /// module — for a renderer, every file it writes into `--out-dir` with `rendered/` — or writes
-/// it, with `bless`.
+/// it, with `bless`. Without other providers (`--module` alone) the module is rendered with the
+/// project's own provider, its transformers and its renderer, and every file it writes into
+/// `--out-dir` is compared with `rendered/`. A `--with` naming the project's own provider is
+/// left out, with a note: it is in the render anyway.
 pub fn render_with(
     asked: WithRender<'_>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     stderr: &mut dyn std::io::Write,
 ) -> anyhow::Result<WithOutcome> {
+    let flag = if asked.with.is_empty() {
+        "--module"
+    } else {
+        "--with"
+    };
     let dir = asked.provider_dir.with_context(|| {
         format!(
-            "--with renders the {}'s own provider beside the others: name its source directory \
-             in transformer.yaml (`provider: DIR`) or with --provider DIR",
+            "{flag} renders with the {}'s own provider: name its source directory in \
+             transformer.yaml (`provider: DIR`) or with --provider DIR",
             asked.kind.noun()
         )
     })?;
@@ -254,7 +297,22 @@ pub fn render_with(
          PATH",
     )?;
     let module = module.as_path();
-    let mut providers = asked.with.to_vec();
+    let mut providers = Vec::new();
+    for other in asked.with {
+        if same_dir(Path::new(other), &dir) {
+            writeln!(
+                stderr,
+                "note: --with {other} is the {}'s own provider ({}), which the render has \
+                 anyway",
+                asked.kind.noun(),
+                dir.display()
+            )?;
+        } else {
+            providers.push(other.clone());
+        }
+    }
+    // The golden test of the whole provider: its own transformers and renderer, nothing beside.
+    let whole = providers.is_empty();
     providers.push(dir.display().to_string());
     let names = providers.join(" + ");
     // A renderer under test is the one that writes the files: named, as a render beside other
@@ -263,6 +321,7 @@ pub fn render_with(
         Kind::Renderer => Some(opm_core::provider::read_manifest(&dir)?.1.metadata.name),
         _ => None,
     };
+    let directory = whole || asked.kind == Kind::Renderer;
     let request = crate::render::Request {
         providers,
         renderer,
@@ -270,11 +329,14 @@ pub fn render_with(
         caps: asked.caps,
         cache: asked.cache,
         output: OutputOptions {
-            directory: asked.kind == Kind::Renderer,
+            directory,
             ..OutputOptions::default()
         },
         ..crate::render::Request::new(module)
     };
+    if !whole {
+        explain_a_clash(&request, &dir, env)?;
+    }
     let built = crate::render::build(&request, env);
     let mut rendered = None;
     let status = crate::report::render(built, None, stderr, &mut |done, _| {
@@ -287,10 +349,15 @@ pub fn render_with(
             what: format!("{} with {names}", module.display()),
         });
     };
-    let golden = project::rendered_path(module, asked.kind);
-    let compared = match asked.kind {
-        Kind::Transformer => goldens::compare_stream(&files, &golden, asked.bless)?,
-        Kind::Renderer => goldens::compare_files(&files, &golden, asked.bless)?,
+    let golden = if whole {
+        project::rendered_path(module, Kind::Renderer)
+    } else {
+        project::rendered_path(module, asked.kind)
+    };
+    let compared = if directory {
+        goldens::compare_files(&files, &golden, asked.bless)?
+    } else {
+        goldens::compare_stream(&files, &golden, asked.bless)?
     };
     Ok(WithOutcome::Compared {
         summary: format!(
@@ -301,4 +368,38 @@ pub fn render_with(
         golden,
         compared,
     })
+}
+
+/// Refuses, saying what to do, the providers of `request` when the project's provider (`dir`)
+/// cannot be used beside the others because each ships a renderer, or they target different
+/// platforms: an author who writes `--with kubernetes` for a provider of another platform
+/// means the golden test of their own provider, which `--module` alone runs. Any other
+/// problem is left to the render to report.
+fn explain_a_clash(
+    request: &crate::render::Request,
+    dir: &Path,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> anyhow::Result<()> {
+    use opm_core::provider::SetError;
+    use opm_core::provider::installed::InstallError;
+    match crate::render::load_providers(request, env) {
+        Err(InstallError::Set(
+            error @ (SetError::Platform { .. } | SetError::Renderers { .. }),
+        )) => anyhow::bail!(
+            "{error}. The project's provider ({}) ships its own renderer: to render with it \
+             alone, its transformers and its renderer, and compare every file with rendered/ \
+             beside the module, give --module without --with; --with is for rendering beside \
+             providers whose objects the same renderer writes",
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `a` and `b` are one directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a.is_dir() && a == b,
+        _ => false,
+    }
 }

@@ -64,6 +64,8 @@ enum TransformerCommand {
     Build(commands::transformer_build::BuildArgs),
     /// Run a transformer's test cases in the sandbox (building the project first).
     Test(commands::transformer_test::TestArgs),
+    /// Write a test case of what a real module's render passes the project's transformer.
+    Case(commands::transformer_case::CaseArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -233,6 +235,9 @@ where
         }
         Command::Transformer(TransformerCommand::Test(args)) => {
             commands::transformer_test::run(args, out)
+        }
+        Command::Transformer(TransformerCommand::Case(args)) => {
+            commands::transformer_case::run(args, out)
         }
     };
     exit_status(result, out.stderr)

@@ -27,6 +27,7 @@ pub mod provider_push;
 pub mod provider_sign;
 pub mod provider_verify;
 pub mod transformer_build;
+pub mod transformer_case;
 pub mod transformer_new;
 pub mod transformer_test;
 pub mod trust_args;

@@ -247,6 +247,7 @@ impl BuildArgs {
 /// Runs `opm mod build`.
 pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let (request, source) = args.request_in(out.env)?;
+    warn_stale(&request.providers, out.stderr)?;
     // A module in a registry (`oci://…`), fetched for as long as the render runs.
     let fetched = render::remote::Fetched::new(opm_registry::Options::default());
     let request = fetched.resolve(request)?;
@@ -275,6 +276,29 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             write_output(&args, render, provenance.as_ref(), &mut **stdout)
         },
     )?)
+}
+
+/// Warns, for each provider source directory among `providers`, of every component older than
+/// a source of the project that builds it, naming the newest: a render uses a directory's
+/// components as built and never builds them (`authoring::sources::stale_components`).
+fn warn_stale(providers: &[String], stderr: &mut dyn Write) -> std::io::Result<()> {
+    for provider in providers {
+        let dir = std::path::Path::new(provider);
+        if !dir.join("provider.yaml").is_file() {
+            continue;
+        }
+        for stale in crate::authoring::sources::stale_components(dir) {
+            writeln!(
+                stderr,
+                "warning: provider {provider}: component {} is older than its source {}; this \
+                 render uses it as built (`opm transformer build {}` builds it again)",
+                stale.component,
+                stale.newest.path.display(),
+                stale.project.display()
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes the files of a render that succeeded: the one stream on stdout, or every file the

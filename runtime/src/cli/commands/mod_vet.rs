@@ -2,7 +2,8 @@
 //! (`--plan-only`: run no transformer).
 //!
 //! Prints the plan (`docs/matching.md#the-plan`): per component, which transformers match and why,
-//! which do not and what is missing, and what no match handles; then warnings and errors, and
+//! which do not and what is missing, and what no match handles (with `-o json --inputs`, each
+//! call with the component and context JSON its transformer receives); then warnings and errors, and
 //! what the render refuses (a name over the platform's limit, a failing call). Exits 1 when the
 //! plan has errors or the render fails, 2 when the module or provider cannot be loaded.
 
@@ -12,10 +13,11 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::module_args::ModuleArgs;
+use crate::authoring::cases;
 use crate::cli::{EXIT_FAILED, Output};
-use crate::render::{self, Built, Planned, Request};
+use crate::render::{self, Built, Planned, RenderContext, Request};
 use opm_core::matching;
-use opm_core::redact::RedactingWriter;
+use opm_core::redact::{RedactingWriter, Redactor};
 use opm_sandbox::CompileCache;
 
 /// Arguments of `opm mod vet`.
@@ -33,6 +35,12 @@ pub struct VetArgs {
     /// call that fails) is found here.
     #[arg(long)]
     pub plan_only: bool,
+
+    /// With -o json: add to each call `receives`, the JSON its transformer is given — the
+    /// `component` and the `context`, as a case folder of `opm transformer test` holds them
+    /// (component.json, context.json) — with the module's sensitive values masked.
+    #[arg(long)]
+    pub inputs: bool,
 }
 
 /// The formats `opm mod vet` prints.
@@ -47,6 +55,11 @@ pub enum VetFormat {
 /// Runs `opm mod vet`: the front half of the render `opm mod build` would run with the same
 /// flags ([`render::plan`]), printed, and its back half when the plan is sound.
 pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
+    if args.inputs && args.output != VetFormat::Json {
+        anyhow::bail!(
+            "--inputs adds what each call receives to the plan's JSON: use it with -o json"
+        );
+    }
     let request = Request {
         explain: matching::Explain::Everything,
         cache: CompileCache::from_env(out.env),
@@ -61,7 +74,8 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         writeln!(stderr, "warning: {warning}")?;
     }
     let result = planning.and_then(|planning| {
-        let status = print(&args, &planning.plan, &mut stdout, &mut stderr)?;
+        let inputs = args.inputs.then_some((&planning.context, &redactor));
+        let status = print(&args, &planning.plan, inputs, &mut stdout, &mut stderr)?;
         if status != ExitCode::SUCCESS || args.plan_only {
             return Ok(status);
         }
@@ -90,17 +104,23 @@ pub fn run(args: VetArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     Ok(status)
 }
 
-/// Prints `plan` as `args` ask, and says on `stderr` how many errors it has.
+/// Prints `plan` as `args` ask — with `inputs`, each call with what it receives in the
+/// render's context, masked by the redactor — and says on `stderr` how many errors it has.
 fn print(
     args: &VetArgs,
     plan: &matching::Plan,
+    inputs: Option<(&RenderContext, &Redactor)>,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     match args.output {
         VetFormat::Text => plan.write_text(stdout)?,
         VetFormat::Json => {
-            serde_json::to_writer_pretty(&mut *stdout, plan)?;
+            let mut json = serde_json::to_value(plan)?;
+            if let Some((context, redactor)) = inputs {
+                add_inputs(&mut json, plan, context, redactor);
+            }
+            serde_json::to_writer_pretty(&mut *stdout, &json)?;
             writeln!(stdout)?;
         }
     }
@@ -114,6 +134,28 @@ fn print(
             if count == 1 { "" } else { "s" }
         )?;
         Ok(ExitCode::from(EXIT_FAILED))
+    }
+}
+
+/// Adds to each call of `json` (the plan's JSON) `receives`: the component JSON and the
+/// context the call is given — the very values the render passes it (`Call::input`,
+/// `RenderContext::for_call`) — every string masked by `redactor` as a whole.
+fn add_inputs(
+    json: &mut serde_json::Value,
+    plan: &matching::Plan,
+    context: &RenderContext,
+    redactor: &Redactor,
+) {
+    let Some(entries) = json.get_mut("calls").and_then(|c| c.as_array_mut()) else {
+        return;
+    };
+    for (entry, call) in entries.iter_mut().zip(plan.calls()) {
+        let mut receives = serde_json::json!({
+            "component": call.input_value(),
+            "context": cases::context_json(&context.for_call(call)),
+        });
+        redactor.redact_value(&mut receives);
+        entry["receives"] = receives;
     }
 }
 

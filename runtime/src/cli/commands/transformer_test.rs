@@ -1,16 +1,22 @@
 //! `opm transformer test [DIR|COMPONENT] [--cases DIR] [--bless]`: runs a transformer's case
 //! folders against its built component in the sandbox, with the limits a render uses (see
 //! `authoring::cases`). A project directory is built first, as `cargo test` does, unless
-//! `--no-build`, or unless its component is newer than every source (as `make` decides,
-//! `authoring::project::up_to_date`). Each case's fuel and time are shown; a case that fails
-//! shows a diff; any failure exits 1. `--bless` rewrites each case's `expected.json` from what
-//! the component returned.
+//! `--no-build`, or unless its component is newer than every source — the project
+//! directory's and its `sources:` (as `make` decides, `authoring::sources::freshness`). Each
+//! case's fuel and time are shown; a case that fails shows a diff; any failure exits 1.
+//! `--bless` rewrites each case's `expected.json` from what the component returned.
+//!
+//! `--module M` without `--with` renders M with the project's own provider alone — its
+//! transformers and its renderer, the provider the project's `provider:` names — and compares
+//! every file it writes, as into `--out-dir`, with `rendered/` beside M: the golden test of a
+//! whole provider.
 //!
 //! A renderer (a project with `kind: renderer`, or a component file that exports the renderer
 //! interface) is tested the same way with renderer cases (`authoring::renderer_cases`: the
 //! resources in, the files out), run as the last step of a render runs it; `--with` renders
-//! the module with the given providers and the renderer's own, and compares every file it
-//! writes with `rendered/` beside the module.
+//! the module with the given providers and the renderer's own (`--module` alone, with the
+//! renderer's provider alone), and compares every file it writes with `rendered/` beside the
+//! module.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,6 +28,7 @@ use crate::authoring::cases::{self, Ran, Verdict};
 use crate::authoring::goldens::Compared;
 use crate::authoring::project::{self, Kind};
 use crate::authoring::renderer_cases;
+use crate::authoring::sources::{self, Freshness};
 use crate::authoring::suite::{self, Folder, WithOutcome};
 use crate::cli::{EXIT_FAILED, Output};
 use opm_core::provider::ProviderManifest;
@@ -33,6 +40,8 @@ use opm_sandbox::{Bytes, Limits, Sandbox};
 #[command(after_help = "Examples:
   opm transformer test
   opm transformer test --bless
+  opm transformer test --with kubernetes
+  opm transformer test --module ../examples/shop/module.yaml --bless
   opm transformer test build/service.wasm --cases cases/")]
 pub struct TestArgs {
     /// A project directory (holding transformer.yaml), or a component file.
@@ -65,7 +74,9 @@ pub struct TestArgs {
     /// together, as `opm mod build -p PROVIDER… -p DIR` will (repeatable), and compare the
     /// output with `rendered.yaml` beside the module (`--bless` writes it). For a renderer,
     /// the render writes its files as into `--out-dir`, compared with `rendered/` beside the
-    /// module.
+    /// module. The project's own provider is always in the render: naming it here (`--with
+    /// ..`) changes nothing. To test a provider that ships its own renderer, give `--module`
+    /// without `--with`.
     ///
     /// Example: --with kubernetes
     #[arg(long, value_name = "PROVIDER")]
@@ -77,10 +88,14 @@ pub struct TestArgs {
     #[arg(long)]
     pub optimized: bool,
 
-    /// The module `--with` renders (default: transformer.yaml's `module`).
+    /// The module `--with` renders (default: transformer.yaml's `module`). Without `--with`,
+    /// the golden test of the whole provider the project ships in: after the cases, render
+    /// MODULE with that provider alone — its transformers and its renderer, as `opm mod build
+    /// -p DIR --out-dir` will — and compare every file with `rendered/` beside MODULE
+    /// (`--bless` writes it).
     ///
-    /// Example: --module ../module.yaml
-    #[arg(long, value_name = "MODULE", requires = "with")]
+    /// Example: --module ../examples/shop/module.yaml
+    #[arg(long, value_name = "MODULE")]
     pub module: Option<PathBuf>,
 
     #[command(flatten)]
@@ -98,18 +113,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     let (component_path, cases_dir) = if args.target.is_dir() {
         let loaded = project::load(&args.target)?;
         if !args.no_build {
-            if project::up_to_date(&loaded) {
-                writeln!(
-                    out.stderr,
-                    "{} is up to date: {} is newer than every source \
-                     (`opm transformer build` builds it again)",
-                    loaded.project.name,
-                    loaded.project.component.display()
-                )?;
-            } else {
-                let built = project::build(&loaded, out.stderr)?;
-                super::transformer_build::report(&built, out.stderr)?;
-            }
+            build_unless_fresh(&loaded, out)?;
         }
         provider_dir = loaded.provider_dir();
         module = loaded.module_path();
@@ -148,26 +152,14 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     // kinds whose checksums are stretched: its renderer's, else the default provider's.
     let limits = suite::transformer_limits(manifest.as_ref(), &args.limits.caps())?;
     let secret_kinds = suite::secret_kinds(manifest.as_ref().map(|(_, m)| m))?;
-    let compile = |compiler| -> anyhow::Result<_> {
-        let sandbox =
-            Sandbox::with_compiler(&limits, compiler)?.with_cache(args.cache.cache(out.env));
-        let transformer = crate::render::build::compile_all(&sandbox, &[(&name, &bytes)], true)
-            .remove(&name)
-            .expect("compile_all compiles every component it is given");
-        Ok((sandbox, transformer))
-    };
-    let (sandbox, transformer) = match compile(compiler(&args))? {
-        (_, Err(error)) if compiler(&args) == Compiler::Baseline => {
-            // Something the baseline compiler does not support: compile as a render does.
-            writeln!(
-                out.stderr,
-                "the baseline compiler cannot compile {name} ({error}); compiling it with \
-                 Cranelift, as a render does"
-            )?;
-            compile(Compiler::Optimizing)?
-        }
-        compiled => compiled,
-    };
+    let (sandbox, transformer) = suite::compile_transformer(
+        &name,
+        &bytes,
+        &limits,
+        compiler(&args),
+        args.cache.cache(out.env),
+        out.stderr,
+    )?;
     let transformer = transformer?;
     writeln!(
         out.stdout,
@@ -201,7 +193,7 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
         args.bless,
         out,
     )?;
-    if !args.with.is_empty() && !render_with(&args, provider_dir, module, Kind::Transformer, out)? {
+    if renders(&args) && !render_with(&args, provider_dir, module, Kind::Transformer, out)? {
         failed += 1;
     }
     Ok(if failed == 0 {
@@ -209,6 +201,36 @@ pub fn run(args: TestArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_FAILED)
     })
+}
+
+/// Builds the project of `loaded` unless its component is newer than every source, the
+/// project directory's and its `sources:` ([`sources::freshness`]), saying which.
+pub(crate) fn build_unless_fresh(
+    loaded: &project::Loaded,
+    out: &mut Output<'_>,
+) -> anyhow::Result<()> {
+    match sources::freshness(loaded)? {
+        Freshness::Fresh => writeln!(
+            out.stderr,
+            "{} is up to date: {} is newer than every source \
+             (`opm transformer build` builds it again)",
+            loaded.project.name,
+            loaded.project.component.display()
+        )?,
+        freshness => {
+            if let Freshness::Stale(newest) = freshness {
+                writeln!(
+                    out.stderr,
+                    "{} changed since {} was built",
+                    newest.path.display(),
+                    loaded.project.component.display()
+                )?;
+            }
+            let built = project::build(loaded, out.stderr)?;
+            super::transformer_build::report(&built, out.stderr)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs each of `folders` ([`suite::run_cases`]) and prints a line for each with its fuel and
@@ -338,7 +360,7 @@ fn test_renderer(
         args.bless,
         out,
     )?;
-    if !args.with.is_empty()
+    if renders(args)
         && !render_with(
             args,
             under_test.provider_dir,
@@ -406,6 +428,12 @@ fn render_with(
         },
     }
     Ok(outcome.passed())
+}
+
+/// Whether a module is rendered after the cases: with `--with`, beside those providers; with
+/// `--module` alone, with the project's own provider.
+fn renders(args: &TestArgs) -> bool {
+    !args.with.is_empty() || args.module.is_some()
 }
 
 /// The compiler the test compiles with: the baseline one unless `--optimized`.
