@@ -2,7 +2,9 @@
 //! (`tests/fixtures/quadlet/valid/`): the valid set passes Podman's real `quadlet` and
 //! `systemd-analyze verify`, and each negative control, the same set with one mistake, fails
 //! naming the mistake and its file, so the checker the provider's tests lean on demonstrably
-//! can fail.
+//! can fail. Then the quadlet provider (`providers/quadlet`) on it: every example's render
+//! passes, Secret files are 0600, `--strict` fails exactly on what `unhandled:` names, and a
+//! patch edits a unit's key.
 //!
 //! Needs, installed by `eval "$(tests/setup.sh)"`: `quadlet` (Podman 5.4.2's, from Debian
 //! trixie's podman package) and `systemd-analyze` (Debian's systemd) on PATH. Never skipped: a
@@ -187,4 +189,243 @@ fn the_checker_fails_a_directory_without_units_and_two_units_of_one_name() {
     )
     .expect("copy a unit into a subfolder");
     fails_with(dir.path(), &["config/data.volume", "share a unit name"]);
+}
+
+/// `opm mod build MODULE -p quadlet --out-dir OUT EXTRA…`, which must succeed; its stderr.
+fn render_quadlet(module: &Path, out: &Path, extra: &[&str]) -> String {
+    let module = module.display().to_string();
+    let out_dir = out.display().to_string();
+    let mut args = vec![
+        "mod",
+        "build",
+        &module,
+        "-p",
+        "quadlet",
+        "--out-dir",
+        &out_dir,
+    ];
+    args.extend_from_slice(extra);
+    let run = opm_tests::opm(&args);
+    assert!(
+        run.exited(0),
+        "opm {} failed ({:?}):\n{}",
+        args.join(" "),
+        run.status,
+        run.stderr
+    );
+    run.stderr
+}
+
+/// Every file under `dir` with its permission bits, by path relative to `dir`.
+fn modes(dir: &Path) -> Vec<(String, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in fs::read_dir(&folder).expect("read the render") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let mode = fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
+            let relative = path.strip_prefix(dir).expect("under the render");
+            found.push((relative.display().to_string(), mode));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_example_renders_with_quadlet_and_passes_quadlet_and_systemd_analyze() {
+    for (name, module) in crate::examples::examples() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join(&name);
+        render_quadlet(&module, &out, &[]);
+        if let Err(diagnostics) = check(&out) {
+            panic!("examples/{name} rendered with -p quadlet is not valid Quadlet:\n{diagnostics}");
+        }
+    }
+}
+
+#[test]
+fn quadlet_secret_files_are_0600_and_the_others_0644() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("shop");
+    render_quadlet(&repo_root().join("examples/shop/module.yaml"), &out, &[]);
+    let files = modes(&out);
+    let secret: Vec<_> = files
+        .iter()
+        .filter(|(path, _)| path.starts_with("secrets/"))
+        .collect();
+    // The Secret's two keys, and the environment files of the three containers that read it.
+    assert_eq!(secret.len(), 5, "{files:?}");
+    for (path, mode) in &files {
+        let expected = if path.starts_with("secrets/") {
+            0o600
+        } else {
+            0o644
+        };
+        assert_eq!(*mode, expected, "{path} is {mode:o}: {files:?}");
+    }
+    let key = fs::read_to_string(out.join("secrets/db-credentials/username")).expect("a key");
+    assert_eq!(key, "shop-app");
+}
+
+/// The FQNs `opm mod build` reports as handled by no transformer, or as the reason a component
+/// is left out, in `stderr`.
+fn reported_unhandled(stderr: &str) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    for line in stderr.lines() {
+        if let Some((_, rest)) = line.split_once("no matched transformer handles ") {
+            let list = rest.split(';').next().unwrap_or_default();
+            found.extend(list.split(", ").map(str::to_owned));
+        }
+        if let Some((_, rest)) = line.split_once("provider quadlet cannot run it: ") {
+            found.extend(rest.split(':').next().map(str::to_owned));
+        }
+    }
+    found
+}
+
+#[test]
+fn quadlet_strict_fails_exactly_on_what_unhandled_names() {
+    let manifest = fs::read_to_string(repo_root().join("providers/quadlet/provider.yaml"))
+        .expect("read the manifest");
+    let manifest: serde_json::Value = serde_saphyr::from_str(&manifest).expect("YAML");
+    let unhandled: std::collections::BTreeSet<String> = manifest["unhandled"]
+        .as_array()
+        .expect("unhandled")
+        .iter()
+        .flat_map(|entry| entry["definitions"].as_array().cloned().unwrap_or_default())
+        .map(|fqn| fqn.as_str().expect("an FQN").to_owned())
+        .collect();
+
+    // The everything example attaches every definition: exactly the unhandled ones are
+    // reported so, each with its reason, and --strict refuses the render.
+    let everything = repo_root().join("examples/everything/module.yaml");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stderr = render_quadlet(&everything, &dir.path().join("out"), &[]);
+    assert_eq!(reported_unhandled(&stderr), unhandled, "{stderr}");
+    assert!(
+        stderr.contains("opm.dev/traits/network@v1#Ingress: Podman has no HTTP router"),
+        "{stderr}"
+    );
+
+    // A module of what the provider handles renders under --strict, a patch of its units
+    // applied, and passes the real tools; with one unhandled trait more, --strict fails naming
+    // it, and writes nothing.
+    let module = r#"apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: strict, version: 0.1.0}
+components:
+  web:
+    resources:
+      Container:
+        image: nginx:1.27
+        ports: {http: {containerPort: 8080}}
+        env:
+          TOKEN: {secretKeyRef: {name: creds, key: token}}
+        volumeMounts: {site: {mountPath: /usr/share/nginx/html}}
+        readinessProbe: {exec: {command: ["true"]}}
+      Volumes: {site: {configMap: site}}
+    traits:
+      Expose: {type: NodePort, ports: {http: {port: 80, targetPort: http, nodePort: 30080}}}
+  db:
+    metadata: {labels: {core.opm.dev/workload-type: stateful}}
+    resources: {Container: {image: postgres:17.2}}
+    traits: {PersistentStorage: {data: {size: 1Gi, mountPath: /var/lib/postgresql/data}}}
+  site:
+    resources: {ConfigMap: {data: {index.html: "<h1>hi</h1>"}}}
+  creds:
+    resources: {Secret: {stringData: {token: s3cret}}}
+  nightly:
+    metadata: {labels: {core.opm.dev/workload-type: cronjob}}
+    resources: {Container: {image: busybox:1.36, command: ["true"]}}
+    traits: {Schedule: {cron: "30 2 * * 1-5", timeZone: Etc/UTC}}
+patches:
+  - target: {platform: quadlet, kind: Container, name: web}
+    jsonPatch:
+      - {op: add, path: /spec/Service/TimeoutStartSec, value: "300"}
+"#;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = opm_tests::write_file(dir.path(), "module.yaml", module);
+    let out = dir.path().join("out");
+    let stderr = render_quadlet(Path::new(&path), &out, &["--strict"]);
+    assert!(reported_unhandled(&stderr).is_empty(), "{stderr}");
+    if let Err(diagnostics) = check(&out) {
+        panic!("the strict module is not valid Quadlet:\n{diagnostics}");
+    }
+    let web = fs::read_to_string(out.join("web.container")).expect("web.container");
+    assert!(
+        web.contains("\n[Service]\n") && web.contains("\nTimeoutStartSec=300\n"),
+        "{web}"
+    );
+    assert!(web.contains("\nPublishPort=30080:8080\n"), "{web}");
+    let timer = fs::read_to_string(out.join("nightly.timer")).expect("nightly.timer");
+    assert!(
+        timer.contains("\nOnCalendar=Mon..Fri *-*-* 02:30:00 Etc/UTC\n"),
+        "{timer}"
+    );
+
+    let with_ingress = module.replace(
+        "      Expose: {type: NodePort",
+        "      Ingress: {host: shop.example.com}\n      Expose: {type: NodePort",
+    );
+    let path = opm_tests::write_file(dir.path(), "module.yaml", &with_ingress);
+    let refused = dir.path().join("refused");
+    let run = opm_tests::opm([
+        "mod",
+        "build",
+        &path,
+        "-p",
+        "quadlet",
+        "--strict",
+        "--out-dir",
+        &refused.display().to_string(),
+    ]);
+    assert!(run.exited(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "no matched transformer handles opm.dev/traits/network@v1#Ingress; \
+             opm.dev/traits/network@v1#Ingress: Podman has no HTTP router"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !refused.exists(),
+        "a refused render wrote {}",
+        refused.display()
+    );
+}
+
+#[test]
+fn the_checker_reports_every_mistake_at_once() {
+    // One unit quadlet refuses, a service systemd warns of, a missing file: all three are told,
+    // and the units quadlet did convert are still verified.
+    let dir = valid_units();
+    edit(
+        dir.path(),
+        "app-api.container",
+        "[Container]\n",
+        "[Container]\nFrobnicate=yes\n",
+    );
+    edit(
+        dir.path(),
+        "backup.container",
+        "Restart=no\n",
+        "Restart=no\nMemoryMax=lots\n",
+    );
+    fs::remove_file(dir.path().join("config/site.conf")).expect("remove the config file");
+    fails_with(
+        dir.path(),
+        &[
+            "app-api.container\": unsupported key 'Frobnicate'",
+            "Invalid memory limit 'lots'",
+            "backup.service ← backup.container",
+            "config/site.conf",
+        ],
+    );
 }
