@@ -15,7 +15,6 @@ mod k8s_addons;
 mod k8s_network;
 mod k8s_pod;
 mod kubernetes;
-mod one_component;
 mod parameters;
 mod parity;
 mod patches;
