@@ -6,8 +6,8 @@ pub mod guests {
     //! `build.rs` builds, functions for those other toolchains build on first use.
     include!(concat!(env!("OUT_DIR"), "/guests.rs"));
     pub use crate::toolchain::{
-        example_certificate_js, example_service_c, example_service_js, example_service_python,
-        testing_c_hello,
+        example_certificate_js, example_one_component_js, example_service_c, example_service_js,
+        example_service_python, testing_c_hello,
     };
 }
 

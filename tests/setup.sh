@@ -113,7 +113,7 @@ command -v cargo-nextest >/dev/null || {
 # --- npm -------------------------------------------------------------------------------------------
 # `npm ci` only when the lock file changed since the last install (it deletes and refetches).
 for js in "$root/transformers/examples/service/js" "$root/transformers/examples/certificate/js" \
-  "$root/tests/tools/sigstore-js"; do
+  "$root/transformers/examples/one-component/js" "$root/tests/tools/sigstore-js"; do
   lock_digest=$(sha256sum "$js/package-lock.json" | cut -d' ' -f1)
   if [[ ! -f $js/node_modules/.opm-lock || $(cat "$js/node_modules/.opm-lock") != "$lock_digest" ]]; then
     say "installing the npm packages of ${js#"$root"/} (npm ci)"

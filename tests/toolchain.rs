@@ -56,6 +56,26 @@ pub fn example_certificate_js() -> &'static [u8] {
     })
 }
 
+/// The one component of `transformers/examples/one-component/` that serves its provider's four
+/// transformers, in JavaScript, built from `js/` there by `node build.mjs` with the
+/// componentize-js that `npm ci` installed there.
+pub fn example_one_component_js() -> &'static [u8] {
+    static GUEST: OnceLock<Vec<u8>> = OnceLock::new();
+    GUEST.get_or_init(|| {
+        let dir = repo().join("transformers/examples/one-component/js");
+        let inputs = [
+            dir.join("transformer.js"),
+            dir.join("render.js"),
+            dir.join("opm.js"),
+            dir.join("build.mjs"),
+            dir.join("package-lock.json"),
+        ];
+        built("example-one-component-js", &inputs, |out| {
+            javascript(&dir, out)
+        })
+    })
+}
+
 /// The example ServiceTransformer in Python, built from
 /// `transformers/examples/service/python` by componentize-py.
 pub fn example_service_python() -> &'static [u8] {

@@ -15,6 +15,7 @@ mod k8s_addons;
 mod k8s_network;
 mod k8s_pod;
 mod kubernetes;
+mod one_component;
 mod parameters;
 mod parity;
 mod patches;
