@@ -29,6 +29,8 @@ export const renderer = {
     return files.map(({ path, text }) => ({
       path,
       content: [{ tag: "bytes", val: encoder.encode(text) }],
+      // "private" (0600) for a file that holds a Secret's data, "executable" (0755) for a script.
+      mode: "regular",
     }));
   },
 };

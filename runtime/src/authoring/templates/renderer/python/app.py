@@ -21,7 +21,12 @@ class Renderer(exports.Renderer):
         except Exception as error:  # anything else is the renderer's own failure
             raise Err(renderer.RenderError_Failed(f"{type(error).__name__}: {error}{where(error)}"))
         log.log(log.Level.INFO, f"wrote {len(resources)} resource(s) of module {context.name}")
-        return [renderer.File(path, [renderer.Chunk_Bytes(content)]) for path, content in files]
+        # Mode.PRIVATE (0600) for a file that holds a Secret's data, Mode.EXECUTABLE (0755) for
+        # a script.
+        return [
+            renderer.File(path, [renderer.Chunk_Bytes(content)], renderer.Mode.REGULAR)
+            for path, content in files
+        ]
 
 
 def where(error):
