@@ -238,10 +238,10 @@ fn a_renderer_s_warnings_are_shown_and_never_hold_a_secret() {
     );
 }
 
-/// The definitions are the module's vocabulary, not one provider's: both embedded bundles hold
+/// The definitions are the module's vocabulary, not one provider's: every embedded bundle holds
 /// exactly the shared catalog's.
 #[test]
-fn both_embedded_providers_hold_the_shared_catalog_byte_for_byte() {
+fn every_embedded_provider_holds_the_shared_catalog_byte_for_byte() {
     let catalog = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../providers/catalog/definitions.yaml"),
@@ -250,7 +250,9 @@ fn both_embedded_providers_hold_the_shared_catalog_byte_for_byte() {
     let catalog: serde_json::Value = serde_saphyr::from_str(&catalog).unwrap();
     let canonical = |value: &serde_json::Value| opm_core::bundle::format::canonical_json(value);
     let expected = canonical(&catalog["definitions"]);
-    for name in ["kubernetes", "docker-compose"] {
+    let names: Vec<&str> = opm_runtime::embedded::PROVIDERS.names().collect();
+    assert_eq!(names, ["kubernetes", "docker-compose", "quadlet"]);
+    for name in names {
         let bundle = opm_core::bundle::read(
             name,
             opm_runtime::embedded::PROVIDERS
@@ -293,7 +295,7 @@ components:
       Schedule: {cron: '0 3 * * *'}
 ",
     );
-    for provider in ["kubernetes", "docker-compose"] {
+    for provider in ["kubernetes", "docker-compose", "quadlet"] {
         let run = opm(["mod", "vet", &module, "-p", provider]);
         assert!(run.exited(0), "{provider}: {}{}", run.stdout, run.stderr);
     }
