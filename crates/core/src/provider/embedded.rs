@@ -1,7 +1,7 @@
 //! The providers built into a binary: bundles packed when it was built, by the same writer as
 //! `opm provider pack` (`opm-bundle-format`), and loaded like any other bundle. `opm-runtime`
-//! makes its table in `runtime/build.rs` (`kubernetes`, the default, and `docker-compose`) and
-//! passes it to [`super::load_set`] and the other loaders.
+//! makes its table in `runtime/build.rs` (`kubernetes`, the default, `docker-compose` and
+//! `quadlet`) and passes it to [`super::load_set`] and the other loaders.
 
 use super::{DEFAULT_PROVIDER, Provider, ProviderError, provider_of, set};
 use crate::bundle;

@@ -191,7 +191,7 @@ pub enum ProviderError {
 }
 
 /// Loads the provider `reference` names: a bundle file, a source directory, or the name of one
-/// of the `embedded` providers (`kubernetes`, `docker-compose`).
+/// of the `embedded` providers (`kubernetes`, `docker-compose`, `quadlet`).
 pub fn load(reference: &str, embedded: &Embedded) -> Result<Provider, ProviderError> {
     let path = Path::new(reference);
     if path.is_dir() {
