@@ -22,8 +22,8 @@
 //!    machine's. systemd-analyze warns of an unknown key or a bad value and exits 0: here any
 //!    line it prints is a failure.
 //!
-//! The error lists every diagnostic with the files it is about, the generated service and the
-//! unit it came from:
+//! Every step runs whatever an earlier one found, and the error lists every diagnostic with the
+//! files it is about, the generated service and the unit it came from:
 //!
 //! ```no_run
 //! let render = std::path::Path::new("out"); // opm mod build … -p quadlet --out-dir out
@@ -69,30 +69,40 @@ pub fn check(dir: &Path) -> Result<(), String> {
     let out = root.path().join(UNIT_DIR);
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
 
-    generate(&tools, &dir, &out)?;
+    // Every stage runs, so that the error holds all there is to fix: what quadlet converted is
+    // checked even when it refused another unit.
+    let mut problems = Vec::new();
+    problems.extend(generate(&tools, &dir, &out).err());
     let mut verified = generated_services(&out)?;
-    check_named_files(&dir, &verified)?;
-    let timers = take_timers(&dir, &units.timers, &verified, &out)?;
+    problems.extend(check_named_files(&dir, &verified).err());
+    let timers = take_timers(&dir, &units.timers, &verified, &out, &mut problems)?;
     verified.extend(timers);
-
-    prepare_root(&tools, root.path())?;
-    verify(&tools, root.path(), &dir, &verified)
+    if !verified.is_empty() {
+        prepare_root(&tools, root.path())?;
+        problems.extend(verify(&tools, root.path(), &dir, &verified).err());
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
 }
 
 /// Copies `timers` into `out` beside the services Quadlet generated, each by file name with its
-/// text: an error when one activates a unit that is not among `services`.
+/// text; and adds to `problems` each that activates a unit not among `services`.
 fn take_timers(
     dir: &Path,
     timers: &[PathBuf],
     services: &BTreeMap<String, Unit>,
     out: &Path,
+    problems: &mut Vec<String>,
 ) -> Result<Vec<(String, Unit)>, String> {
     let mut taken = Vec::new();
     for timer in timers {
         let text = fs::read_to_string(timer).map_err(|e| format!("{}: {e}", timer.display()))?;
         let activates = timer_unit(&text, timer);
         if !services.contains_key(&activates) {
-            return Err(format!(
+            problems.push(format!(
                 "{} activates {activates}, which none of the units in {} generates (a {} \
                  would)",
                 relative(dir, timer),
