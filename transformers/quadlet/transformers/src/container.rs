@@ -258,7 +258,7 @@ pub fn network(pod: &Pod, unit: &mut Unit, section: &str) -> Result<(), Transfor
                 Some(value) => format!("{name}:{value}"),
                 None => name.to_owned(),
             };
-            unit.add(section, "DNSOption", quote(&text));
+            unit.add(section, "DNSOption", escape(&text));
         }
     }
     for alias in network
@@ -612,6 +612,7 @@ fn command(
 
 /// The probe's command as Podman's health check runs it: an `exec` command as a JSON array
 /// (run as is), an HTTP, TCP or gRPC probe as a shell command of tools the image must have.
+/// Quadlet passes `HealthCmd=` on as written, so it is escaped, not quoted.
 fn probe_command(spec: &Value, probe: &Value, path: &str) -> Result<String, TransformError> {
     let port = |value: Option<&Value>| -> Result<u64, TransformError> {
         match value {
@@ -650,7 +651,7 @@ fn probe_command(spec: &Value, probe: &Value, path: &str) -> Result<String, Tran
             "{path}: the HTTP probe runs wget, else curl, inside the container: the image needs one"
         ));
         let shell = format!("wget -q -O /dev/null '{url}' || curl -fsS -o /dev/null '{url}'");
-        return Ok(quote(&shell));
+        return Ok(escape(&shell));
     }
     if let Some(tcp) = probe.get("tcpSocket") {
         let host = tcp
@@ -660,7 +661,7 @@ fn probe_command(spec: &Value, probe: &Value, path: &str) -> Result<String, Tran
         caveat(&format!(
             "{path}: the TCP probe runs nc inside the container: the image needs it"
         ));
-        return Ok(quote(&format!("nc -z {host} {}", port(tcp.get("port"))?)));
+        return Ok(escape(&format!("nc -z {host} {}", port(tcp.get("port"))?)));
     }
     if let Some(grpc) = probe.get("grpc") {
         caveat(&format!(

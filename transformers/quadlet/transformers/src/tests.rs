@@ -200,3 +200,25 @@ fn a_transformer_of_another_provider_is_refused_by_name() {
     let out = QuadletTransformers::transform(&component, &test_context()).unwrap();
     assert_eq!(out[0]["kind"], "Container");
 }
+
+#[test]
+fn values_quadlet_passes_on_as_written_are_escaped_never_quoted() {
+    // Quadlet hands Volume=, Tmpfs= and HealthCmd= to podman as written: a quote would reach
+    // Podman. Exec=, Environment= and Label= are split into words: there a blank is quoted.
+    let component = json!({"metadata": {"name": "agent", "labels": {"security.opm.dev/host-access": "true"}},
+        "spec": {
+        "container": {"image": "x", "args": ["echo", "50% of $HOME"],
+                      "volumeMounts": {"logs": {"mountPath": "/my logs"}, "tmp": {"mountPath": "/tmp"}},
+                      "livenessProbe": {"httpGet": {"path": "/", "port": 80}}},
+        "volumes": {"logs": {"hostPath": {"path": "/var/my logs"}}, "tmp": {"emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}}}});
+    let out = call("DaemonTransformer", component, test_context()).unwrap();
+    let container = &out[0]["spec"]["Container"];
+    assert_eq!(container["Volume"], json!(["/var/my logs:/my logs"]));
+    assert_eq!(container["Tmpfs"], json!(["/tmp:rw,size=67108864"]));
+    assert_eq!(
+        container["HealthCmd"],
+        "wget -q -O /dev/null 'http://localhost:80/' || curl -fsS -o /dev/null 'http://localhost:80/'"
+    );
+    assert_eq!(container["HealthOnFailure"], "kill");
+    assert_eq!(container["Exec"], "echo \"50%% of $$HOME\"");
+}

@@ -13,7 +13,8 @@
 //! | `csi` | not mounted: a warning |
 //!
 //! A mount's `subPath` in a named volume is `Mount=…,subpath=`; in the files of a ConfigMap or
-//! Secret, the one file.
+//! Secret, the one file. Quadlet takes `Volume=` and `Tmpfs=` as they are written (a quote would
+//! reach Podman), `Mount=` as one quoted word: each is written so.
 
 use std::collections::BTreeMap;
 
@@ -376,7 +377,7 @@ impl PodVolumes {
                             None => unit.add(
                                 "Container",
                                 "Volume",
-                                quote(&format!("{src}:{target}{ro}")),
+                                escape(&format!("{src}:{target}{ro}")),
                             ),
                         }
                     }
@@ -389,7 +390,7 @@ impl PodVolumes {
                                 ),
                             )?;
                         }
-                        unit.add("Container", "Volume", quote(&format!("{target}{ro}")));
+                        unit.add("Container", "Volume", escape(&format!("{target}{ro}")));
                     }
                     Source::Tmpfs(size) => {
                         let mut options = if read_only {
@@ -400,7 +401,7 @@ impl PodVolumes {
                         if let Some(size) = size {
                             options.push_str(&format!(",size={size}"));
                         }
-                        unit.add("Container", "Tmpfs", quote(&format!("{target}:{options}")));
+                        unit.add("Container", "Tmpfs", escape(&format!("{target}:{options}")));
                     }
                     Source::Bind(host) => {
                         let host = match sub {
@@ -410,7 +411,7 @@ impl PodVolumes {
                         unit.add(
                             "Container",
                             "Volume",
-                            quote(&format!("{host}:{target}{ro}")),
+                            escape(&format!("{host}:{target}{ro}")),
                         );
                     }
                     Source::Files(objects) => {
@@ -419,14 +420,14 @@ impl PodVolumes {
                                 (_, Some(sub)) => unit.add(
                                     "Container",
                                     "Volume",
-                                    quote(&format!("./{dir}/{sub}:{target}:ro,z")),
+                                    escape(&format!("./{dir}/{sub}:{target}:ro,z")),
                                 ),
                                 (Some(items), None) => {
                                     for (key, file) in items {
                                         unit.add(
                                             "Container",
                                             "Volume",
-                                            quote(&format!(
+                                            escape(&format!(
                                                 "./{dir}/{key}:{}/{file}:ro,z",
                                                 target.trim_end_matches('/')
                                             )),
@@ -436,7 +437,7 @@ impl PodVolumes {
                                 (None, None) => unit.add(
                                     "Container",
                                     "Volume",
-                                    quote(&format!("./{dir}:{target}:ro,z")),
+                                    escape(&format!("./{dir}:{target}:ro,z")),
                                 ),
                             }
                         }
