@@ -463,7 +463,7 @@ impl Planning {
         let (patches, other_platforms): (Vec<&matching::PlanPatch>, Vec<&matching::PlanPatch>) =
             plan.patches()
                 .iter()
-                .partition(|patch| patch.target.platform() == platform);
+                .partition(|patch| patch.target.applies_to(platform));
         let patches: Vec<matching::PlanPatch> = patches.into_iter().cloned().collect();
         let calls: Vec<&matching::Call> = plan.calls().collect();
         let owner_of = |transformer: &str| {
@@ -541,7 +541,7 @@ impl Planning {
                         "{}: {} is for {} objects, and this render is for {platform}: left out",
                         patch.at,
                         patch.name(),
-                        patch.target.platform()
+                        patch.target.platforms_text()
                     )
                 })
                 .collect();

@@ -56,10 +56,12 @@ impl fmt::Debug for Patch {
 /// Which rendered objects a patch applies to: every one that has all that is given.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Target {
-    /// The platform whose objects it patches (a provider's `core.opm.dev/format` label):
-    /// [`DEFAULT_PLATFORM`] unless given. A render for another platform leaves the patch out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub platform: Option<String>,
+    /// The platforms whose objects it patches (a provider's `core.opm.dev/format` label), one
+    /// or a list of them — for providers that keep a kind's shape, such as compose's and
+    /// Quadlet's environment of a container: [`DEFAULT_PLATFORM`] unless given. A render for
+    /// another platform leaves the patch out.
+    #[serde(rename = "platform", skip_serializing_if = "Vec::is_empty")]
+    pub platforms: Vec<String>,
     /// The object's `kind`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -80,9 +82,22 @@ pub struct Target {
 pub const DEFAULT_PLATFORM: &str = "kubernetes";
 
 impl Target {
-    /// The platform whose objects it patches.
-    pub fn platform(&self) -> &str {
-        self.platform.as_deref().unwrap_or(DEFAULT_PLATFORM)
+    /// Whether it patches the objects of a render for `platform`.
+    pub fn applies_to(&self, platform: &str) -> bool {
+        if self.platforms.is_empty() {
+            platform == DEFAULT_PLATFORM
+        } else {
+            self.platforms.iter().any(|p| p == platform)
+        }
+    }
+
+    /// The platforms whose objects it patches, in words: `kubernetes`, `compose or quadlet`.
+    pub fn platforms_text(&self) -> String {
+        match self.platforms.split_last() {
+            None => DEFAULT_PLATFORM.to_owned(),
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        }
     }
 }
 
@@ -90,8 +105,8 @@ impl fmt::Display for Target {
     /// `kind Deployment, name api, component api, labels tier=web`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
-        if let Some(platform) = &self.platform {
-            parts.push(format!("platform {platform}"));
+        if !self.platforms.is_empty() {
+            parts.push(format!("platform {}", self.platforms_text()));
         }
         if let Some(kind) = &self.kind {
             parts.push(format!("kind {kind}"));
@@ -390,7 +405,43 @@ fn read_target(
     };
     for entry in entries {
         match entry.key.as_str() {
-            "platform" => target.platform = text(entry, problem),
+            "platform" => match &entry.value.value {
+                Value::List(items) if !items.is_empty() => {
+                    for item in items {
+                        match &item.value {
+                            Value::String(text) if target.platforms.contains(text) => {
+                                problem(
+                                    &item.origin,
+                                    format!("{what}.target.platform names {text} twice"),
+                                );
+                                valid = false;
+                            }
+                            Value::String(text) if !text.is_empty() => {
+                                target.platforms.push(text.clone());
+                            }
+                            _ => {
+                                problem(
+                                    &item.origin,
+                                    format!(
+                                        "{what}.target.platform must list platforms, each a \
+                                         non-empty string, not {}",
+                                        item.describe()
+                                    ),
+                                );
+                                valid = false;
+                            }
+                        }
+                    }
+                }
+                Value::List(_) => {
+                    problem(
+                        &entry.value.origin,
+                        format!("{what}.target.platform is an empty list: name a platform"),
+                    );
+                    valid = false;
+                }
+                _ => target.platforms.extend(text(entry, problem)),
+            },
             "kind" => target.kind = text(entry, problem),
             "name" => target.name = text(entry, problem),
             "component" => target.component = text(entry, problem),
@@ -438,7 +489,7 @@ fn read_target(
         }
     }
     let given = entries.len();
-    let read = usize::from(target.platform.is_some())
+    let read = usize::from(!target.platforms.is_empty())
         + usize::from(target.kind.is_some())
         + usize::from(target.name.is_some())
         + usize::from(target.component.is_some())
@@ -568,6 +619,54 @@ mod tests {
                 "{problem}\nexpected {expected}"
             );
         }
+    }
+
+    /// A target names one platform or a list of them (issue 48: a patch for objects that keep
+    /// their shape on several platforms, such as a ConfigMap's `data`, applies on each).
+    #[test]
+    fn a_target_names_one_platform_or_several() {
+        let (patches, problems) = read_text(
+            "- target: {kind: ConfigMap}\n  merge: {data: {a: null}}\n\
+             - target: {platform: compose, kind: ConfigMap}\n  merge: {data: {a: null}}\n\
+             - target: {platform: [kubernetes, quadlet], kind: ConfigMap}\n  merge: {data: {a: null}}\n",
+        );
+        assert_eq!(problems, Vec::<String>::new());
+        let applies: Vec<Vec<bool>> = patches
+            .iter()
+            .map(|patch| {
+                ["kubernetes", "compose", "quadlet"]
+                    .map(|platform| patch.target.applies_to(platform))
+                    .to_vec()
+            })
+            .collect();
+        assert_eq!(
+            applies,
+            [
+                [true, false, false],
+                [false, true, false],
+                [true, false, true]
+            ]
+        );
+        assert_eq!(patches[0].target.platforms_text(), "kubernetes");
+        assert_eq!(patches[2].target.platforms_text(), "kubernetes or quadlet");
+        assert_eq!(
+            patches[2].target.to_string(),
+            "platform kubernetes or quadlet, kind ConfigMap"
+        );
+        let (patches, problems) = read_text(
+            "- target: {platform: [], kind: ConfigMap}\n  merge: {a: 1}\n\
+             - target: {platform: [compose, compose], kind: ConfigMap}\n  merge: {a: 1}\n\
+             - target: {platform: [compose, 3], kind: ConfigMap}\n  merge: {a: 1}\n",
+        );
+        assert!(patches.is_empty());
+        assert_eq!(
+            problems,
+            [
+                "module.yaml:1:22: patches[0].target.platform is an empty list: name a platform",
+                "module.yaml:3:32: patches[1].target.platform names compose twice",
+                "module.yaml:5:32: patches[2].target.platform must list platforms, each a non-empty string, not a number",
+            ]
+        );
     }
 
     #[test]
