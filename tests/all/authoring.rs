@@ -406,7 +406,12 @@ fn new_renderer_writes_a_renderer_project_its_provider_ships() {
             "{lang}"
         );
         let cases = opm_tests::file_names(&project.join("cases"));
-        assert_eq!(cases, ["split-is-refused", "writes-one-line-per-resource"]);
+        let mut expected = vec!["split-is-refused", "writes-one-line-per-resource"];
+        if lang != "rust" {
+            // The JavaScript and Python renderers show how to refuse a resource.
+            expected.insert(0, "refuses-one-object-twice");
+        }
+        assert_eq!(cases, expected, "{lang}");
         let readme = std::fs::read_to_string(project.join("README.md")).expect("readme");
         for step in [
             "opm transformer build",
@@ -790,8 +795,10 @@ fn scaffold_renderer(lang: &str, native: &[&str]) {
     );
     let run = opm(["transformer", "test", &path(&project), "--no-build"]);
     assert!(run.exited(0), "{}\n{}", run.stdout, run.stderr);
+    // The third case refuses a resource, as the contract's `refused`, by its position.
     assert!(
-        run.stdout.contains("2 cases: 2 passed, 0 failed"),
+        run.stdout.contains("3 cases: 3 passed, 0 failed")
+            && run.stdout.contains("ok      refuses-one-object-twice"),
         "{}",
         run.stdout
     );
@@ -811,4 +818,69 @@ fn a_new_javascript_renderer_builds_and_passes_its_tests() {
 #[test]
 fn a_new_python_renderer_builds_and_passes_its_tests() {
     scaffold_renderer("python", &["python3", "-m", "unittest"]);
+}
+
+/// `opm transformer new NAME --lang LANG`, `edit` applied to the project's file `file`, then
+/// `build` and `test` with the real toolchain: the report of its failing cases.
+fn scaffold_with_a_bug(lang: &str, file: &str, edit: impl Fn(&str) -> String) -> String {
+    let work = tempfile::tempdir().expect("temp dir");
+    let project = work.path().join("buggy");
+    let run = opm([
+        "transformer",
+        "new",
+        "buggy",
+        "--lang",
+        lang,
+        "--dir",
+        &path(&project),
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let source = project.join(file);
+    let text = std::fs::read_to_string(&source).expect("source");
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit applies to {file}");
+    std::fs::write(&source, edited).expect("edit");
+    let run = opm(["transformer", "build", &path(&project)]);
+    assert!(run.exited(0), "{}", run.stderr);
+    let run = opm(["transformer", "test", &path(&project), "--no-build"]);
+    assert!(run.exited(1), "{}\n{}", run.stdout, run.stderr);
+    run.stdout
+}
+
+/// Statement 10 of issue 48: an exception raised inside the standard library named the library's
+/// frame (`encoder.py, line 180, in default`), not the author's. The Python scaffold's error
+/// names the innermost frame in the author's own files first, then where it was raised.
+#[test]
+fn a_python_transformer_s_error_names_the_author_s_frame_then_the_library_s() {
+    let report = scaffold_with_a_bug("python", "render.py", |text| {
+        text.replace(
+            "    return value\n",
+            "    return json.loads(json.dumps({**value, \"set\": {1}}))\n",
+        )
+    });
+    assert!(
+        report.contains(
+            "TypeError: Object of type set is not JSON serializable (render.py, line 64, in \
+             data; raised in json/encoder.py, line "
+        ),
+        "{report}"
+    );
+}
+
+/// The JavaScript scaffold's error names the innermost frame in the author's own files first,
+/// then where it was raised when that is elsewhere (here inside the helpers of opm.js, which the
+/// author's code called wrongly).
+#[test]
+fn a_javascript_transformer_s_error_names_the_author_s_frame_then_the_helper_s() {
+    let report = scaffold_with_a_bug("js", "render.js", |text| {
+        text.replace(
+            "context.objectName(component.name)",
+            "context.objectName.call(undefined, component.name)",
+        )
+    });
+    assert!(
+        report.contains("(at metadata@render.js:52:")
+            && report.contains("; raised at objectName@opm.js:"),
+        "{report}"
+    );
 }

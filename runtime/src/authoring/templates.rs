@@ -119,6 +119,9 @@ impl Language {
                         "render.test.js",
                         include_str!("templates/renderer/js/render.test.js"),
                     ),
+                    ("opm.js", include_str!("templates/js/opm.js")),
+                    REFUSES_ONE_OBJECT_TWICE[0],
+                    REFUSES_ONE_OBJECT_TWICE[1],
                     (
                         "transformer.yaml",
                         include_str!("templates/renderer/js/transformer.yaml"),
@@ -135,6 +138,9 @@ impl Language {
                         "test_render.py",
                         include_str!("templates/renderer/python/test_render.py"),
                     ),
+                    ("opm.py", include_str!("templates/python/opm.py")),
+                    REFUSES_ONE_OBJECT_TWICE[0],
+                    REFUSES_ONE_OBJECT_TWICE[1],
                     (
                         "transformer.yaml",
                         include_str!("templates/renderer/python/transformer.yaml"),
@@ -185,10 +191,10 @@ impl Language {
                     "| `src/lib.rs`, `Cargo.toml` | the renderer: `render` and its unit tests, and the `guest` module that connects it to the contract |"
                 }
                 Self::Js => {
-                    "| `render.js`, `render.test.js` | the renderer, plain JavaScript, and its unit tests |\n| `renderer.js`, `build.mjs`, `package.json` | the contract's glue, and the componentize-js build |"
+                    "| `render.js`, `render.test.js` | the renderer, plain JavaScript, and its unit tests; it refuses a resource that is the same object as one before it (`Refused`, the contract's `refused`) |\n| `opm.js` | typed helpers: `Context` and its `objectName`, opm's label constants, `where` an error was raised in your files |\n| `renderer.js`, `build.mjs`, `package.json` | the contract's glue, and the componentize-js build |"
                 }
                 Self::Python => {
-                    "| `render.py`, `test_render.py` | the renderer, plain Python, and its unit tests |\n| `app.py` | the contract's glue, for componentize-py |"
+                    "| `render.py`, `test_render.py` | the renderer, plain Python, and its unit tests; it refuses a resource that is the same object as one before it (`Refused`, the contract's `refused`) |\n| `opm.py` | typed helpers: `Context` and its `object_name`, opm's label constants, `where` an exception was raised in your files |\n| `app.py` | the contract's glue, for componentize-py |"
                 }
                 // Not scaffolded (see `scaffolds`).
                 Self::C => "",
@@ -429,6 +435,19 @@ const ROLES: &[(&str, &str)] = &[
     (
         "cases/renders-a-secret/expected.json",
         include_str!("templates/roles/cases/renders-a-secret/expected.json"),
+    ),
+];
+
+/// The case of a JavaScript or Python renderer that refuses a resource: two resources that are
+/// one object, the second refused by its position.
+const REFUSES_ONE_OBJECT_TWICE: [(&str, &str); 2] = [
+    (
+        "cases/refuses-one-object-twice/resources.json",
+        include_str!("templates/renderer/refusing/cases/refuses-one-object-twice/resources.json"),
+    ),
+    (
+        "cases/refuses-one-object-twice/expected.json",
+        include_str!("templates/renderer/refusing/cases/refuses-one-object-twice/expected.json"),
     ),
 ];
 

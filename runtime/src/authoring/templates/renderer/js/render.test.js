@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Unsupported, render } from "./render.js";
+import { Refused, Unsupported, render } from "./render.js";
 
 test("writes one compact line per resource, in order", () => {
   const resources = ['{"kind": "Service",\n "metadata": {"name": "api"}}', '{"kind":"ConfigMap"}'];
@@ -14,4 +14,14 @@ test("writes one compact line per resource, in order", () => {
 test("split and other formats are refused", () => {
   assert.throws(() => render([], "yaml", true), Unsupported);
   assert.throws(() => render([], "toml", false), Unsupported);
+});
+
+test("a resource that is the same object as one before it is refused, by its position", () => {
+  const settings = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"}}';
+  const other = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}';
+  assert.throws(() => render([settings, other, settings], "yaml", false), (error) => {
+    assert.ok(error instanceof Refused);
+    assert.deepEqual(error.refusals, [[2, 'the same object as resource 0, ConfigMap "settings"']]);
+    return true;
+  });
 });

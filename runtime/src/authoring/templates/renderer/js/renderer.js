@@ -6,7 +6,8 @@
 
 import { log } from "opm:transformer/log@1.2.0";
 
-import { Unsupported, render } from "./render.js";
+import { where } from "./opm.js";
+import { Refused, Unsupported, render } from "./render.js";
 
 export const renderer = {
   render(resources, context, options) {
@@ -21,7 +22,12 @@ export const renderer = {
       if (error instanceof Unsupported) {
         throw { tag: "failed", val: error.message };
       }
-      // Anything else is the renderer's own failure: say what and where.
+      if (error instanceof Refused) {
+        // Each resource by its position in `resources`, and why: the host names the component
+        // and transformer that returned it.
+        throw { tag: "refused", val: error.refusals };
+      }
+      // Anything else is the renderer's own failure: say what and where in your files.
       throw { tag: "failed", val: `${error}${where(error)}` };
     }
     log("info", `wrote ${resources.length} resource(s) of module ${context.name}`);
@@ -34,11 +40,3 @@ export const renderer = {
     }));
   },
 };
-
-/** ` (at render@render.js:12:9)`: the first frame of `error`'s stack in this project's files. */
-function where(error) {
-  const frame = String(error?.stack ?? "")
-    .split("\n")
-    .find((line) => line.includes(".js:") && !line.includes("/initializer.js:"));
-  return frame ? ` (at ${frame.trim()})` : "";
-}

@@ -9,7 +9,8 @@ from wit_world import exports
 from wit_world.exports import renderer
 from wit_world.imports import log
 
-from render import Unsupported, render
+from opm import where
+from render import Refused, Unsupported, render
 
 
 class Renderer(exports.Renderer):
@@ -18,6 +19,10 @@ class Renderer(exports.Renderer):
             files = render([r.value for r in resources], options.format, options.split)
         except Unsupported as error:
             raise Err(renderer.RenderError_Failed(str(error)))
+        except Refused as error:
+            # Each resource by its position in `resources`, and why: the host names the
+            # component and transformer that returned it.
+            raise Err(renderer.RenderError_Refused(error.refusals))
         except Exception as error:  # anything else is the renderer's own failure
             raise Err(renderer.RenderError_Failed(f"{type(error).__name__}: {error}{where(error)}"))
         log.log(log.Level.INFO, f"wrote {len(resources)} resource(s) of module {context.name}")
@@ -27,15 +32,3 @@ class Renderer(exports.Renderer):
             renderer.File(path, [renderer.Chunk_Bytes(content)], renderer.Mode.REGULAR)
             for path, content in files
         ]
-
-
-def where(error):
-    """` (render.py, line 12, in render)`: where `error` was raised, for the message (read from
-    the traceback itself: the traceback module would bundle more of the standard library)."""
-    tb = error.__traceback__
-    if tb is None:
-        return ""
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return f" ({code.co_filename.rsplit('/', 1)[-1]}, line {tb.tb_lineno}, in {code.co_name})"

@@ -2,7 +2,7 @@
 
 import unittest
 
-from render import Unsupported, render
+from render import Refused, Unsupported, render
 
 
 class RenderTest(unittest.TestCase):
@@ -18,6 +18,13 @@ class RenderTest(unittest.TestCase):
             render([], "yaml", True)
         with self.assertRaises(Unsupported):
             render([], "toml", False)
+
+    def test_a_resource_that_is_the_same_object_as_one_before_it_is_refused_by_its_position(self):
+        settings = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"}}'
+        other = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}'
+        with self.assertRaises(Refused) as raised:
+            render([settings, other, settings], "yaml", False)
+        self.assertEqual(raised.exception.refusals, [(2, 'the same object as resource 0, ConfigMap "settings"')])
 
 
 if __name__ == "__main__":
