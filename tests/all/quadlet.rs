@@ -3,8 +3,8 @@
 //! `systemd-analyze verify`, and each negative control, the same set with one mistake, fails
 //! naming the mistake and its file, so the checker the provider's tests lean on demonstrably
 //! can fail. Then the quadlet provider (`providers/quadlet`) on it: every example's render
-//! passes, Secret files are 0600, `--strict` fails exactly on what `unhandled:` names, and a
-//! patch edits a unit's key.
+//! passes, Secret files are 0600, `--strict` fails exactly on what `unhandled:` names, a patch
+//! edits a unit's key, and one patch for Kubernetes and Quadlet edits a ConfigMap on both.
 //!
 //! Needs, installed by `eval "$(tests/setup.sh)"`: `quadlet` (Podman 5.4.2's, from Debian
 //! trixie's podman package) and `systemd-analyze` (Debian's systemd) on PATH. Never skipped: a
@@ -337,7 +337,7 @@ components:
     resources: {Container: {image: postgres:17.2}}
     traits: {PersistentStorage: {data: {size: 1Gi, mountPath: /var/lib/postgresql/data}}}
   site:
-    resources: {ConfigMap: {data: {index.html: "<h1>hi</h1>"}}}
+    resources: {ConfigMap: {data: {index.html: "<h1>hi</h1>", draft.html: "<h1>soon</h1>"}}}
   creds:
     resources: {Secret: {stringData: {token: s3cret}}}
   nightly:
@@ -348,6 +348,9 @@ patches:
   - target: {platform: quadlet, kind: Container, name: web}
     jsonPatch:
       - {op: add, path: /spec/Service/TimeoutStartSec, value: "300"}
+  # A ConfigMap keeps the Kubernetes object's shape on Quadlet: one patch for both.
+  - target: {platform: [kubernetes, quadlet], kind: ConfigMap, component: site}
+    merge: {data: {draft.html: null}}
 "#;
     let dir = tempfile::tempdir().expect("temp dir");
     let path = opm_tests::write_file(dir.path(), "module.yaml", module);
@@ -363,6 +366,11 @@ patches:
         "{web}"
     );
     assert!(web.contains("\nPublishPort=30080:8080\n"), "{web}");
+    assert!(out.join("config/site/index.html").is_file());
+    assert!(
+        !out.join("config/site/draft.html").exists(),
+        "the patch removed the key"
+    );
     let timer = fs::read_to_string(out.join("nightly.timer")).expect("nightly.timer");
     assert!(
         timer.contains("\nOnCalendar=Mon..Fri *-*-* 02:30:00 Etc/UTC\n"),

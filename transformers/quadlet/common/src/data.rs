@@ -1,73 +1,101 @@
-//! The files of a ConfigMap or a Secret: one quadlet resource per object (`Config` or
-//! `Secret`, named after the component, for the instance), whose spec holds each key's value
-//! as the Kubernetes objects do — text in `data`, bytes that are not UTF-8 as base64 in
-//! `binaryData` — so that a patch edits one key (`spec.data.settings.yaml`). The renderer
-//! writes each key as the file `config/<object>/<key>` or `secrets/<object>/<key>` (mode
-//! 0600), which units bind-mount read-only, and reads a key's text for an `EnvironmentFile=`.
+//! The files of a ConfigMap or a Secret, in the Kubernetes object's own shape: one quadlet
+//! resource per object, `kind: ConfigMap` with `data` (text) and `binaryData` (base64), or
+//! `kind: Secret` with `stringData` (text) and `data` (base64), named after the component (for
+//! the instance), at the top level as Kubernetes has them — so that one patch written for both
+//! platforms (`target: {platform: [kubernetes, quadlet], kind: ConfigMap}`, `merge: {data:
+//! {SMTP_HOST: null}}`) edits either. The renderer writes each key as the file
+//! `config/<object>/<key>` or `secrets/<object>/<key>` (mode 0600), which units bind-mount
+//! read-only, and reads a key's text for a container's `EnvironmentFile=`.
 //!
 //! Errors name the field and the key, never the value: a Secret's values are sensitive.
+//!
+//! ```
+//! use opm_guest::json;
+//! use opm_quadlet_common::data::files;
+//! let secret = json!({"kind": "Secret", "stringData": {"user": "app"}, "data": {"key": "/w=="}});
+//! let files = files(&secret, "Secret db").unwrap();
+//! assert_eq!(files, [("key".to_owned(), vec![0xff]), ("user".to_owned(), b"app".to_vec())]);
+//! ```
 
-use opm_compose_common::data::{Content, entries};
-use opm_guest::{Component, Context, Map, TransformError, Value, json};
+use opm_compose_common::data::{decode_base64, entries};
+use opm_guest::{Component, Context, Map, TransformError, Value};
 
-use crate::resource;
+use crate::{API_VERSION, SECRET, object_labels};
+
+/// The fields of a `kind`'s text values and of its base64 values: `stringData` and `data` for a
+/// Secret, `data` and `binaryData` for a ConfigMap.
+pub fn fields(kind: &str) -> (&'static str, &'static str) {
+    if kind == SECRET {
+        ("stringData", "data")
+    } else {
+        ("data", "binaryData")
+    }
+}
 
 /// The one `kind` resource of the object `field` (`configMap`, `secret`) of `component`, its
-/// keys read from the text and base64 maps named by `fields`; nothing for an object with no
-/// key. The object is named after the component (or its `name`, exactly, to adopt one).
+/// two maps as the module wrote them (checked: strings, base64, no key in both); nothing for an
+/// object with no key. The object is named after the component (or its `name`, exactly, to
+/// adopt one).
 pub fn object(
     component: &Component,
     context: &Context,
     kind: &str,
     field: &str,
-    fields: (&str, &str),
 ) -> Result<Vec<Value>, TransformError> {
     let object: Value = component.require(field)?;
-    let keys = entries(&object, fields, field)?;
-    if keys.is_empty() {
+    let (text, base64) = fields(kind);
+    if entries(&object, (text, base64), field)?.is_empty() {
         return Ok(Vec::new());
     }
     let name = match object.get("name").and_then(Value::as_str) {
         Some(exact) => exact.to_owned(),
         None => context.object_name(component.name()),
     };
-    let mut data = Map::new();
-    let mut binary = Map::new();
-    for (key, content) in keys {
-        match content {
-            Content::Text(text) => data.insert(key, Value::String(text)),
-            Content::Base64(encoded) => binary.insert(key, Value::String(encoded)),
-        };
+    let mut resource = Map::new();
+    resource.insert("apiVersion".into(), API_VERSION.into());
+    resource.insert("kind".into(), kind.into());
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), name.into());
+    metadata.insert("labels".into(), Value::Object(object_labels(context)));
+    resource.insert("metadata".into(), Value::Object(metadata));
+    for map in [text, base64] {
+        if let Some(values) = object
+            .get(map)
+            .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+        {
+            resource.insert(map.into(), values.clone());
+        }
     }
-    let mut spec = json!({"data": data});
-    if !binary.is_empty() {
-        spec["binaryData"] = Value::Object(binary);
-    }
-    Ok(vec![resource(kind, &name, context, spec)])
+    Ok(vec![Value::Object(resource)])
 }
 
-/// The keys of a `Config` or `Secret` resource's spec with their bytes, in key order; `what`
-/// names the resource in errors.
-pub fn files(spec: &Value, what: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
+/// The keys of a `ConfigMap` or `Secret` resource with their bytes, in key order; `what` names
+/// the resource in errors.
+pub fn files(resource: &Value, what: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let kind = resource
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (text, base64) = fields(kind);
     let mut files = Vec::new();
-    for (key, value) in crate::sorted_entries(spec.get("data")) {
-        let text = value
+    for (key, value) in crate::sorted_entries(resource.get(text)) {
+        let value = value
             .as_str()
-            .ok_or_else(|| format!("{what}: data.{key} must be a string"))?;
-        files.push((key.clone(), text.as_bytes().to_vec()));
+            .ok_or_else(|| format!("{what}: {text}.{key} must be a string"))?;
+        files.push((key.clone(), value.as_bytes().to_vec()));
     }
-    for (key, value) in crate::sorted_entries(spec.get("binaryData")) {
+    for (key, value) in crate::sorted_entries(resource.get(base64)) {
         let bytes = value
             .as_str()
-            .and_then(opm_compose_common::data::decode_base64)
-            .ok_or_else(|| format!("{what}: binaryData.{key} must be base64"))?;
+            .and_then(decode_base64)
+            .ok_or_else(|| format!("{what}: {base64}.{key} must be base64"))?;
         files.push((key.clone(), bytes));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     for pair in files.windows(2) {
         if pair[0].0 == pair[1].0 {
             return Err(format!(
-                "{what}: key {:?} is in both data and binaryData",
+                "{what}: key {:?} is in both {text} and {base64}",
                 pair[0].0
             ));
         }
@@ -82,28 +110,23 @@ pub fn files(spec: &Value, what: &str) -> Result<Vec<(String, Vec<u8>)>, String>
 
 #[cfg(test)]
 mod tests {
+    use opm_guest::json;
+
     use super::*;
-    use crate::{CONFIG, test_context, test_instance_context};
+    use crate::{CONFIG_MAP, test_context, test_instance_context};
 
     #[test]
-    fn an_object_is_one_resource_with_its_keys() {
+    fn an_object_keeps_the_kubernetes_shape() {
         let component = Component::from_value(json!({"metadata": {"name": "settings"},
             "spec": {"configMap": {"data": {"b": "x"}, "binaryData": {"a": "aGk=", "p": "/w=="}}}}))
         .unwrap();
-        let out = object(
-            &component,
-            &test_context(),
-            CONFIG,
-            "configMap",
-            ("data", "binaryData"),
-        )
-        .unwrap();
+        let out = object(&component, &test_context(), CONFIG_MAP, "configMap").unwrap();
+        assert_eq!(out[0]["kind"], "ConfigMap");
         assert_eq!(out[0]["metadata"]["name"], "settings");
-        assert_eq!(
-            out[0]["spec"],
-            json!({"data": {"a": "hi", "b": "x"}, "binaryData": {"p": "/w=="}})
-        );
-        let files = files(&out[0]["spec"], "Config settings").unwrap();
+        assert_eq!(out[0]["data"], json!({"b": "x"}));
+        assert_eq!(out[0]["binaryData"], json!({"a": "aGk=", "p": "/w=="}));
+        assert!(out[0].get("spec").is_none());
+        let files = files(&out[0], "ConfigMap settings").unwrap();
         assert_eq!(
             files,
             [
@@ -115,23 +138,40 @@ mod tests {
         let eu = object(
             &component,
             &test_instance_context(),
-            CONFIG,
+            CONFIG_MAP,
             "configMap",
-            ("data", "binaryData"),
         )
         .unwrap();
         assert_eq!(eu[0]["metadata"]["name"], "shop-eu-settings");
+
+        let secret = Component::from_value(json!({"metadata": {"name": "db"},
+            "spec": {"secret": {"stringData": {"user": "app"}, "type": "Opaque"}}}))
+        .unwrap();
+        let out = object(&secret, &test_context(), SECRET, "secret").unwrap();
+        assert_eq!(out[0]["stringData"], json!({"user": "app"}));
+        assert!(out[0].get("data").is_none() && out[0].get("type").is_none());
+        let empty = Component::from_value(json!({"metadata": {"name": "db"},
+            "spec": {"secret": {"stringData": {}}}}))
+        .unwrap();
+        assert!(
+            object(&empty, &test_context(), SECRET, "secret")
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
     fn a_key_in_both_maps_or_a_path_is_refused() {
-        let error = files(
-            &json!({"data": {"a": "x"}, "binaryData": {"a": "aGk="}}),
-            "Secret db",
-        )
-        .unwrap_err();
-        assert_eq!(error, "Secret db: key \"a\" is in both data and binaryData");
-        let error = files(&json!({"data": {"../a": "x"}}), "Secret db").unwrap_err();
+        let both = json!({"kind": "Secret", "stringData": {"a": "x"}, "data": {"a": "aGk="}});
+        let error = files(&both, "Secret db").unwrap_err();
+        assert_eq!(error, "Secret db: key \"a\" is in both stringData and data");
+        let path = json!({"kind": "ConfigMap", "data": {"../a": "x"}});
+        let error = files(&path, "ConfigMap c").unwrap_err();
         assert!(error.contains("is not a file name"), "{error}");
+        let bad = json!({"kind": "ConfigMap", "binaryData": {"a": "%"}});
+        assert_eq!(
+            files(&bad, "ConfigMap c").unwrap_err(),
+            "ConfigMap c: binaryData.a must be base64"
+        );
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! ```yaml
 //! apiVersion: quadlet.opm.dev/v1
-//! kind: Container           # Container, Pod, Volume, Network, Timer; Config or Secret
+//! kind: Container           # Container, Pod, Volume, Timer; ConfigMap or Secret
 //! metadata:
 //!   name: api               # the unit's name: api.container
 //!   labels: {...}           # the module's and opm's labels
@@ -18,9 +18,10 @@
 //!
 //! A value is the unit's text after `=`, as systemd and Quadlet read it: quoted and escaped
 //! already (`$$` for a `$`, `%%` for a `%`: [`escape`]), so a module's patch writes a key
-//! exactly as it would in the file (`spec.Container.PublishPort`). A `Config` or `Secret`
-//! resource is not a unit: its spec holds the files of a ConfigMap or Secret by key
-//! ([`data`]), which the renderer writes under `config/` and `secrets/` for the units to mount.
+//! exactly as it would in the file (`spec.Container.PublishPort`). A `ConfigMap` or `Secret`
+//! resource is not a unit: it keeps the Kubernetes object's shape (`data`, `binaryData`;
+//! `stringData`, `data`: [`data`]), and the renderer writes its keys as files under `config/`
+//! and `secrets/` for the units to mount.
 //!
 //! - [`resource`], [`object_labels`], [`UNIT_KINDS`]: the envelope and the unit kinds;
 //! - [`unit`]: a unit's sections, and its text;
@@ -52,7 +53,7 @@ pub const NETWORK: &str = "Network";
 /// A systemd timer, for a cronjob: `NAME.timer`, which starts `NAME.service`.
 pub const TIMER: &str = "Timer";
 /// A ConfigMap's keys, written as files under `config/NAME/`.
-pub const CONFIG: &str = "Config";
+pub const CONFIG_MAP: &str = "ConfigMap";
 /// A Secret's keys, written as files under `secrets/NAME/`, mode 0600.
 pub const SECRET: &str = "Secret";
 

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use opm_guest::{Chunk, Context, File, Mode, Options, RenderError, Rendered, Renderer, Value};
 use opm_quadlet_common::unit::{EXTENSION, text};
 use opm_quadlet_common::{
-    API_VERSION, CONFIG, SECRET, UNIT_KINDS, data, network_name, object_labels, quote,
+    API_VERSION, CONFIG_MAP, SECRET, UNIT_KINDS, data, network_name, object_labels, quote,
 };
 
 /// Renders quadlet resources as unit files.
@@ -72,15 +72,15 @@ pub fn render(resources: &[Rendered], context: &Context) -> Result<Vec<File>, Re
         let value = resource.value()?;
         let spec = value.get("spec").cloned().unwrap_or(Value::Null);
         let what = format!("{} {}", resource.kind, resource.name);
-        if resource.kind == CONFIG || resource.kind == SECRET {
-            let files = match data::files(&spec, &what) {
+        if resource.kind == CONFIG_MAP || resource.kind == SECRET {
+            let files = match data::files(&value, &what) {
                 Ok(files) => files,
                 Err(reason) => {
                     refused.push((index, reason));
                     continue;
                 }
             };
-            let into = if resource.kind == CONFIG {
+            let into = if resource.kind == CONFIG_MAP {
                 &mut configs
             } else {
                 &mut secrets
@@ -93,7 +93,7 @@ pub fn render(resources: &[Rendered], context: &Context) -> Result<Vec<File>, Re
             .find(|(kind, _, _)| *kind == resource.kind)
         else {
             refused.push((index, format!(
-                "{what}: the quadlet renderer writes the kinds Container, Pod, Volume, Network, Timer, Config and Secret"
+                "{what}: the quadlet renderer writes the kinds Container, Pod, Volume, Network, Timer, ConfigMap and Secret"
             )));
             continue;
         };

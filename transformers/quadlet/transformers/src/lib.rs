@@ -9,7 +9,7 @@
 //! | `StatelessTransformer`, `StatefulTransformer`, `DaemonTransformer` | a `.container` that runs until stopped ([`workload`]) |
 //! | `JobTransformer` | a oneshot `.container` |
 //! | `CronJobTransformer` | a oneshot `.container` and a `.timer` ([`cron`]) |
-//! | `ConfigTransformer`, `SecretTransformer` | a `Config` or `Secret` resource, whose keys the renderer writes as files |
+//! | `ConfigTransformer`, `SecretTransformer` | a `ConfigMap` or `Secret` resource in the Kubernetes object's shape, whose keys the renderer writes as files |
 //!
 //! A host of contract 1.0.0 names no transformer: the component is then read by what it holds
 //! (a Container by its workload-type label, else a ConfigMap, else a Secret).
@@ -20,7 +20,7 @@ pub mod volumes;
 pub mod workload;
 
 use opm_guest::{Component, Context, TransformError, Transformer, Value};
-use opm_quadlet_common::{CONFIG, SECRET, WORKLOAD_TYPE_LABEL, data};
+use opm_quadlet_common::{CONFIG_MAP, SECRET, WORKLOAD_TYPE_LABEL, data};
 
 /// The roles of the component, one per transformer entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,16 +69,8 @@ impl Transformer for QuadletTransformers {
     fn transform(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {
         match Role::of(&context.transformer, component)? {
             Role::Workload(kind) => workload::render(component, context, kind),
-            Role::Config => data::object(
-                component,
-                context,
-                CONFIG,
-                "configMap",
-                ("data", "binaryData"),
-            ),
-            Role::Secret => {
-                data::object(component, context, SECRET, "secret", ("stringData", "data"))
-            }
+            Role::Config => data::object(component, context, CONFIG_MAP, "configMap"),
+            Role::Secret => data::object(component, context, SECRET, "secret"),
         }
     }
 }

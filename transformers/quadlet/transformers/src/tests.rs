@@ -181,11 +181,11 @@ fn config_and_secret_are_one_resource_each() {
     let secret = json!({"metadata": {"name": "creds"}, "spec": {"secret": {"stringData": {"token": "t0k"}}}});
     let out = call("SecretTransformer", secret, test_context()).unwrap();
     assert_eq!(out[0]["kind"], "Secret");
-    assert_eq!(out[0]["spec"]["data"]["token"], "t0k");
+    assert_eq!(out[0]["stringData"]["token"], "t0k");
     let config =
         json!({"metadata": {"name": "settings"}, "spec": {"configMap": {"data": {"a": "1"}}}});
     let out = call("ConfigTransformer", config, test_context()).unwrap();
-    assert_eq!(out[0]["kind"], "Config");
+    assert_eq!(out[0]["kind"], "ConfigMap");
 }
 
 #[test]
