@@ -319,7 +319,6 @@ fn project_of(file: &Path, root: &Path) -> Option<Loaded> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn write_at(path: &Path, time: SystemTime) {
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
