@@ -651,8 +651,12 @@ fn compile_all_in(
     let progress = progress
         .then(|| {
             opm_core::progress::compiling("on first use; later runs use the cache", || {
+                // A component several transformers name is compiled once (the cache takes
+                // turns), so it counts once.
+                let mut seen = std::collections::HashSet::new();
                 components
                     .iter()
+                    .filter(|(_, bytes)| seen.insert(*bytes))
                     .filter(|(name, bytes)| !code.is_cached(name, bytes))
                     .map(|(_, bytes)| bytes.len())
                     .collect()
