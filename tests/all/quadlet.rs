@@ -437,3 +437,29 @@ fn the_checker_reports_every_mistake_at_once() {
         ],
     );
 }
+
+#[test]
+fn vaultwardens_patches_apply_on_quadlet_as_on_kubernetes() {
+    // Vaultwarden will not start with an empty SMTP_HOST: the example's patches, for
+    // [kubernetes, quadlet], drop the empty SMTP settings from the ConfigMap on both.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("vaultwarden");
+    let stderr = render_quadlet(
+        &repo_root().join("examples/vaultwarden/module.yaml"),
+        &out,
+        &[],
+    );
+    assert!(
+        !stderr.contains("patches["),
+        "a patch was left out:\n{stderr}"
+    );
+    let config = out.join("config/vaultwarden");
+    assert!(config.join("DOMAIN").is_file(), "{}", config.display());
+    assert!(!config.join("SMTP_HOST").exists());
+    let env = fs::read_to_string(out.join("secrets/vaultwarden.env")).expect("the env file");
+    assert!(env.lines().any(|line| line.starts_with("DOMAIN=")));
+    assert!(
+        !env.lines().any(|line| line.starts_with("SMTP_")),
+        "SMTP_ left in"
+    );
+}
