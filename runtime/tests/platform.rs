@@ -1004,10 +1004,12 @@ fn a_module_layer_of_endless_empty_entries_is_cut_at_its_limit() {
     let mut files = vec![LayerFile {
         path: "module.yaml",
         bytes: &module,
+        mode: opm_core::render::FileMode::Regular,
     }];
     files.extend(names.iter().map(|name| LayerFile {
         path: name,
         bytes: &[],
+        mode: opm_core::render::FileMode::Regular,
     }));
     let built = artifact::build(&files, 0, Default::default()).unwrap();
     assert!(built.layer.len() < 2 << 20, "{} bytes", built.layer.len());
