@@ -15,8 +15,8 @@ use clap::{Parser, Subcommand};
 
 pub use crate::report::{EXIT_FAILED, EXIT_USAGE, exit_status};
 
-/// opm renders platform-agnostic modules into platform manifests (Kubernetes, docker-compose)
-/// through sandboxed WebAssembly transformers.
+/// opm renders platform-agnostic modules into platform manifests (Kubernetes, docker-compose,
+/// Podman Quadlet) through sandboxed WebAssembly transformers.
 #[derive(Debug, Parser)]
 #[command(name = "opm", version, propagate_version = true)]
 pub(crate) struct Cli {

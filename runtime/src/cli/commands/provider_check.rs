@@ -25,7 +25,7 @@ A field is read when changing or removing it alone, in one call of an example's 
 changes what the transformer returns (docs/cli.md, \"opm provider check\").")]
 pub struct CheckArgs {
     /// The provider: a source directory, a bundle file, a provider the project installed, or a
-    /// built-in one (`kubernetes`, `docker-compose`).
+    /// built-in one (`kubernetes`, `docker-compose`, `quadlet`).
     #[arg(value_name = "PROVIDER")]
     pub provider: String,
 
