@@ -22,7 +22,8 @@ fn example() -> PathBuf {
 }
 
 /// The example's provider packed into a bundle in `dir`, as its `provider.yaml` says to
-/// assemble it: the shared catalog copied beside it, the component at `js/kubernetes.wasm`.
+/// assemble it: the catalog `opm provider export-catalog` writes beside it, the component at
+/// `js/kubernetes.wasm`.
 fn pack(dir: &Path) -> String {
     let source = dir.join("provider");
     std::fs::create_dir_all(source.join("js")).unwrap();
@@ -31,11 +32,13 @@ fn pack(dir: &Path) -> String {
         source.join("provider.yaml"),
     )
     .unwrap();
-    std::fs::copy(
-        repo_root().join("providers/catalog/definitions.yaml"),
-        source.join("definitions.yaml"),
-    )
-    .unwrap();
+    let run = opm([
+        "provider",
+        "export-catalog",
+        "--out",
+        &source.display().to_string(),
+    ]);
+    assert!(run.exited(0), "{}", run.stderr);
     std::fs::write(
         source.join("js/kubernetes.wasm"),
         guests::example_one_component_js(),
