@@ -9,7 +9,8 @@
 //! - an optional `options.json`: `format` (`-o`, default `yaml`), `split` (`--split`) and
 //!   `directory` (whether `--out-dir` was given), each defaulting as `opm mod build` does;
 //! - `expected.json`: `{"files": {"PATH": "content", ...}}` (content that is not UTF-8 as
-//!   `{"base64": "..."}`), or `{"error": {"failed": "..."}}`, or `{"error": {"refused":
+//!   `{"base64": "..."}`; a file that is not regular as `{"text" or "base64": ..., "mode":
+//!   "0600"}`), or `{"error": {"failed": "..."}}`, or `{"error": {"refused":
 //!   [{"component": ..., "transformer": ..., "reason": ...}]}}`.
 //!
 //! [`run`] runs a case through the render's own last step ([`crate::render::run_renderer`]):
@@ -24,7 +25,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::cases::{self, EXPECTED, Ran, read_json};
-use crate::render::{FailureKind, OutputOptions, RenderContext, Rendered, Renderer, Resource};
+use crate::render::{
+    FailureKind, FileMode, OutputOptions, RenderContext, Rendered, Renderer, Resource,
+};
 use opm_sandbox::{CallError, Sandbox};
 
 /// The file of a case's resources.
@@ -222,16 +225,28 @@ pub fn run(sandbox: &Sandbox, renderer: &Renderer, case: &Case) -> Ran {
 }
 
 /// The files of `rendered` as `expected.json` holds them: path → text, or `{"base64": ...}`
-/// for content that is not UTF-8.
+/// for content that is not UTF-8; a file that is not regular (contract 1.2.0) as
+/// `{"text": ..., "mode": "0600"}` (or `base64` and `mode`), so that a case holds its mode too.
 fn files_value(rendered: &Rendered) -> Value {
     let mut files = Map::new();
     for file in &rendered.files {
-        let content = match std::str::from_utf8(&file.bytes) {
+        let mut content = match std::str::from_utf8(&file.bytes) {
             Ok(text) => json!(text),
             Err(_) => {
                 json!({"base64": base64::engine::general_purpose::STANDARD.encode(&file.bytes)})
             }
         };
+        if file.mode != FileMode::Regular {
+            let mode = json!(format!("{:04o}", file.mode.bits()));
+            content = match content {
+                Value::String(text) => json!({"text": text, "mode": mode}),
+                Value::Object(mut base64) => {
+                    base64.insert("mode".into(), mode);
+                    Value::Object(base64)
+                }
+                other => other,
+            };
+        }
         files.insert(file.path.clone(), content);
     }
     json!({ "files": files })
@@ -240,6 +255,33 @@ fn files_value(rendered: &Rendered) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A case holds each file's mode where it is not regular, so that a renderer that stops
+    /// writing its Secret files private fails its case.
+    #[test]
+    fn a_file_that_is_not_regular_is_expected_with_its_mode() {
+        let file = |path: &str, bytes: &[u8], mode| crate::render::OutputFile {
+            path: path.into(),
+            bytes: bytes.to_vec(),
+            mode,
+        };
+        let rendered = Rendered {
+            files: vec![
+                file("a.container", b"[Container]\n", FileMode::Regular),
+                file("secrets/db/password", b"hunter2", FileMode::Private),
+                file("bin/run", &[0xff], FileMode::Executable),
+            ],
+            ..Rendered::default()
+        };
+        assert_eq!(
+            files_value(&rendered),
+            json!({"files": {
+                "a.container": "[Container]\n",
+                "secrets/db/password": {"text": "hunter2", "mode": "0600"},
+                "bin/run": {"base64": "/w==", "mode": "0755"},
+            }})
+        );
+    }
 
     #[test]
     fn resources_are_checked_as_a_render_checks_them() {

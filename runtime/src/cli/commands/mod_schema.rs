@@ -510,6 +510,13 @@ fn patches_schema() -> Value {
                     "minProperties": 1,
                     "description": "the objects patched: every one that has all that is given",
                     "properties": {
+                        "platform": {
+                            "description": "the platforms whose objects it patches, a provider's core.opm.dev/format (kubernetes unless given): one, or a list",
+                            "oneOf": [
+                                text,
+                                {"type": "array", "minItems": 1, "uniqueItems": true, "items": text},
+                            ],
+                        },
                         "kind": text,
                         "name": {"type": "string", "minLength": 1, "description": "metadata.name as rendered, instance prefix included"},
                         "component": {"type": "string", "minLength": 1, "description": "the component whose call rendered the object"},
