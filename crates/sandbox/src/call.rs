@@ -18,12 +18,12 @@ use crate::CompiledTransformer;
 use crate::engine::{RendererPre, TransformerPre};
 use crate::wasi::{WasiSetup, WasiState};
 use crate::wit::{self, Level};
-use opm_core::contract::Version;
 use opm_core::calls::limits::Limits;
 use opm_core::calls::outcome::{
     CallOutcome, LOG_LINE_COST, LogLevel, LogLine, MAX_ERROR_TEXT, MAX_LOG_LINE,
 };
 use opm_core::calls::{CallError, Context};
+use opm_core::contract::Version;
 use opm_core::redact::Redactor;
 
 /// How much more than the output limit one copy from guest to host may take: room for the

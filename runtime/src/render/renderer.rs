@@ -327,8 +327,7 @@ fn fill(
             (file.path.as_str(), pieces)
         })
         .collect();
-    let Checked { wanted, mut bytes } =
-        layout::check_files(&layout, rendered.resources.len())?;
+    let Checked { wanted, mut bytes } = layout::check_files(&layout, rendered.resources.len())?;
     drop(layout);
     written.resize_with(rendered.resources.len(), || None);
     written
