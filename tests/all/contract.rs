@@ -94,6 +94,28 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
     );
 }
 
+/// The shop example rendered with the provider `dir`, whose renderer is built for `version`,
+/// is what the embedded provider renders, in each format and for a second instance; returns
+/// the module's path.
+fn renders_shop_as_embedded(dir: &std::path::Path, version: &str) -> String {
+    let run = opm(["provider", "inspect", &dir.display().to_string()]);
+    assert!(
+        run.stdout.contains(&format!(", contract {version})\n")),
+        "the renderer's contract in\n{}",
+        run.stdout
+    );
+    let module = repo_root().join("examples/shop/module.yaml");
+    let module = module.display().to_string();
+    for extra in [&[][..], &["-o", "json"], &["--instance", "eu"]] {
+        let (embedded, with) = both(&module, dir, extra);
+        assert!(
+            with == embedded,
+            "{extra:?} renders otherwise with a {version} renderer"
+        );
+    }
+    module
+}
+
 /// The renderer built against 1.0.0 (and the Deployment transformer with it) writes the same
 /// stream as the embedded 1.2.0 renderer, in each format it writes.
 #[test]
@@ -102,21 +124,7 @@ pub(crate) fn contract_1_0_kubernetes_renderer() {
         (None, guests::CONTRACT_1_0_KUBERNETES_RENDERER),
         (Some(DEPLOYMENT), guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT),
     ]);
-    let run = opm(["provider", "inspect", &dir.path().display().to_string()]);
-    assert!(
-        run.stdout.contains(", contract 1.0.0)\n"),
-        "the renderer's contract in\n{}",
-        run.stdout
-    );
-    let module = repo_root().join("examples/shop/module.yaml");
-    let module = module.display().to_string();
-    for extra in [&[][..], &["-o", "json"], &["--instance", "eu"]] {
-        let (embedded, with) = both(&module, dir.path(), extra);
-        assert!(
-            with == embedded,
-            "{extra:?} renders otherwise with a 1.0.0 renderer"
-        );
-    }
+    renders_shop_as_embedded(dir.path(), "1.0.0");
 }
 
 /// The renderer built against 1.1.0, whose files have no mode, writes the same stream as the
@@ -124,21 +132,7 @@ pub(crate) fn contract_1_0_kubernetes_renderer() {
 #[test]
 pub(crate) fn contract_1_1_kubernetes_renderer() {
     let dir = provider_replacing(&[(None, guests::CONTRACT_1_1_KUBERNETES_RENDERER)]);
-    let run = opm(["provider", "inspect", &dir.path().display().to_string()]);
-    assert!(
-        run.stdout.contains(", contract 1.1.0)\n"),
-        "the renderer's contract in\n{}",
-        run.stdout
-    );
-    let module = repo_root().join("examples/shop/module.yaml");
-    let module = module.display().to_string();
-    for extra in [&[][..], &["-o", "json"], &["--instance", "eu"]] {
-        let (embedded, with) = both(&module, dir.path(), extra);
-        assert!(
-            with == embedded,
-            "{extra:?} renders otherwise with a 1.1.0 renderer"
-        );
-    }
+    let module = renders_shop_as_embedded(dir.path(), "1.1.0");
     let out = tempfile::tempdir().unwrap();
     let written = out.path().join("split");
     let run = opm([

@@ -125,35 +125,32 @@ impl wit::opm::transformer::log::Host for CallState {
 
 impl wit::opm::transformer::types::Host for CallState {}
 
-impl wit::v1_0::opm::transformer::log::Host for CallState {
-    fn log(&mut self, level: wit::v1_0::opm::transformer::log::Level, message: String) {
-        use wit::v1_0::opm::transformer::log::Level as Old;
-        let level = match level {
-            Old::Debug => Level::Debug,
-            Old::Info => Level::Info,
-            Old::Warn => Level::Warn,
-            Old::Error => Level::Error,
-        };
-        wit::opm::transformer::log::Host::log(self, level, message);
-    }
+/// `log` and `types` of an older version of the contract (`wit::v1_0`, `wit::v1_1`): the
+/// newest's, whose levels are the same four.
+macro_rules! older_version_hosts {
+    ($($version:ident),*) => {$(
+        impl wit::$version::opm::transformer::log::Host for CallState {
+            fn log(
+                &mut self,
+                level: wit::$version::opm::transformer::log::Level,
+                message: String,
+            ) {
+                use wit::$version::opm::transformer::log::Level as Old;
+                let level = match level {
+                    Old::Debug => Level::Debug,
+                    Old::Info => Level::Info,
+                    Old::Warn => Level::Warn,
+                    Old::Error => Level::Error,
+                };
+                wit::opm::transformer::log::Host::log(self, level, message);
+            }
+        }
+
+        impl wit::$version::opm::transformer::types::Host for CallState {}
+    )*};
 }
 
-impl wit::v1_0::opm::transformer::types::Host for CallState {}
-
-impl wit::v1_1::opm::transformer::log::Host for CallState {
-    fn log(&mut self, level: wit::v1_1::opm::transformer::log::Level, message: String) {
-        use wit::v1_1::opm::transformer::log::Level as Old;
-        let level = match level {
-            Old::Debug => Level::Debug,
-            Old::Info => Level::Info,
-            Old::Warn => Level::Warn,
-            Old::Error => Level::Error,
-        };
-        wit::opm::transformer::log::Host::log(self, level, message);
-    }
-}
-
-impl wit::v1_1::opm::transformer::types::Host for CallState {}
+older_version_hosts!(v1_0, v1_1);
 
 /// A call's log: lines kept within a byte budget, redacted, each cut to [`MAX_LOG_LINE`].
 struct LogSink {

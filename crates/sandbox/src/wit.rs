@@ -15,25 +15,46 @@ pub use exports::opm::transformer::transformer::TransformError;
 pub use opm::transformer::log::Level;
 pub use opm::transformer::types::Context;
 
-/// The context of the contract from the host's own, its strings moved, not copied: a call's
-/// context is made for that call alone.
-impl From<opm_core::calls::Context> for Context {
-    fn from(context: opm_core::calls::Context) -> Self {
-        Self {
-            name: context.name,
-            namespace: context.namespace,
-            version: context.version,
-            provider: context.provider,
-            timestamp: context.timestamp,
-            strict: context.strict,
-            labels: context.labels,
-            module: context.module,
-            platform: context.platform,
-            provider_version: context.provider_version,
-            transformer: context.transformer,
+/// `From<opm_core::calls::Context>` for the context of a version that has every field the
+/// host's has (1.1.0's and later), its strings moved, not copied: a call's context is made for
+/// that call alone.
+macro_rules! full_context_from_host {
+    ($context:ty) => {
+        impl From<opm_core::calls::Context> for $context {
+            fn from(context: opm_core::calls::Context) -> Self {
+                Self {
+                    name: context.name,
+                    namespace: context.namespace,
+                    version: context.version,
+                    provider: context.provider,
+                    timestamp: context.timestamp,
+                    strict: context.strict,
+                    labels: context.labels,
+                    module: context.module,
+                    platform: context.platform,
+                    provider_version: context.provider_version,
+                    transformer: context.transformer,
+                }
+            }
         }
-    }
+    };
 }
+
+/// `From` an older version's `transform-error` for the newest's: the same two cases.
+macro_rules! transform_error_to_newest {
+    () => {
+        impl From<TransformError> for super::TransformError {
+            fn from(error: TransformError) -> Self {
+                match error {
+                    TransformError::InvalidComponent(message) => Self::InvalidComponent(message),
+                    TransformError::Failed(message) => Self::Failed(message),
+                }
+            }
+        }
+    };
+}
+
+full_context_from_host!(Context);
 
 /// The bindings of `renderer-world`. It shares `types` and `log` with `transformer-world`, so a
 /// renderer is linked with the same `log` as a transformer.
@@ -102,14 +123,7 @@ pub mod v1_0 {
         }
     }
 
-    impl From<TransformError> for super::TransformError {
-        fn from(error: TransformError) -> Self {
-            match error {
-                TransformError::InvalidComponent(message) => Self::InvalidComponent(message),
-                TransformError::Failed(message) => Self::Failed(message),
-            }
-        }
-    }
+    transform_error_to_newest!();
 }
 
 /// Version 1.1.0 of the contract, from its frozen WIT (`wit/1.1.0/transformer.wit`).
@@ -125,31 +139,7 @@ pub mod v1_1 {
     pub use exports::opm::transformer::transformer::TransformError;
     pub use opm::transformer::types::Context;
 
-    /// The context of version 1.1.0: every field the host has (1.2.0 added none).
-    impl From<opm_core::calls::Context> for Context {
-        fn from(context: opm_core::calls::Context) -> Self {
-            Self {
-                name: context.name,
-                namespace: context.namespace,
-                version: context.version,
-                provider: context.provider,
-                timestamp: context.timestamp,
-                strict: context.strict,
-                labels: context.labels,
-                module: context.module,
-                platform: context.platform,
-                provider_version: context.provider_version,
-                transformer: context.transformer,
-            }
-        }
-    }
-
-    impl From<TransformError> for super::TransformError {
-        fn from(error: TransformError) -> Self {
-            match error {
-                TransformError::InvalidComponent(message) => Self::InvalidComponent(message),
-                TransformError::Failed(message) => Self::Failed(message),
-            }
-        }
-    }
+    // The context of version 1.1.0: every field the host has (1.2.0 added none).
+    full_context_from_host!(Context);
+    transform_error_to_newest!();
 }
