@@ -26,18 +26,17 @@
 //! - [`extension`]: what a service asks the renderer to resolve;
 //! - [`expand`]: Kubernetes' `$(VAR)` expansion and compose's `$$` escape;
 //! - [`quantity`]: Kubernetes quantities as compose's cpus and byte sizes;
-//! - [`data`]: the entries of a ConfigMap or a Secret, text or bytes;
-//! - [`notes`]: what cannot be honoured, as a warning or (with `--strict`) an error.
+//! - [`data`]: the entries of a ConfigMap or a Secret, text or bytes.
 //!
 //! What every provider reads the same way from the module — the image reference, the order of
 //! `env` and its `$(NAME)` references, HealthCheck's probes, the mounts of PersistentStorage, a
-//! Volumes entry's source, [`sorted_entries`], [`WORKLOAD_TYPE_LABEL`] — is the
+//! Volumes entry's source, [`sorted_entries`], [`WORKLOAD_TYPE_LABEL`] — and what cannot be
+//! honoured (a warning, or with `--strict` an error: `opm_module_common::notes`) are the
 //! platform-neutral `opm_module_common`'s.
 
 pub mod data;
 pub mod expand;
 pub mod extension;
-pub mod notes;
 pub mod quantity;
 
 use opm_guest::{Context, Map, Value, json};

@@ -16,10 +16,10 @@
 use std::collections::BTreeMap;
 
 use opm_compose_common::extension::{self, Extension};
-use opm_compose_common::notes::unhonoured;
 use opm_compose_common::{quantity, seconds, sorted_entries};
 use opm_guest::{Map, TransformError, Value, json};
 pub use opm_module_common::container::image_reference;
+use opm_module_common::notes::unhonoured;
 
 use crate::env::environment;
 use crate::pod::{Pod, Workload};
@@ -183,7 +183,7 @@ pub fn service(
         if let Some(class) = runtime.get("runtimeClassName").and_then(Value::as_str) {
             out.insert("runtime".into(), json!(class));
             if matches!(role, Role::Main { .. }) {
-                opm_compose_common::notes::caveat(&format!(
+                opm_module_common::notes::caveat(&format!(
                     "podRuntime.runtimeClassName {class:?} is the Docker runtime of the services: \
                      the Docker engine must have a runtime of that name"
                 ));

@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use opm_compose_common::expand::{expand, protect, references};
 use opm_compose_common::extension::{Deferred, EnvFrom, KeyRef, Source};
-use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::quantity;
 use opm_guest::{TransformError, Value};
+use opm_module_common::notes::{caveat, unhonoured};
 
 use crate::pod::Pod;
 

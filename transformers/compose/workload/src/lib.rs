@@ -14,7 +14,7 @@
 //! The pod's shape is in [`pod`], a container's fields in [`container`], the environment in
 //! [`env`](mod@env), probes and hooks in [`probe`], Expose in [`ports`], volumes in [`volumes`] and the
 //! security context in [`security`]. What compose cannot honour is a warning, or with
-//! `--strict` an error (`opm_compose_common::notes`). What would reach into the Docker host — a
+//! `--strict` an error (`opm_module_common::notes`). What would reach into the Docker host — a
 //! `hostPath` bind mount, a privileged container, an added capability, the host's network — is
 //! refused unless the component asks for host access with the label
 //! `security.opm.dev/host-access: "true"` ([`host`]). Every string is written raw: the renderer

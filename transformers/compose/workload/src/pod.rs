@@ -8,10 +8,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::{SERVICE, WORKLOAD_TYPE_LABEL, resource, sorted_entries};
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
 use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
+use opm_module_common::notes::{caveat, unhonoured};
 
 use crate::container::{self, Role};
 use crate::host;

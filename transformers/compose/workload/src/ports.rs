@@ -11,9 +11,9 @@
 //! warning names both when they differ); and the Service's traffic policies, session affinity,
 //! IP families and load balancer settings, which are a cluster's.
 
-use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::sorted_entries;
 use opm_guest::{Map, TransformError, Value, json};
+use opm_module_common::notes::{caveat, unhonoured};
 
 use crate::pod::Pod;
 

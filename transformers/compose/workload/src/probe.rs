@@ -13,9 +13,9 @@
 //! image needs one of them (a warning says so), or the check never passes: give the probe an
 //! `exec` command the image has instead.
 
-use opm_compose_common::notes::{caveat, unhonoured};
 use opm_compose_common::seconds;
 use opm_guest::{Context, Map, TransformError, Value, json};
+use opm_module_common::notes::{caveat, unhonoured};
 
 /// Kubernetes' defaults: probes every 10 s, time out after 1 s, fail after 3 failures.
 const PERIOD: u64 = 10;

@@ -20,8 +20,8 @@
 //! AppArmor profile, `procMount: Unmasked` and an SELinux user, role or type that is not a
 //! container's are host access: refused unless the component asks for it ([`crate::host`]).
 
-use opm_compose_common::notes::unhonoured;
 use opm_guest::{Map, TransformError, Value, json};
+use opm_module_common::notes::unhonoured;
 
 use crate::host;
 use crate::pod::Pod;

@@ -15,9 +15,9 @@
 use std::collections::BTreeMap;
 
 use opm_compose_common::extension::{Files, Item, Source as DataSource};
-use opm_compose_common::notes::unhonoured;
 use opm_compose_common::{VOLUME, entry_labels, quantity, resource, sorted_entries};
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
+use opm_module_common::notes::unhonoured;
 
 use crate::host;
 

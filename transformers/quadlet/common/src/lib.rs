@@ -26,14 +26,13 @@
 //! - [`resource`], [`object_labels`], [`UNIT_KINDS`]: the envelope and the unit kinds;
 //! - [`unit`]: a unit's sections, and its text;
 //! - [`escape`], [`quote`], [`words`]: values as systemd reads them;
-//! - [`data`]: ConfigMap and Secret files;
-//! - [`notes`]: what cannot be honoured, as a warning or (with `--strict`) an error.
+//! - [`data`]: ConfigMap and Secret files.
 //!
 //! What every provider reads the same way from the module (image, `env` order, probes,
-//! mounts) is `opm_module_common`'s.
+//! mounts), and what cannot be honoured (a warning, or with `--strict` an error:
+//! `opm_module_common::notes`), is `opm_module_common`'s.
 
 pub mod data;
-pub mod notes;
 pub mod unit;
 
 use opm_guest::{Context, Map, Value, json};

@@ -19,7 +19,7 @@ use opm_compose_common::quantity;
 use opm_guest::{Map, TransformError, Value, json};
 use opm_module_common::container::image_reference;
 use opm_module_common::env::{ordered, references};
-use opm_quadlet_common::notes::{caveat, unhonoured};
+use opm_module_common::notes::{caveat, unhonoured};
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{CONFIG_DIR, SECRET_DIR, escape, quote, sorted_entries, words};
 

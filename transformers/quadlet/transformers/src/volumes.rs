@@ -19,8 +19,8 @@
 use std::collections::BTreeMap;
 
 use opm_guest::{Component, Context, TransformError, Value};
+use opm_module_common::notes::{caveat, unhonoured};
 use opm_module_common::volumes::{shared_claim, source};
-use opm_quadlet_common::notes::{caveat, unhonoured};
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{
     CONFIG_DIR, SECRET_DIR, VOLUME, escape, mounts_of, quote, resource, sorted_entries,

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use opm_guest::{Component, Context, TransformError, Value};
 use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
-use opm_quadlet_common::notes::unhonoured;
+use opm_module_common::notes::unhonoured;
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{
     CONTAINER, POD, TIMER, escape, network_name, quote, resource, sorted_entries,

@@ -7,7 +7,7 @@
 
 use opm_guest::{Context, TransformError};
 
-/// Something the module asks for that compose cannot do: a warning, or with `--strict` an
+/// Something the module asks for that the platform cannot do: a warning, or with `--strict` an
 /// invalid-component error.
 pub fn unhonoured(context: &Context, message: &str) -> Result<(), TransformError> {
     if context.strict {
