@@ -11,7 +11,10 @@
 //! - [`notes`]: what a platform cannot honour, as a warning or (with `--strict`) an error;
 //! - [`volumes`]: the one source of a Volumes entry;
 //! - [`sorted_entries`]: a map of the module walked in key order; [`mounts_of`]: a volume's one
-//!   mount or several.
+//!   mount or several;
+//! - [`envelope`], [`object_labels`]: a resource as opm's envelope around one object of the
+//!   platform (`apiVersion`, `kind`, `metadata`, `spec`), the providers' whose resources are
+//!   not Kubernetes objects (docker-compose, quadlet).
 //!
 //! The module keeps collections that users override one entry at a time (ports, env, mounts,
 //! volumes) as maps keyed by name; maps are walked in key order, so output is deterministic
@@ -22,7 +25,7 @@ pub mod env;
 pub mod notes;
 pub mod volumes;
 
-use opm_guest::{Context, Value};
+use opm_guest::{Context, Map, Value, json};
 
 /// The label whose value selects the workload transformer of a component.
 pub const WORKLOAD_TYPE_LABEL: &str = "core.opm.dev/workload-type";
@@ -45,6 +48,61 @@ pub fn mounts_of(mounts: &Value) -> Vec<&Value> {
     match mounts {
         Value::Array(items) => items.iter().collect(),
         other => vec![other],
+    }
+}
+
+/// A resource of `kind` named `name` with the platform's object `spec`, in the envelope of the
+/// provider's `api_version`, labelled with the context's labels ([`object_labels`]).
+///
+/// ```
+/// use opm_guest::{Context, json};
+/// let unit = opm_module_common::envelope("quadlet.opm.dev/v1", "Container", "api",
+///     &Context::default(), json!({"Container": {"Image": "nginx"}}));
+/// assert_eq!(unit, json!({"apiVersion": "quadlet.opm.dev/v1", "kind": "Container",
+///     "metadata": {"name": "api", "labels": {}}, "spec": {"Container": {"Image": "nginx"}}}));
+/// ```
+pub fn envelope(
+    api_version: &str,
+    kind: &str,
+    name: &str,
+    context: &Context,
+    spec: Value,
+) -> Value {
+    json!({
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": name, "labels": object_labels(context)},
+        "spec": spec,
+    })
+}
+
+/// The labels of every resource: the module's labels and opm's tracking labels, in key order.
+pub fn object_labels(context: &Context) -> Map<String, Value> {
+    context
+        .labels
+        .iter()
+        .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
+        .collect()
+}
+
+/// The context of a provider's unit tests: module `shop` at version 1.2.0, its own instance in
+/// the namespace `shop`, rendered by `provider`, with the module's labels and one of its own
+/// (`team: payments`).
+#[doc(hidden)]
+pub fn test_context(provider: &str) -> Context {
+    Context {
+        name: "shop".into(),
+        module: "shop".into(),
+        namespace: "shop".into(),
+        version: "1.2.0".into(),
+        provider: provider.into(),
+        labels: [
+            ("module.opmodel.dev/name".to_owned(), "shop".to_owned()),
+            ("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned()),
+            ("team".to_owned(), "payments".to_owned()),
+        ]
+        .into(),
+        ..Context::default()
     }
 }
 

@@ -39,8 +39,8 @@ pub mod expand;
 pub mod extension;
 pub mod quantity;
 
-use opm_guest::{Context, Map, Value, json};
-pub use opm_module_common::{WORKLOAD_TYPE_LABEL, mounts_of, sorted_entries};
+use opm_guest::{Context, Map, Value};
+pub use opm_module_common::{WORKLOAD_TYPE_LABEL, mounts_of, object_labels, sorted_entries};
 
 /// The `apiVersion` of every compose resource.
 pub const API_VERSION: &str = "compose.opm.dev/v1";
@@ -69,21 +69,7 @@ pub const SECTIONS: &[(&str, &str)] = &[
 /// A compose resource of `kind` named `name` with the compose body `spec`, labelled with the
 /// context's labels ([`object_labels`]).
 pub fn resource(kind: &str, name: &str, context: &Context, spec: Value) -> Value {
-    json!({
-        "apiVersion": API_VERSION,
-        "kind": kind,
-        "metadata": {"name": name, "labels": object_labels(context)},
-        "spec": spec,
-    })
-}
-
-/// The labels of every resource: the module's labels and opm's tracking labels, in key order.
-pub fn object_labels(context: &Context) -> Map<String, Value> {
-    context
-        .labels
-        .iter()
-        .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
-        .collect()
+    opm_module_common::envelope(API_VERSION, kind, name, context, spec)
 }
 
 /// The `labels` of a compose entry from the `labels` and `annotations` that a trait or resource
@@ -121,22 +107,11 @@ pub fn seconds(value: u64) -> String {
     format!("{value}s")
 }
 
-/// The context of the unit tests: module `shop` at version 1.2.0, its own instance.
+/// The context of the unit tests: module `shop` at version 1.2.0, its own instance, rendered by
+/// `docker-compose`.
 #[doc(hidden)]
 pub fn test_context() -> Context {
-    Context {
-        name: "shop".into(),
-        namespace: "shop".into(),
-        version: "1.2.0".into(),
-        provider: "docker-compose".into(),
-        labels: [
-            ("module.opmodel.dev/name".to_owned(), "shop".to_owned()),
-            ("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned()),
-            ("team".to_owned(), "payments".to_owned()),
-        ]
-        .into(),
-        ..Context::default()
-    }
+    opm_module_common::test_context("docker-compose")
 }
 
 /// [`test_context`] rendering a second instance, `shop-eu`, whose names are prefixed with
@@ -148,6 +123,8 @@ pub fn test_instance_context() -> Context {
 
 #[cfg(test)]
 mod tests {
+    use opm_guest::json;
+
     use super::*;
 
     #[test]

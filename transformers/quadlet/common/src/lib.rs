@@ -35,8 +35,8 @@
 pub mod data;
 pub mod unit;
 
-use opm_guest::{Context, Map, Value, json};
-pub use opm_module_common::{WORKLOAD_TYPE_LABEL, mounts_of, sorted_entries};
+use opm_guest::{Context, Value};
+pub use opm_module_common::{WORKLOAD_TYPE_LABEL, mounts_of, object_labels, sorted_entries};
 
 /// The `apiVersion` of every quadlet resource.
 pub const API_VERSION: &str = "quadlet.opm.dev/v1";
@@ -73,21 +73,7 @@ pub const SECRET_DIR: &str = "secrets";
 
 /// A quadlet resource of `kind` named `name` with `spec`, labelled with the context's labels.
 pub fn resource(kind: &str, name: &str, context: &Context, spec: Value) -> Value {
-    json!({
-        "apiVersion": API_VERSION,
-        "kind": kind,
-        "metadata": {"name": name, "labels": object_labels(context)},
-        "spec": spec,
-    })
-}
-
-/// The labels of every resource: the module's labels and opm's tracking labels, in key order.
-pub fn object_labels(context: &Context) -> Map<String, Value> {
-    context
-        .labels
-        .iter()
-        .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
-        .collect()
+    opm_module_common::envelope(API_VERSION, kind, name, context, spec)
 }
 
 /// The name of the module's network unit: the instance's name (`shop.network`), which every
@@ -144,23 +130,11 @@ pub fn words<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     items.into_iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
-/// The context of the unit tests: module `shop` at version 1.2.0, its own instance.
+/// The context of the unit tests: module `shop` at version 1.2.0, its own instance, rendered by
+/// `quadlet`.
 #[doc(hidden)]
 pub fn test_context() -> Context {
-    Context {
-        name: "shop".into(),
-        module: "shop".into(),
-        namespace: "shop".into(),
-        version: "1.2.0".into(),
-        provider: "quadlet".into(),
-        labels: [
-            ("module.opmodel.dev/name".to_owned(), "shop".to_owned()),
-            ("module.opmodel.dev/version".to_owned(), "1.2.0".to_owned()),
-            ("team".to_owned(), "payments".to_owned()),
-        ]
-        .into(),
-        ..Context::default()
-    }
+    opm_module_common::test_context("quadlet")
 }
 
 /// [`test_context`] rendering a second instance, `shop-eu`.
@@ -171,6 +145,8 @@ pub fn test_instance_context() -> Context {
 
 #[cfg(test)]
 mod tests {
+    use opm_guest::json;
+
     use super::*;
 
     #[test]
