@@ -1,8 +1,47 @@
 //! The Volumes resource: each entry names one source (`emptyDir`, `configMap`, `secret`,
 //! `persistentClaim`, `hostPath`, `projected`, `nfs`, `csi`, `ephemeral`), which each platform
-//! renders its own way.
+//! renders its own way; and the PersistentStorage trait's entries ([`Storage`]), each a volume
+//! of the component's own, named as its claim is on Kubernetes.
 
-use opm_guest::{Context, Map, TransformError, Value};
+use opm_guest::{Component, Context, Map, TransformError, Value};
+
+use crate::sorted_entries;
+
+/// One entry of the PersistentStorage trait.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Storage {
+    /// The entry's name: a pod volume's name.
+    pub name: String,
+    /// Where the main container mounts it, if anywhere.
+    pub mount_path: Option<String>,
+    /// The volume's name: the entry's `claimName` (an existing volume's, such as `redisdata`),
+    /// else the name the Kubernetes claim has, `<component>-<entry>` for the instance.
+    pub volume: String,
+    /// The entry's value.
+    pub value: Value,
+}
+
+impl Storage {
+    /// The entries of the component's PersistentStorage trait, in name order.
+    pub fn of(component: &Component, context: &Context) -> Result<Vec<Self>, TransformError> {
+        let storage: Option<Value> = component.field("persistentStorage")?;
+        Ok(sorted_entries(storage.as_ref())
+            .into_iter()
+            .map(|(name, value)| Self {
+                name: name.clone(),
+                mount_path: value
+                    .get("mountPath")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                volume: value.get("claimName").and_then(Value::as_str).map_or_else(
+                    || context.object_name(&format!("{}-{name}", component.name())),
+                    str::to_owned,
+                ),
+                value: value.clone(),
+            })
+            .collect())
+    }
+}
 
 /// The source of the Volumes entry `name`, as its kind and its value: the one field `source`
 /// has.

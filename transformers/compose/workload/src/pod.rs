@@ -15,7 +15,9 @@ use opm_module_common::notes::{caveat, unhonoured};
 
 use crate::container::{self, Role};
 use crate::host;
-use crate::volumes::{PodVolumes, Storage};
+use opm_module_common::volumes::Storage;
+
+use crate::volumes::PodVolumes;
 
 /// The annotation prefix by which a component waits for another one: the annotation
 /// `depends-on.opm.dev/<component>` with the value `started`, `healthy` (its readiness check

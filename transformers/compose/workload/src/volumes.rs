@@ -18,46 +18,9 @@ use opm_compose_common::extension::{Files, Item, Source as DataSource};
 use opm_compose_common::{VOLUME, entry_labels, quantity, resource, sorted_entries};
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
 use opm_module_common::notes::unhonoured;
+use opm_module_common::volumes::Storage;
 
 use crate::host;
-
-/// One entry of the PersistentStorage trait.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Storage {
-    /// The entry's name: a pod volume's name.
-    pub name: String,
-    /// Where the main container mounts it, if anywhere.
-    pub mount_path: Option<String>,
-    /// The named volume: `<service>-<entry>`, the name the Kubernetes claim has, or the entry's
-    /// `claimName`.
-    pub volume: String,
-    /// The entry's value.
-    pub value: Value,
-}
-
-impl Storage {
-    /// The entries of the component's PersistentStorage trait, in name order.
-    pub fn of(component: &Component, context: &Context) -> Result<Vec<Self>, TransformError> {
-        let storage: Option<Value> = component.field("persistentStorage")?;
-        Ok(sorted_entries(storage.as_ref())
-            .into_iter()
-            .map(|(name, value)| Self {
-                name: name.clone(),
-                mount_path: value
-                    .get("mountPath")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                // Pinned by `claimName` (an existing project's volume, `redisdata`), else
-                // the name the Kubernetes claim has.
-                volume: value.get("claimName").and_then(Value::as_str).map_or_else(
-                    || context.object_name(&format!("{}-{name}", component.name())),
-                    str::to_owned,
-                ),
-                value: value.clone(),
-            })
-            .collect())
-    }
-}
 
 /// Where a pod volume's data lives.
 #[derive(Debug, Clone, PartialEq)]

@@ -20,49 +20,13 @@ use std::collections::BTreeMap;
 
 use opm_guest::{Component, Context, TransformError, Value};
 use opm_module_common::notes::{caveat, unhonoured};
-use opm_module_common::volumes::{shared_claim, source};
+use opm_module_common::volumes::{Storage, shared_claim, source};
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{
     CONFIG_DIR, SECRET_DIR, VOLUME, escape, mounts_of, quote, resource, sorted_entries,
 };
 
 use crate::workload::Pod;
-
-/// One entry of the PersistentStorage trait.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Storage {
-    /// The entry's name: a pod volume's name.
-    pub name: String,
-    /// Where the main container mounts it, if anywhere.
-    pub mount_path: Option<String>,
-    /// The volume's name (and unit's): `NAME-<entry>`, the claim's name in Kubernetes, or the
-    /// entry's `claimName`.
-    pub volume: String,
-    /// The entry's value.
-    pub value: Value,
-}
-
-impl Storage {
-    /// The entries of the component's PersistentStorage trait, in name order.
-    pub fn of(component: &Component, context: &Context) -> Result<Vec<Self>, TransformError> {
-        let storage: Option<Value> = component.field("persistentStorage")?;
-        Ok(sorted_entries(storage.as_ref())
-            .into_iter()
-            .map(|(name, value)| Self {
-                name: name.clone(),
-                mount_path: value
-                    .get("mountPath")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                volume: value.get("claimName").and_then(Value::as_str).map_or_else(
-                    || context.object_name(&format!("{}-{name}", component.name())),
-                    str::to_owned,
-                ),
-                value: value.clone(),
-            })
-            .collect())
-    }
-}
 
 /// Where one pod volume's data lives.
 #[derive(Debug, Clone, PartialEq)]

@@ -195,7 +195,7 @@ pub fn render(
     kind: Kind,
 ) -> Result<Vec<Value>, TransformError> {
     let name = context.object_name(component.name());
-    let storage = crate::volumes::Storage::of(component, context)?;
+    let storage = opm_module_common::volumes::Storage::of(component, context)?;
     let mounts = storage
         .iter()
         .map(|s| (s.name.as_str(), s.mount_path.as_deref()));
