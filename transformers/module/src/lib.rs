@@ -8,6 +8,7 @@
 //!   mounts of the main container, a `restartPolicy` only an init container may have;
 //! - [`env`]: the order a container's variables are defined in, and the `$(NAME)` references of
 //!   a value;
+//! - [`host`]: what counts as host access, and the label by which a component asks for it;
 //! - [`notes`]: what a platform cannot honour, as a warning or (with `--strict`) an error;
 //! - [`volumes`]: the one source of a Volumes entry;
 //! - [`sorted_entries`]: a map of the module walked in key order; [`mounts_of`]: a volume's one
@@ -22,6 +23,7 @@
 
 pub mod container;
 pub mod env;
+pub mod host;
 pub mod notes;
 pub mod volumes;
 

@@ -19,7 +19,8 @@
 //!
 //! These are what the Pod Security Standards' baseline profile forbids, as far as compose maps
 //! them (it has no host PID or IPC namespace to map). A refusal is an invalid component whose
-//! message names the field and the label.
+//! message names the field and the label. The label, the default capabilities and a
+//! container's SELinux types are the same for every platform: `opm_module_common::host`'s.
 //!
 //! ```
 //! use compose_workload::host::{HOST_ACCESS_LABEL, require};
@@ -29,42 +30,10 @@
 //! assert!(error.unwrap_err().to_string().contains("security.opm.dev/host-access: \"true\""));
 //! ```
 
-use opm_guest::{Component, TransformError};
-
-/// The component label by which a component asks for host access, with the value `"true"`.
-pub const HOST_ACCESS_LABEL: &str = "security.opm.dev/host-access";
-
-/// The capabilities a container may add without host access: Docker gives every container
-/// these unless they are dropped (the baseline profile's list, which leaves out `NET_RAW`), so
-/// adding them back after `drop: [ALL]` gives nothing a default container lacks.
-pub const DEFAULT_CAPABILITIES: &[&str] = &[
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-];
-
-/// The SELinux types a container may run as without host access.
-pub const CONTAINER_SELINUX_TYPES: &[&str] = &[
-    "container_t",
-    "container_init_t",
-    "container_kvm_t",
-    "container_engine_t",
-];
-
-/// Whether `component` asks for host access: its label [`HOST_ACCESS_LABEL`] is `"true"`.
-pub fn allowed(component: &Component) -> bool {
-    component.label(HOST_ACCESS_LABEL) == Some("true")
-}
+use opm_guest::TransformError;
+pub use opm_module_common::host::{
+    CONTAINER_SELINUX_TYPES, DEFAULT_CAPABILITIES, HOST_ACCESS_LABEL, allowed, beyond_default,
+};
 
 /// Nothing when host access is `allowed`; otherwise the invalid-component error for `field`
 /// (the module's, as `volumes.root.hostPath`), which would give the container `grants`.
@@ -93,19 +62,6 @@ pub fn bind_grants(path: &str) -> String {
         ),
         _ => format!("the host's {path:?}"),
     }
-}
-
-/// The capabilities of `added` beyond [`DEFAULT_CAPABILITIES`], as written (a `CAP_` prefix
-/// and the case do not matter to Docker, nor here).
-pub fn beyond_default<'a>(added: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    added
-        .into_iter()
-        .filter(|capability| {
-            let upper = capability.to_ascii_uppercase();
-            let name = upper.strip_prefix("CAP_").unwrap_or(&upper);
-            !DEFAULT_CAPABILITIES.contains(&name)
-        })
-        .collect()
 }
 
 /// `path` with empty and `.` segments left out and `..` taking the one before it, as the
@@ -143,21 +99,6 @@ mod tests {
         }
         assert!(bind_grants("/run/").contains("socket"));
         assert_eq!(bind_grants("/var/log"), "the host's \"/var/log\"");
-    }
-
-    #[test]
-    fn only_capabilities_beyond_a_containers_default_set_need_host_access() {
-        assert_eq!(
-            beyond_default([
-                "NET_BIND_SERVICE",
-                "cap_chown",
-                "SYS_ADMIN",
-                "ALL",
-                "NET_RAW"
-            ]),
-            ["SYS_ADMIN", "ALL", "NET_RAW"]
-        );
-        assert!(beyond_default([]).is_empty());
     }
 
     #[test]

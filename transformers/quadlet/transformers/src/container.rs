@@ -19,6 +19,7 @@ use opm_compose_common::quantity;
 use opm_guest::{Map, TransformError, Value, json};
 use opm_module_common::container::image_reference;
 use opm_module_common::env::{ordered, references};
+use opm_module_common::host::{CONTAINER_SELINUX_TYPES, DEFAULT_CAPABILITIES};
 use opm_module_common::notes::{caveat, unhonoured};
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{CONFIG_DIR, SECRET_DIR, escape, quote, sorted_entries, words};
@@ -44,25 +45,6 @@ pub enum Role {
         after: Vec<String>,
     },
 }
-
-/// The capabilities a container may add without host access: those Podman and Docker give
-/// every container unless dropped, so adding them back after `drop: [ALL]` gives nothing a
-/// default container lacks.
-pub const DEFAULT_CAPABILITIES: &[&str] = &[
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-];
 
 /// The unit of the container `spec`, named `name`; `path` names it in messages.
 pub fn unit(
@@ -905,14 +887,7 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
             }
         }
         if let Some(kind) = selinux.get("type").and_then(Value::as_str) {
-            if ![
-                "container_t",
-                "container_init_t",
-                "container_kvm_t",
-                "container_engine_t",
-            ]
-            .contains(&kind)
-            {
+            if !CONTAINER_SELINUX_TYPES.contains(&kind) {
                 pod.require_host_access(
                     &at("seLinuxOptions.type"),
                     "an SELinux domain that is not a container's",

@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 
 use opm_guest::{Component, Context, TransformError, Value};
+use opm_module_common::host;
 use opm_module_common::notes::{caveat, unhonoured};
 use opm_module_common::volumes::{Storage, shared_claim, source};
 use opm_quadlet_common::unit::Unit;
@@ -232,13 +233,13 @@ impl PodVolumes {
                         .get("path")
                         .and_then(Value::as_str)
                         .unwrap_or_default();
-                    if component.label(crate::workload::HOST_ACCESS_LABEL) != Some("true") {
+                    if !host::allowed(component) {
                         return Err(TransformError::invalid(format!(
                             "volumes.{volume}.hostPath {path:?} would give the container a path of the \
                              host; a Quadlet unit gets it on the machine that runs it, so host access \
                              is refused unless the component asks for it: label the component {}: \
                              \"true\" (in its metadata.labels) if it needs it",
-                            crate::workload::HOST_ACCESS_LABEL
+                            host::HOST_ACCESS_LABEL
                         )));
                     }
                     Source::Bind(path.to_owned())

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use opm_guest::{Component, Context, TransformError, Value};
 use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
+use opm_module_common::host::{self, HOST_ACCESS_LABEL};
 use opm_module_common::notes::unhonoured;
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{
@@ -32,9 +33,6 @@ use crate::volumes::PodVolumes;
 
 /// The annotation prefix by which a component waits for another one.
 pub const DEPENDS_ON_PREFIX: &str = "depends-on.opm.dev/";
-
-/// The component label by which a component asks for host access, with the value `"true"`.
-pub const HOST_ACCESS_LABEL: &str = "security.opm.dev/host-access";
 
 /// Kubernetes' retries of a Job that names none.
 pub const DEFAULT_BACKOFF_LIMIT: u64 = 6;
@@ -231,7 +229,7 @@ pub fn render(
         kind,
         name: name.clone(),
         in_pod: !sidecars.is_empty() || !inits.is_empty(),
-        host_access: component.label(HOST_ACCESS_LABEL) == Some("true"),
+        host_access: host::allowed(component),
         volumes,
         containers,
         security: component.field("securityContext")?,
