@@ -1,6 +1,7 @@
 //! The Container definition and what the module adds to the main container: its image
 //! reference, the HealthCheck trait's probes, the PersistentStorage entries' mounts, and the
-//! `restartPolicy` that only an init container may have.
+//! `restartPolicy` that only an init container may have; a container's [`SecurityContext`], its
+//! own fields over the pod's.
 //!
 //! ```
 //! use opm_guest::json;
@@ -124,9 +125,66 @@ pub fn init_list_name(spec: &Value) -> Result<&str, TransformError> {
     })
 }
 
+/// A container's security settings as Kubernetes reads them: each field of its own
+/// `securityContext`, else the pod's (the SecurityContext trait).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecurityContext<'a> {
+    /// The pod's security context (the SecurityContext trait), or null.
+    pub pod: Value,
+    /// The container's own `securityContext`, or null.
+    pub container: Value,
+    /// The container in messages (`container`, `sidecarContainers.proxy`).
+    path: &'a str,
+}
+
+impl<'a> SecurityContext<'a> {
+    /// The security context of the container `spec` (`path` in messages) in a pod whose
+    /// SecurityContext trait is `pod`.
+    pub fn new(pod: Option<&Value>, spec: &Value, path: &'a str) -> Self {
+        Self {
+            pod: pod.cloned().unwrap_or(Value::Null),
+            container: spec.get("securityContext").cloned().unwrap_or(Value::Null),
+            path,
+        }
+    }
+
+    /// The container's field `name`, else the pod's.
+    pub fn field(&self, name: &str) -> Option<&Value> {
+        self.container.get(name).or_else(|| self.pod.get(name))
+    }
+
+    /// Where the field `name` that [`field`](Self::field) reads is written, for messages:
+    /// `<path>.securityContext.<name>` when the container sets it, else the pod's
+    /// `securityContext.<name>`.
+    pub fn at(&self, name: &str) -> String {
+        if self.container.get(name).is_some() {
+            format!("{}.securityContext.{name}", self.path)
+        } else {
+            format!("securityContext.{name}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_containers_security_field_wins_over_the_pods() {
+        let pod = json!({"runAsUser": 1000, "runAsGroup": 3000});
+        let spec = json!({"securityContext": {"runAsUser": 0}});
+        let security = SecurityContext::new(Some(&pod), &spec, "sidecarContainers.proxy");
+        assert_eq!(security.field("runAsUser"), Some(&json!(0)));
+        assert_eq!(security.field("runAsGroup"), Some(&json!(3000)));
+        assert_eq!(security.field("privileged"), None);
+        assert_eq!(
+            security.at("runAsUser"),
+            "sidecarContainers.proxy.securityContext.runAsUser"
+        );
+        assert_eq!(security.at("runAsGroup"), "securityContext.runAsGroup");
+        let alone = SecurityContext::new(None, &json!({}), "container");
+        assert_eq!((alone.pod, alone.container), (Value::Null, Value::Null));
+    }
 
     #[test]
     fn image_from_parts() {

@@ -21,6 +21,7 @@
 //! container's are host access: refused unless the component asks for it ([`crate::host`]).
 
 use opm_guest::{Map, TransformError, Value, json};
+use opm_module_common::container::SecurityContext;
 use opm_module_common::notes::unhonoured;
 
 use crate::host;
@@ -34,23 +35,13 @@ pub fn apply(
     out: &mut Map<String, Value>,
     path: &str,
 ) -> Result<(), TransformError> {
-    let pod_level = pod.security.clone().unwrap_or(Value::Null);
-    let container = spec.get("securityContext").cloned().unwrap_or(Value::Null);
-    // The container's field, else the pod's.
-    let field = |name: &str| container.get(name).or_else(|| pod_level.get(name));
-    // Where that field is written, for messages.
-    let at = |name: &str| {
-        if container.get(name).is_some() {
-            format!("{path}.securityContext.{name}")
-        } else {
-            format!("securityContext.{name}")
-        }
-    };
+    let security = SecurityContext::new(pod.security.as_ref(), spec, path);
+    let (pod_level, container) = (&security.pod, &security.container);
     let context = pod.context;
     let host_access = pod.host_access;
 
-    let user = field("runAsUser").and_then(Value::as_u64);
-    let group = field("runAsGroup").and_then(Value::as_u64);
+    let user = security.field("runAsUser").and_then(Value::as_u64);
+    let group = security.field("runAsGroup").and_then(Value::as_u64);
     match (user, group) {
         (Some(user), Some(group)) => {
             out.insert("user".into(), json!(format!("{user}:{group}")));
@@ -67,7 +58,7 @@ pub fn apply(
         )?,
         (None, None) => {}
     }
-    if field("runAsNonRoot").and_then(Value::as_bool) == Some(true) {
+    if security.field("runAsNonRoot").and_then(Value::as_bool) == Some(true) {
         match user {
             Some(0) => {
                 return Err(TransformError::invalid(format!(
@@ -159,12 +150,12 @@ pub fn apply(
     {
         options.push("no-new-privileges:true".into());
     }
-    if let Some(profile) = field("seccompProfile") {
+    if let Some(profile) = security.field("seccompProfile") {
         match profile.get("type").and_then(Value::as_str) {
             Some("Unconfined") => {
                 host::require(
                     host_access,
-                    &format!("{} Unconfined", at("seccompProfile")),
+                    &format!("{} Unconfined", security.at("seccompProfile")),
                     "every system call of the host's kernel, without Docker's seccomp filter",
                 )?;
                 options.push("seccomp=unconfined".into());
@@ -181,12 +172,12 @@ pub fn apply(
             _ => {}
         }
     }
-    if let Some(profile) = field("appArmorProfile") {
+    if let Some(profile) = security.field("appArmorProfile") {
         match profile.get("type").and_then(Value::as_str) {
             Some("Unconfined") => {
                 host::require(
                     host_access,
-                    &format!("{} Unconfined", at("appArmorProfile")),
+                    &format!("{} Unconfined", security.at("appArmorProfile")),
                     "the host without Docker's AppArmor profile",
                 )?;
                 options.push("apparmor=unconfined".into());
@@ -199,7 +190,7 @@ pub fn apply(
             _ => {}
         }
     }
-    if let Some(selinux) = field("seLinuxOptions").and_then(Value::as_object) {
+    if let Some(selinux) = security.field("seLinuxOptions").and_then(Value::as_object) {
         let set = |key: &str| {
             selinux
                 .get(key)
@@ -210,7 +201,7 @@ pub fn apply(
             if let Some(value) = set(key) {
                 host::require(
                     host_access,
-                    &format!("{}.{key} {value:?}", at("seLinuxOptions")),
+                    &format!("{}.{key} {value:?}", security.at("seLinuxOptions")),
                     "an SELinux user or role of the module's choosing",
                 )?;
             }
@@ -219,7 +210,7 @@ pub fn apply(
         {
             host::require(
                 host_access,
-                &format!("{}.type {kind:?}", at("seLinuxOptions")),
+                &format!("{}.type {kind:?}", security.at("seLinuxOptions")),
                 "an SELinux domain that is not a container's (spc_t, for one, is unconfined)",
             )?;
         }
@@ -240,7 +231,7 @@ pub fn apply(
     if !options.is_empty() {
         out.insert("security_opt".into(), json!(options));
     }
-    if path == "container" && field("windowsOptions").is_some() {
+    if path == "container" && security.field("windowsOptions").is_some() {
         unhonoured(
             context,
             &format!("{path}: windowsOptions: compose runs Linux containers here"),

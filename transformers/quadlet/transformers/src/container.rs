@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use opm_compose_common::quantity;
 use opm_guest::{Map, TransformError, Value, json};
-use opm_module_common::container::image_reference;
+use opm_module_common::container::{SecurityContext, image_reference};
 use opm_module_common::env::{ordered, references};
 use opm_module_common::host::{CONTAINER_SELINUX_TYPES, DEFAULT_CAPABILITIES};
 use opm_module_common::notes::{caveat, unhonoured};
@@ -749,29 +749,21 @@ fn health(
 /// The pod's SecurityContext and the container's `securityContext` (which wins, field by
 /// field) as unit keys; what reaches into the host needs host access.
 fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), TransformError> {
-    let pod_level = pod.security.clone().unwrap_or(Value::Null);
-    let container = spec.get("securityContext").cloned().unwrap_or(Value::Null);
-    let field = |name: &str| container.get(name).or_else(|| pod_level.get(name));
-    let at = |name: &str| {
-        if container.get(name).is_some() {
-            format!("{path}.securityContext.{name}")
-        } else {
-            format!("securityContext.{name}")
-        }
-    };
-    let user = field("runAsUser").and_then(Value::as_u64);
+    let security = SecurityContext::new(pod.security.as_ref(), spec, path);
+    let pod_level = &security.pod;
+    let user = security.field("runAsUser").and_then(Value::as_u64);
     if let Some(user) = user {
         unit.set("Container", "User", user.to_string());
     }
-    if let Some(group) = field("runAsGroup").and_then(Value::as_u64) {
+    if let Some(group) = security.field("runAsGroup").and_then(Value::as_u64) {
         unit.set("Container", "Group", group.to_string());
     }
-    if field("runAsNonRoot").and_then(Value::as_bool) == Some(true) && user.is_none() {
+    if security.field("runAsNonRoot").and_then(Value::as_bool) == Some(true) && user.is_none() {
         unhonoured(
             pod.context,
             &format!(
                 "{}: without runAsUser, Podman does not check the image's user",
-                at("runAsNonRoot")
+                security.at("runAsNonRoot")
             ),
         )?;
     }
@@ -786,17 +778,28 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
     {
         unit.add("Container", "GroupAdd", group.to_string());
     }
-    if field("readOnlyRootFilesystem").and_then(Value::as_bool) == Some(true) {
+    if security
+        .field("readOnlyRootFilesystem")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
         unit.set("Container", "ReadOnly", "true");
     }
-    if field("allowPrivilegeEscalation").and_then(Value::as_bool) == Some(false) {
+    if security
+        .field("allowPrivilegeEscalation")
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
         unit.set("Container", "NoNewPrivileges", "true");
     }
-    if field("privileged").and_then(Value::as_bool) == Some(true) {
-        pod.require_host_access(&at("privileged"), "every device and capability of the host")?;
+    if security.field("privileged").and_then(Value::as_bool) == Some(true) {
+        pod.require_host_access(
+            &security.at("privileged"),
+            "every device and capability of the host",
+        )?;
         unit.add("Container", "PodmanArgs", "--privileged");
     }
-    if let Some(caps) = field("capabilities") {
+    if let Some(caps) = security.field("capabilities") {
         for cap in caps
             .get("drop")
             .and_then(Value::as_array)
@@ -819,18 +822,18 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
             let bare = cap.trim_start_matches("CAP_");
             if !DEFAULT_CAPABILITIES.contains(&bare) {
                 pod.require_host_access(
-                    &format!("{} {cap}", at("capabilities.add")),
+                    &format!("{} {cap}", security.at("capabilities.add")),
                     "a capability beyond a container's default set",
                 )?;
             }
             unit.add("Container", "AddCapability", cap.to_owned());
         }
     }
-    if let Some(profile) = field("seccompProfile") {
+    if let Some(profile) = security.field("seccompProfile") {
         match profile.get("type").and_then(Value::as_str) {
             Some("Unconfined") => {
                 pod.require_host_access(
-                    &at("seccompProfile"),
+                    &security.at("seccompProfile"),
                     "the kernel without seccomp's confinement",
                 )?;
                 unit.set("Container", "SeccompProfile", "unconfined");
@@ -845,11 +848,11 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
             _ => {}
         }
     }
-    if let Some(profile) = field("appArmorProfile") {
+    if let Some(profile) = security.field("appArmorProfile") {
         match profile.get("type").and_then(Value::as_str) {
             Some("Unconfined") => {
                 pod.require_host_access(
-                    &at("appArmorProfile"),
+                    &security.at("appArmorProfile"),
                     "the host without AppArmor's confinement",
                 )?;
                 unit.add(
@@ -872,11 +875,11 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
             _ => {}
         }
     }
-    if let Some(selinux) = field("seLinuxOptions") {
+    if let Some(selinux) = security.field("seLinuxOptions") {
         for (key, flag) in [("user", "user"), ("role", "role")] {
             if let Some(value) = selinux.get(key).and_then(Value::as_str) {
                 pod.require_host_access(
-                    &at(&format!("seLinuxOptions.{key}")),
+                    &security.at(&format!("seLinuxOptions.{key}")),
                     "another SELinux identity",
                 )?;
                 unit.add(
@@ -889,7 +892,7 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
         if let Some(kind) = selinux.get("type").and_then(Value::as_str) {
             if !CONTAINER_SELINUX_TYPES.contains(&kind) {
                 pod.require_host_access(
-                    &at("seLinuxOptions.type"),
+                    &security.at("seLinuxOptions.type"),
                     "an SELinux domain that is not a container's",
                 )?;
             }
@@ -899,9 +902,9 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
             unit.set("Container", "SecurityLabelLevel", level.to_owned());
         }
     }
-    if field("procMount").and_then(Value::as_str) == Some("Unmasked") {
+    if security.field("procMount").and_then(Value::as_str) == Some("Unmasked") {
         pod.require_host_access(
-            &at("procMount"),
+            &security.at("procMount"),
             "the host's kernel files under /proc and /sys",
         )?;
         unit.set("Container", "Unmask", "ALL");
@@ -922,10 +925,13 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
             .unwrap_or_default();
         unit.add("Container", "Sysctl", quote(&format!("{name}={value}")));
     }
-    if field("windowsOptions").is_some() {
+    if security.field("windowsOptions").is_some() {
         unhonoured(
             pod.context,
-            &format!("{}: Podman runs Linux containers", at("windowsOptions")),
+            &format!(
+                "{}: Podman runs Linux containers",
+                security.at("windowsOptions")
+            ),
         )?;
     }
     Ok(())
