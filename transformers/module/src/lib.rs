@@ -10,7 +10,8 @@
 //!   a value;
 //! - [`host`]: what counts as host access, and the label by which a component asks for it;
 //! - [`notes`]: what a platform cannot honour, as a warning or (with `--strict`) an error;
-//! - [`volumes`]: the one source of a Volumes entry;
+//! - [`volumes`]: the one source of a Volumes entry, and the PersistentStorage entries;
+//! - [`workload`]: how a workload's containers restart (RestartPolicy, a job's `backoffLimit`);
 //! - [`sorted_entries`]: a map of the module walked in key order; [`mounts_of`]: a volume's one
 //!   mount or several;
 //! - [`envelope`], [`object_labels`]: a resource as opm's envelope around one object of the
@@ -26,6 +27,7 @@ pub mod env;
 pub mod host;
 pub mod notes;
 pub mod volumes;
+pub mod workload;
 
 use opm_guest::{Context, Map, Value, json};
 

@@ -12,6 +12,7 @@ use opm_compose_common::{SERVICE, WORKLOAD_TYPE_LABEL, resource, sorted_entries}
 use opm_guest::{Component, Context, Map, TransformError, Value, json};
 use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
 use opm_module_common::notes::{caveat, unhonoured};
+use opm_module_common::workload::{Restart, restart};
 
 use crate::container::{self, Role};
 use crate::host;
@@ -95,40 +96,17 @@ impl Pod<'_> {
     /// The compose restart policy of the pod's long-running containers, or for a job of its
     /// main container; `init` asks for an init container's.
     pub fn restart(&self, init: bool) -> Result<String, TransformError> {
-        let policy: Option<Value> = self.component.field_or_default("restartPolicy")?;
-        let policy = policy
-            .as_ref()
-            .and_then(|p| p.get("policy"))
-            .and_then(Value::as_str);
-        if self.workload != Workload::Job {
-            if let Some(policy) = policy.filter(|policy| *policy != "Always") {
-                return Err(TransformError::invalid(format!(
-                    "restartPolicy.policy {policy:?} is not allowed for a {} workload; use Always",
-                    self.workload_name()
-                )));
-            }
+        let restart = restart(
+            self.component,
+            self.workload == Workload::Job,
+            &format!("a {} workload", self.workload_name()),
+        )?;
+        Ok(match restart {
             // Kubernetes retries a failed init container until it succeeds.
-            return Ok(if init { "on-failure" } else { "unless-stopped" }.to_owned());
-        }
-        match policy.unwrap_or("OnFailure") {
-            "Never" => Ok("no".to_owned()),
-            "OnFailure" => {
-                let config: Option<Value> = self.component.field("jobConfig")?;
-                let retries = config
-                    .as_ref()
-                    .and_then(|c| c.get("backoffLimit"))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(DEFAULT_BACKOFF_LIMIT);
-                Ok(if retries == 0 {
-                    "no".to_owned()
-                } else {
-                    format!("on-failure:{retries}")
-                })
-            }
-            other => Err(TransformError::invalid(format!(
-                "restartPolicy.policy {other:?} is not allowed for a job; use OnFailure or Never"
-            ))),
-        }
+            Restart::Always => if init { "on-failure" } else { "unless-stopped" }.to_owned(),
+            Restart::Never => "no".to_owned(),
+            Restart::OnFailure(retries) => format!("on-failure:{retries}"),
+        })
     }
 
     fn workload_name(&self) -> &'static str {
@@ -140,9 +118,6 @@ impl Pod<'_> {
         }
     }
 }
-
-/// Kubernetes' retries of a Job that names none.
-pub const DEFAULT_BACKOFF_LIMIT: u64 = 6;
 
 /// The services and volumes of `component`.
 pub fn render(component: &Component, context: &Context) -> Result<Vec<Value>, TransformError> {

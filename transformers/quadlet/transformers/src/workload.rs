@@ -23,6 +23,7 @@ use opm_guest::{Component, Context, TransformError, Value};
 use opm_module_common::container::{init_list_name, main_container, refuse_restart_policy};
 use opm_module_common::host::{self, HOST_ACCESS_LABEL};
 use opm_module_common::notes::unhonoured;
+use opm_module_common::workload::{Restart, restart};
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{
     CONTAINER, POD, TIMER, escape, network_name, quote, resource, sorted_entries,
@@ -33,9 +34,6 @@ use crate::volumes::PodVolumes;
 
 /// The annotation prefix by which a component waits for another one.
 pub const DEPENDS_ON_PREFIX: &str = "depends-on.opm.dev/";
-
-/// Kubernetes' retries of a Job that names none.
-pub const DEFAULT_BACKOFF_LIMIT: u64 = 6;
 
 /// The workload types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,39 +131,16 @@ impl Pod<'_> {
     /// The `[Service] Restart=` of the main container (and sidecars), and for a job the
     /// failures it retries (`StartLimitBurst=`).
     pub fn restart(&self) -> Result<(String, Option<u64>), TransformError> {
-        let policy: Option<Value> = self.component.field_or_default("restartPolicy")?;
-        let policy = policy
-            .as_ref()
-            .and_then(|p| p.get("policy"))
-            .and_then(Value::as_str);
-        if !self.kind.completes() {
-            if let Some(policy) = policy.filter(|policy| *policy != "Always") {
-                return Err(TransformError::invalid(format!(
-                    "restartPolicy.policy {policy:?} is not allowed for a workload that runs \
-                     until stopped; use Always"
-                )));
-            }
-            return Ok(("always".to_owned(), None));
-        }
-        match policy.unwrap_or("OnFailure") {
-            "Never" => Ok(("no".to_owned(), None)),
-            "OnFailure" => {
-                let config: Option<Value> = self.component.field("jobConfig")?;
-                let retries = config
-                    .as_ref()
-                    .and_then(|c| c.get("backoffLimit"))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(DEFAULT_BACKOFF_LIMIT);
-                Ok(if retries == 0 {
-                    ("no".to_owned(), None)
-                } else {
-                    ("on-failure".to_owned(), Some(retries))
-                })
-            }
-            other => Err(TransformError::invalid(format!(
-                "restartPolicy.policy {other:?} is not allowed for a job; use OnFailure or Never"
-            ))),
-        }
+        let restart = restart(
+            self.component,
+            self.kind.completes(),
+            "a workload that runs until stopped",
+        )?;
+        Ok(match restart {
+            Restart::Always => ("always".to_owned(), None),
+            Restart::Never => ("no".to_owned(), None),
+            Restart::OnFailure(retries) => ("on-failure".to_owned(), Some(retries)),
+        })
     }
 
     /// The `Description=` of the unit of container `name`.
