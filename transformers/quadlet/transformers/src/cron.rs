@@ -28,31 +28,17 @@ struct Field {
     max: u32,
 }
 
-const MINUTE: Field = Field {
-    name: "minute",
-    min: 0,
-    max: 59,
-};
-const HOUR: Field = Field {
-    name: "hour",
-    min: 0,
-    max: 23,
-};
-const DAY: Field = Field {
-    name: "day of month",
-    min: 1,
-    max: 31,
-};
-const MONTH: Field = Field {
-    name: "month",
-    min: 1,
-    max: 12,
-};
-const WEEKDAY: Field = Field {
-    name: "day of week",
-    min: 0,
-    max: 7,
-};
+impl Field {
+    const fn new(name: &'static str, min: u32, max: u32) -> Self {
+        Self { name, min, max }
+    }
+}
+
+const MINUTE: Field = Field::new("minute", 0, 59);
+const HOUR: Field = Field::new("hour", 0, 23);
+const DAY: Field = Field::new("day of month", 1, 31);
+const MONTH: Field = Field::new("month", 1, 12);
+const WEEKDAY: Field = Field::new("day of week", 0, 7);
 
 /// What one field selects: every value, or these ranges (inclusive), in order.
 #[derive(Debug, PartialEq)]
@@ -196,33 +182,28 @@ fn weekdays(selection: Selection) -> Selection {
 fn numbers(selection: &Selection, width: usize) -> String {
     match selection {
         Selection::Every => "*".to_owned(),
-        Selection::Ranges(ranges) => ranges
-            .iter()
-            .map(|&(first, last)| {
-                if first == last {
-                    format!("{first:0width$}")
-                } else {
-                    format!("{first:0width$}..{last:0width$}")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(","),
+        Selection::Ranges(ranges) => spans(ranges, |value| format!("{value:0width$}")),
     }
 }
 
 /// A weekday selection as systemd's names.
 fn names(selection: &Selection) -> String {
-    let Selection::Ranges(ranges) = selection else {
-        return String::new();
-    };
+    match selection {
+        Selection::Every => String::new(),
+        Selection::Ranges(ranges) => spans(ranges, |day| WEEKDAYS[day as usize].to_owned()),
+    }
+}
+
+/// `ranges` as systemd lists them, each value as `show` writes it: `a..b`, or `a` alone for a
+/// range of one, separated by `,`.
+fn spans(ranges: &[(u32, u32)], show: impl Fn(u32) -> String) -> String {
     ranges
         .iter()
         .map(|&(first, last)| {
-            let (first, last) = (WEEKDAYS[first as usize], WEEKDAYS[last as usize]);
             if first == last {
-                first.to_owned()
+                show(first)
             } else {
-                format!("{first}..{last}")
+                format!("{}..{}", show(first), show(last))
             }
         })
         .collect::<Vec<_>>()
