@@ -106,13 +106,14 @@ fn rust_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
 /// The default Kubernetes provider's Deployment transformer and its renderer, built from
 /// their sources against the frozen 1.0.0 of the contract (the SDK's `contract-1-0`), as a
 /// provider published before 1.1.0 was: `contract_1_0_kubernetes_deployment` and
-/// `contract_1_0_kubernetes_renderer`; and its renderer against the frozen 1.1.0, whose files
-/// have no mode: `contract_1_1_kubernetes_renderer`. A renderer is built apart, as always.
+/// `contract_1_0_kubernetes_renderer`; and both against the frozen 1.1.0, whose renderer's
+/// files have no mode: `contract_1_1_kubernetes_deployment`, `contract_1_1_kubernetes_renderer`. A renderer is built apart, as always.
 fn contract_1_0_guests(out_dir: &Path) -> anyhow::Result<Vec<Guest>> {
     let mut guests = Vec::new();
     for (version, package) in [
         ("1.0", "kubernetes-deployment"),
         ("1.0", "kubernetes-renderer"),
+        ("1.1", "kubernetes-deployment"),
         ("1.1", "kubernetes-renderer"),
     ] {
         let feature = format!("contract-{}", version.replace('.', "-"));

@@ -59,8 +59,21 @@ const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer"
 /// Deployments, with and without a second instance.
 #[test]
 pub(crate) fn contract_1_0_kubernetes_deployment() {
-    let dir = provider_replacing(&[(Some(DEPLOYMENT), guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT)]);
-    assert_eq!(inspected_contract(dir.path(), DEPLOYMENT), "1.0.0");
+    deployment_renders_as_embedded(guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT, "1.0.0");
+}
+
+/// So does the Deployment transformer built against 1.1.0: what every JavaScript, Python and
+/// Rust transformer built before 1.2.0 is.
+#[test]
+pub(crate) fn contract_1_1_kubernetes_deployment() {
+    deployment_renders_as_embedded(guests::CONTRACT_1_1_KUBERNETES_DEPLOYMENT, "1.1.0");
+}
+
+/// The examples that have Deployments render with the Deployment transformer `component`,
+/// built for `version`, exactly as with the embedded one, with and without a second instance.
+fn deployment_renders_as_embedded(component: &[u8], version: &str) {
+    let dir = provider_replacing(&[(Some(DEPLOYMENT), component)]);
+    assert_eq!(inspected_contract(dir.path(), DEPLOYMENT), version);
     assert_eq!(
         inspected_contract(
             dir.path(),
@@ -83,7 +96,7 @@ pub(crate) fn contract_1_0_kubernetes_deployment() {
             let (embedded, with) = both(&module, dir.path(), extra);
             assert!(
                 with == embedded,
-                "examples/{example} {extra:?} renders otherwise with a 1.0.0 Deployment transformer"
+                "examples/{example} {extra:?} renders otherwise with a {version} Deployment transformer"
             );
             rendered += with.matches("kind: Deployment\n").count();
         }
@@ -243,7 +256,8 @@ fn the_frozen_1_0_0_contract_is_unchanged() {
     );
 }
 
-/// And so is 1.1.0's, since 1.2.0 was released beside it.
+/// And so is 1.1.0's, since 1.2.0 was released beside it: its types and comments as 1.1.0 was
+/// released (c30f74e), less the paragraph that called it the newest version.
 #[test]
 fn the_frozen_1_1_0_contract_is_unchanged() {
     let frozen = std::fs::read(repo_root().join("wit/1.1.0/transformer.wit")).unwrap();
@@ -255,7 +269,7 @@ fn the_frozen_1_1_0_contract_is_unchanged() {
     );
 }
 
-/// The BLAKE3 of `wit/1.1.0/transformer.wit` as released.
+/// The BLAKE3 of `wit/1.1.0/transformer.wit` as frozen.
 const FROZEN_1_1_0: &str = "2ef1ef399edd04ec7d8a5c947e0f7987293311bb7f7203eb468123bfd39671c0";
 
 /// The BLAKE3 of `wit/1.0.0/transformer.wit` as released.

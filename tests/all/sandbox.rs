@@ -22,7 +22,7 @@ macro_rules! assert_guest_has_test {
 }
 use crate::contract::{
     contract_1_0_kubernetes_deployment, contract_1_0_kubernetes_renderer,
-    contract_1_1_kubernetes_renderer, testing_context,
+    contract_1_1_kubernetes_deployment, contract_1_1_kubernetes_renderer, testing_context,
 };
 use crate::fixtures::markers::*;
 use crate::polyglot::{

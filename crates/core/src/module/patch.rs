@@ -57,8 +57,8 @@ impl fmt::Debug for Patch {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Target {
     /// The platforms whose objects it patches (a provider's `core.opm.dev/format` label), one
-    /// or a list of them — for providers that keep a kind's shape, such as compose's and
-    /// Quadlet's environment of a container: [`DEFAULT_PLATFORM`] unless given. A render for
+    /// or a list of them — for providers that keep a kind's shape, as the Quadlet provider keeps
+    /// a Kubernetes ConfigMap's: [`DEFAULT_PLATFORM`] unless given. A render for
     /// another platform leaves the patch out.
     #[serde(rename = "platform", skip_serializing_if = "Vec::is_empty")]
     pub platforms: Vec<String>,

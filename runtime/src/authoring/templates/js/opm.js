@@ -201,7 +201,7 @@ export class Context {
       : { ...(context.labels ?? {}) };
     /** The module's name (`name` is the instance's). Since contract 1.1.0. */
     this.module = context.module ?? "";
-    /** The platform the render is for (`kubernetes`, `compose`), or "". Since 1.1.0. */
+    /** The platform the render is for (`kubernetes`, `compose`, `quadlet`), or "". Since 1.1.0. */
     this.platform = context.platform ?? "";
     /** The version of the provider that holds this component. Since 1.1.0. */
     this.providerVersion = context.providerVersion ?? "";

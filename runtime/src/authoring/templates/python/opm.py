@@ -122,7 +122,7 @@ class Context:
     module: str = ""
     """The module's name (`name` is the instance's). Since contract 1.1.0."""
     platform: str = ""
-    """The platform the render is for (`kubernetes`, `compose`), or "". Since 1.1.0."""
+    """The platform the render is for (`kubernetes`, `compose`, `quadlet`), or "". Since 1.1.0."""
     provider_version: str = ""
     """The version of the provider that holds this component. Since 1.1.0."""
     transformer: str = ""
