@@ -2,7 +2,7 @@
 //! ([`read_component`], [`kind_of`]), the limits and checksum
 //! kinds a transformer's cases run under ([`transformer_limits`], [`secret_kinds`]), the
 //! renderer a renderer's cases run ([`renderer_under_test`]), the case loop with its verdicts
-//! ([`run_cases`]), and the render of a module with the project's provider beside others, or
+//! ([`run_cases`], each case judged by [`judge`]), and the render of a module with the project's provider beside others, or
 //! with that provider alone (a whole provider's golden test), judged against its golden
 //! ([`render_with`]); [`compile_transformer`] compiles what the cases call.
 
@@ -185,18 +185,7 @@ pub fn run_cases(
     let mut tally = Tally::default();
     for (index, folder) in folders.iter().enumerate() {
         let ran = run(index);
-        let verdict = if ran.refused.is_empty() {
-            cases::verdict(folder.dir, folder.expected, &ran.outcome, bless)?
-        } else {
-            Verdict::Fail(format!(
-                "{refused_header}\n{}",
-                ran.refused
-                    .iter()
-                    .map(|why| format!("- {why}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ))
-        };
+        let verdict = judge(folder.dir, folder.expected, &ran, refused_header, bless)?;
         match verdict {
             Verdict::Pass => tally.passed += 1,
             Verdict::Blessed => tally.blessed += 1,
@@ -211,6 +200,29 @@ pub fn run_cases(
         })?;
     }
     Ok(tally)
+}
+
+/// The verdict on the call `ran` of the case folder `dir` against what it expects (or its
+/// record, with `bless`: [`cases::verdict`]); a call whose output a render would refuse fails
+/// with those reasons, one `- ` line each under `refused_header`, and is never recorded.
+pub fn judge(
+    dir: &Path,
+    expected: Option<&Value>,
+    ran: &Ran,
+    refused_header: &str,
+    bless: bool,
+) -> anyhow::Result<Verdict> {
+    if ran.refused.is_empty() {
+        return cases::verdict(dir, expected, &ran.outcome, bless);
+    }
+    Ok(Verdict::Fail(format!(
+        "{refused_header}\n{}",
+        ran.refused
+            .iter()
+            .map(|why| format!("- {why}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )))
 }
 
 /// What `--with` asks: a render of `module` with the providers `with` and the project's own

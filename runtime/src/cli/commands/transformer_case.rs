@@ -151,18 +151,13 @@ pub fn run(args: CaseArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
     )?;
     let case = cases::load(&dir)?;
     let ran = cases::run(&sandbox, &transformer?, &case, &limits, &secret_kinds);
-    let verdict = if ran.refused.is_empty() {
-        cases::verdict(&dir, None, &ran.outcome, true)?
-    } else {
-        Verdict::Fail(format!(
-            "`opm mod build` would refuse what it returned:\n{}",
-            ran.refused
-                .iter()
-                .map(|why| format!("- {why}"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        ))
-    };
+    let verdict = suite::judge(
+        &dir,
+        None,
+        &ran,
+        "`opm mod build` would refuse what it returned:",
+        true,
+    )?;
     match verdict {
         Verdict::Fail(why) => {
             writeln!(
