@@ -276,7 +276,9 @@ fn an_edit_to_a_declared_shared_source_triggers_a_rebuild() {
     assert!(
         run.stderr.contains(&format!(
             "{} changed since shows.wasm was built",
-            project.join("../common/shared.py").display()
+            std::fs::canonicalize(work.path().join("common/shared.py"))
+                .expect("canonical")
+                .display()
         )),
         "{}",
         run.stderr
@@ -287,6 +289,17 @@ fn an_edit_to_a_declared_shared_source_triggers_a_rebuild() {
     touch(&work.path().join("common/shared.py"), hour);
     touch(&project.join("shows.wasm"), Duration::from_secs(60));
     touch(&work.path().join("common/notes.txt"), Duration::ZERO);
+    let run = opm(["transformer", "test", &dir]);
+    assert!(run.stderr.contains("shows is up to date"), "{}", run.stderr);
+
+    // A source entry that takes in the project itself (`..`, the folder above it) does not make
+    // its own component and cases sources: an untouched project stays up to date (review of
+    // issue 48: the paths were compared as named, so `..` made every build stale).
+    manifest("\"..\"");
+    touch(&project.join("transformer.yaml"), hour);
+    touch(&work.path().join("common/notes.txt"), hour);
+    touch(&work.path().join("prebuilt.wasm"), hour);
+    touch(&project.join("shows.wasm"), Duration::from_secs(60));
     let run = opm(["transformer", "test", &dir]);
     assert!(run.stderr.contains("shows is up to date"), "{}", run.stderr);
 
@@ -457,6 +470,19 @@ fn a_provider_of_a_transformer_and_a_renderer_is_golden_tested_whole() {
     let run = test(&[]);
     assert!(run.exited(0), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("  ok      render of"), "{}", run.stdout);
+    assert!(!run.stderr.contains("is older than"), "{}", run.stderr);
+    // Another project of the provider edited since it was built is rendered as built, and said
+    // (review of issue 48: it was rendered silently).
+    touch(&provider.join("lines/lines.wasm"), Duration::from_secs(60));
+    touch(&provider.join("lines/src/lib.rs"), Duration::ZERO);
+    let run = test(&[]);
+    assert!(run.exited(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("component lines/lines.wasm is older than its source"),
+        "{}",
+        run.stderr
+    );
     // Its own provider named with --with is the same render, not a provider given twice.
     let run = test(&["--with", &path(&provider)]);
     assert!(run.exited(0), "{}\n{}", run.stdout, run.stderr);

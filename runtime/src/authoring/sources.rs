@@ -80,8 +80,12 @@ pub fn newest_source(loaded: &Loaded) -> anyhow::Result<Option<Newest>> {
         skip.push(project::rendered_path(&module, project::Kind::Transformer));
         skip.push(project::rendered_path(&module, project::Kind::Renderer));
     }
+    // Every walk starts from a canonical path, so what it meets is compared with `skip` as the
+    // same path however it was named: a `sources:` entry `..` or `../**` reaches the project's
+    // own component and cases by another name, which would make every build stale.
+    let skip: Vec<PathBuf> = skip.iter().map(|path| canonical(path)).collect();
     let mut newest = None;
-    newest_under(&loaded.dir, &skip, &mut newest)
+    newest_under(&canonical(&loaded.dir), &skip, &mut newest)
         .with_context(|| format!("cannot read the sources in {}", loaded.dir.display()))?;
     for entry in &loaded.project.sources {
         let matched = expand(&loaded.dir, entry).with_context(|| {
@@ -99,11 +103,20 @@ pub fn newest_source(loaded: &Loaded) -> anyhow::Result<Option<Newest>> {
             );
         }
         for path in matched {
+            let path = canonical(&path);
+            if skip.contains(&path) {
+                continue;
+            }
             newest_at(&path, &skip, &mut newest)
                 .with_context(|| format!("cannot read the source {}", path.display()))?;
         }
     }
     Ok(newest)
+}
+
+/// `path` with every link and `..` resolved, or as it is when it cannot be (it does not exist).
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
 }
 
 /// The newest source at `path`: the file, or the newest file under the directory.

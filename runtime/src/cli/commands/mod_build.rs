@@ -281,7 +281,7 @@ pub fn run(args: BuildArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
 /// Warns, for each provider source directory among `providers`, of every component older than
 /// a source of the project that builds it, naming the newest: a render uses a directory's
 /// components as built and never builds them (`authoring::sources::stale_components`).
-fn warn_stale(providers: &[String], stderr: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn warn_stale(providers: &[String], stderr: &mut dyn Write) -> std::io::Result<()> {
     for provider in providers {
         let dir = std::path::Path::new(provider);
         if !dir.join("provider.yaml").is_file() {

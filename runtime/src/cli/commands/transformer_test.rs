@@ -387,6 +387,11 @@ fn render_with(
     kind: Kind,
     out: &mut Output<'_>,
 ) -> anyhow::Result<bool> {
+    // The project was built if it had to be; the other projects of its provider are rendered
+    // as built, as `mod build -p DIR` renders them, and as it does, a stale one is said.
+    if let Some(dir) = &provider_dir {
+        super::mod_build::warn_stale(&[dir.display().to_string()], &mut *out.stderr)?;
+    }
     let asked = suite::WithRender {
         with: &args.with,
         provider_dir,
