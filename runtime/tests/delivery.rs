@@ -902,3 +902,34 @@ fn a_render_killed_at_ten_points_leaves_the_old_directory_and_the_next_sweeps_it
         .collect();
     assert!(left.is_empty(), "staging directories left behind: {left:?}");
 }
+
+/// A file the render writes private (a Quadlet Secret's) and that someone opened up to others
+/// since is a difference `opm mod verify-render` reports, though its bytes are unchanged: the
+/// provenance's digests do not hold modes, the render does (review of issue 48).
+#[test]
+fn verify_render_reports_a_private_file_opened_to_others() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let work = tempfile::tempdir().unwrap();
+    let shop = repo().join("examples/shop/module.yaml");
+    let shop = shop.to_str().unwrap();
+    let build = ["mod", "build", shop, "-p", "quadlet", "--out-dir", "out"];
+    exited(&opm_at(work.path(), work.path(), &build, &[]), 0);
+    let out = work.path().join("out");
+    let secret = out.join("secrets/api.env");
+    let mode = std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let verify = ["mod", "verify-render", "out"];
+    let (stdout, _) = exited(&opm_at(work.path(), work.path(), &verify, &[]), 0);
+    assert!(
+        stdout.contains("exactly what its inputs render"),
+        "{stdout}"
+    );
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (stdout, _) = exited(&opm_at(work.path(), work.path(), &verify, &[]), 1);
+    assert!(
+        stdout.contains(
+            "secrets/api.env: mode 0644 lets others read it, and the render writes it 0600"
+        ),
+        "{stdout}"
+    );
+}

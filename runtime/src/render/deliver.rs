@@ -261,6 +261,7 @@ pub fn verify(
         &render_env,
         recorded.source.clone(),
     )?;
+    lines.extend(widened_modes(dir, &render.rendered.files));
     render.free();
     if fresh.module.digest != recorded.module.digest {
         lines.push(format!(
@@ -335,6 +336,38 @@ fn read_provenance(dir: &Path) -> anyhow::Result<Provenance> {
         provenance::MAX_BYTES
     );
     provenance::read(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// A line for each file of `rendered` that the render writes private (0600) and that `dir`
+/// holds readable or writable by others: a mode is not in the provenance's digests, and a
+/// Secret's file opened up since the render is what a review of the directory must hear of.
+fn widened_modes(dir: &Path, rendered: &[OutputFile]) -> Vec<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        rendered
+            .iter()
+            .filter(|file| file.mode == opm_core::render::FileMode::Private)
+            .filter_map(|file| {
+                let mode = std::fs::symlink_metadata(dir.join(&file.path))
+                    .ok()?
+                    .permissions()
+                    .mode()
+                    & 0o777;
+                (mode & 0o077 != 0).then(|| {
+                    format!(
+                        "{}: mode {mode:04o} lets others read it, and the render writes it 0600",
+                        file.path
+                    )
+                })
+            })
+            .collect()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, rendered);
+        Vec::new()
+    }
 }
 
 /// Everything under `dir` but the files of its root named in `skip`, with its SHA-256: each
