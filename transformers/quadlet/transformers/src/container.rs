@@ -150,8 +150,8 @@ pub fn unit(
             let (restart, retries) = pod.restart()?;
             unit.set("Service", "Restart", restart);
             if let Some(retries) = retries {
-                // The backoff limit: at most `retries` restarts in a day, 10 s apart.
-                unit.set("Unit", "StartLimitIntervalSec", "1d");
+                // The backoff limit: at most `retries` restarts of one run, 10 s apart.
+                unit.set("Unit", "StartLimitIntervalSec", retry_window(pod)?);
                 unit.set("Unit", "StartLimitBurst", (retries + 1).to_string());
                 unit.set("Service", "RestartSec", "10");
             }
@@ -173,6 +173,29 @@ pub fn unit(
         unit.set("Install", "WantedBy", "default.target");
     }
     Ok(unit)
+}
+
+/// The `StartLimitIntervalSec=` in which a job's `StartLimitBurst=` (its first start and its
+/// retries) is counted. systemd counts every start against it, a timer's too: a job, started
+/// once at boot, counts a day; a cronjob counts a window shorter than the shortest gap between
+/// two runs of its schedule ([`crate::cron::shortest_gap`], less a minute for the timer's
+/// accuracy, or half of it under two minutes), so that each run gets the whole limit and no
+/// scheduled run is ever refused (a day's window stopped a `*/15` schedule after 7 runs).
+fn retry_window(pod: &Pod) -> Result<String, TransformError> {
+    if pod.kind != Kind::CronJob {
+        return Ok("1d".to_owned());
+    }
+    let schedule: Value = pod.component.require("schedule")?;
+    let cron = schedule
+        .get("cron")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let gap = crate::cron::shortest_gap(cron).map_err(|e| {
+        TransformError::invalid(format!(
+            "schedule.cron cannot be a systemd calendar event: {e}"
+        ))
+    })?;
+    Ok((gap - (gap / 2).min(60)).to_string())
 }
 
 /// `image` as Podman should pull it, fully qualified: Docker Hub's `docker.io/` (and

@@ -47,8 +47,17 @@ enum Selection {
     Ranges(Vec<(u32, u32)>),
 }
 
-/// The systemd calendar events of the cron `schedule`, in `time_zone` if given.
-pub fn calendar(schedule: &str, time_zone: Option<&str>) -> Result<Vec<String>, String> {
+/// The five fields of a schedule, read.
+struct Schedule {
+    minute: Selection,
+    hour: Selection,
+    day: Selection,
+    month: Selection,
+    weekday: Selection,
+}
+
+/// The cron `schedule` read, its macro (`@daily`) written out.
+fn parse(schedule: &str) -> Result<Schedule, String> {
     let expanded = match schedule.trim() {
         "@yearly" | "@annually" => "0 0 1 1 *",
         "@monthly" => "0 0 1 * *",
@@ -67,11 +76,24 @@ pub fn calendar(schedule: &str, time_zone: Option<&str>) -> Result<Vec<String>, 
              day-of-week) or be a macro such as @daily"
         ));
     };
-    let minute = select(minute, &MINUTE, None)?;
-    let hour = select(hour, &HOUR, None)?;
-    let day = select(day, &DAY, None)?;
-    let month = select(month, &MONTH, Some(&MONTHS))?;
-    let weekday = weekdays(select(weekday, &WEEKDAY, Some(&WEEKDAYS))?);
+    Ok(Schedule {
+        minute: select(minute, &MINUTE, None)?,
+        hour: select(hour, &HOUR, None)?,
+        day: select(day, &DAY, None)?,
+        month: select(month, &MONTH, Some(&MONTHS))?,
+        weekday: weekdays(select(weekday, &WEEKDAY, Some(&WEEKDAYS))?),
+    })
+}
+
+/// The systemd calendar events of the cron `schedule`, in `time_zone` if given.
+pub fn calendar(schedule: &str, time_zone: Option<&str>) -> Result<Vec<String>, String> {
+    let Schedule {
+        minute,
+        hour,
+        day,
+        month,
+        weekday,
+    } = parse(schedule)?;
 
     let zone = time_zone.map(|zone| format!(" {zone}")).unwrap_or_default();
     let time = format!("{}:{}:00", numbers(&hour, 2), numbers(&minute, 2));
@@ -93,6 +115,57 @@ pub fn calendar(schedule: &str, time_zone: Option<&str>) -> Result<Vec<String>, 
         ],
         _ => vec![event(&weekday, &day)],
     })
+}
+
+/// A lower bound, in seconds, of the time between two runs of the cron `schedule`, whatever
+/// the days it runs on: the shortest gap between two of its minutes (the hour wrapping round)
+/// when it runs at several, else between two of its hours (the day wrapping round) less the
+/// hour a daylight-saving change can take out of it, else a day less that hour.
+///
+/// ```
+/// use quadlet_transformers::cron::shortest_gap;
+/// assert_eq!(shortest_gap("*/15 * * * *").unwrap(), 15 * 60);
+/// assert_eq!(shortest_gap("50,5 * * * *").unwrap(), 15 * 60);
+/// assert_eq!(shortest_gap("0 */6 * * *").unwrap(), 5 * 3600);
+/// assert_eq!(shortest_gap("@weekly").unwrap(), 23 * 3600);
+/// ```
+pub fn shortest_gap(schedule: &str) -> Result<u64, String> {
+    let Schedule { minute, hour, .. } = parse(schedule)?;
+    let minutes = cyclic_gap(&minute, &MINUTE);
+    if minutes < 60 {
+        return Ok(u64::from(minutes) * 60);
+    }
+    let hours = cyclic_gap(&hour, &HOUR).max(1);
+    // Clocks put forward by an hour shorten a gap of two hours or more by one.
+    let hours = if hours >= 2 { hours - 1 } else { hours };
+    Ok(u64::from(hours) * 3600)
+}
+
+/// The fewest steps between two values `selection` holds of `field`, counted round the end of
+/// the field (the next hour's or day's first value follows the last); the field's length when
+/// it holds one value.
+fn cyclic_gap(selection: &Selection, field: &Field) -> u32 {
+    let length = field.max - field.min + 1;
+    let values: Vec<u32> = match selection {
+        Selection::Every => return 1,
+        Selection::Ranges(ranges) => {
+            let mut values: Vec<u32> = ranges
+                .iter()
+                .flat_map(|&(first, last)| first..=last)
+                .collect();
+            values.sort_unstable();
+            values.dedup();
+            values
+        }
+    };
+    let (Some(first), Some(last)) = (values.first(), values.last()) else {
+        return length;
+    };
+    let wrap = length - (last - first);
+    values
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .fold(wrap, u32::min)
 }
 
 /// What `text` selects of `field`, names read from `names` (case-insensitive).
@@ -247,6 +320,19 @@ mod tests {
             calendar("0 1-10/3 * * *", None).unwrap(),
             ["*-*-* 01,04,07,10:00:00"]
         );
+    }
+
+    #[test]
+    fn the_shortest_gap_between_runs_is_a_lower_bound_whatever_the_days() {
+        assert_eq!(shortest_gap("* * * * *").unwrap(), 60);
+        assert_eq!(shortest_gap("0,30 9-17 * * 1-5").unwrap(), 30 * 60);
+        // 45 and 5 are 20 minutes apart round the hour.
+        assert_eq!(shortest_gap("5,45 * * * *").unwrap(), 20 * 60);
+        assert_eq!(shortest_gap("@hourly").unwrap(), 3600);
+        assert_eq!(shortest_gap("0 1,2 * * *").unwrap(), 3600);
+        assert_eq!(shortest_gap("30 2 * * *").unwrap(), 23 * 3600);
+        assert_eq!(shortest_gap("0 22,2 * * *").unwrap(), 3 * 3600);
+        assert!(shortest_gap("0 25 * * *").unwrap_err().contains("hour"));
     }
 
     #[test]

@@ -94,6 +94,12 @@ fn a_cronjob_is_a_oneshot_container_and_a_timer() {
         out[0]["spec"]["Service"],
         json!({"Type": "oneshot", "Restart": "on-failure", "RestartSec": "10"})
     );
+    // The retries of one nightly run are counted in 23 hours less a minute, not a day.
+    assert_eq!(
+        out[0]["spec"]["Unit"]["StartLimitIntervalSec"],
+        (23 * 3600 - 60).to_string()
+    );
+    assert_eq!(out[0]["spec"]["Unit"]["StartLimitBurst"], "3");
     assert_eq!(out[0]["spec"]["Container"]["Exec"], "sh -c \"echo $$HOME\"");
     assert!(out[0]["spec"].get("Install").is_none());
     assert_eq!(out[1]["kind"], "Timer");
@@ -110,6 +116,31 @@ fn a_cronjob_is_a_oneshot_container_and_a_timer() {
         error.contains("schedule.cron cannot be a systemd calendar event: the hour field \"25\""),
         "{error}"
     );
+}
+
+#[test]
+fn a_cronjob_counts_the_retries_of_one_run_not_every_run_of_the_day() {
+    // systemd counts every start against StartLimitBurst=, the timer's too: in a window of a
+    // day, a */15 schedule with the default 6 retries was refused after its 7th run. The window
+    // is shorter than the schedule's gap, so each run starts afresh with the whole limit.
+    let cronjob = json!({"metadata": {"name": "sync"}, "spec": {
+        "container": {"image": "busybox:1.36"},
+        "schedule": {"cron": "*/15 * * * *"}}});
+    let out = call("CronJobTransformer", cronjob, test_context()).unwrap();
+    let unit = &out[0]["spec"]["Unit"];
+    assert_eq!(unit["StartLimitIntervalSec"], "840");
+    assert_eq!(unit["StartLimitBurst"], "7");
+    let every_minute = json!({"metadata": {"name": "tick"}, "spec": {
+        "container": {"image": "busybox:1.36"},
+        "schedule": {"cron": "* * * * *"}, "jobConfig": {"backoffLimit": 1}}});
+    let out = call("CronJobTransformer", every_minute, test_context()).unwrap();
+    assert_eq!(out[0]["spec"]["Unit"]["StartLimitIntervalSec"], "30");
+    // A job is started once, at boot: its retries are counted in a day.
+    let job =
+        json!({"metadata": {"name": "migrate"}, "spec": {"container": {"image": "busybox:1.36"}}});
+    let out = call("JobTransformer", job, test_context()).unwrap();
+    assert_eq!(out[0]["spec"]["Unit"]["StartLimitIntervalSec"], "1d");
+    assert_eq!(out[0]["spec"]["Unit"]["StartLimitBurst"], "7");
 }
 
 #[test]

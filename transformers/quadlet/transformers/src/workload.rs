@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `stateless`, `stateful`, `daemon` | a container that runs until stopped: `[Service] Restart=always`, `[Install] WantedBy=default.target` |
 //! | `job` | a oneshot service (`Type=oneshot`): `Restart=on-failure` (RestartPolicy OnFailure, the default) or `no`; JobConfig's `activeDeadlineSeconds` as `TimeoutStartSec=` (a oneshot service's run is its start) |
-//! | `cronjob` | the same oneshot container, started by `NAME.timer` with `OnCalendar=` the schedule ([`crate::cron`]) |
+//! | `cronjob` | the same oneshot container, started by `NAME.timer` with `OnCalendar=` the schedule ([`crate::cron`]); its retries counted in a window shorter than the schedule's shortest gap, not a day, as systemd counts the timer's starts too |
 //!
 //! Init containers run in order before the others: each is a oneshot service
 //! (`RemainAfterExit=yes`) that the next one, and every long-running container, needs
