@@ -8,7 +8,7 @@
 //! | `env` `value`, `fieldRef` | `Environment=` (`spec.nodeName` is the host's name, `%H`) |
 //! | `env` `secretKeyRef`, `configMapKeyRef`, `envFrom` | an `EnvironmentFile=` the renderer writes: `secrets/NAME.env` (0600) when a Secret is read, else `config/NAME.env` |
 //! | `resources` | `[Service] MemoryMax=`, `CPUQuota=` (limits), `CPUWeight=` (the CPU request, weighed as the kubelet weighs it) |
-//! | probes, HealthCheck | `HealthCmd=` and its timing, `Notify=healthy`; a startup probe `HealthStartup*=`; a liveness probe alone `HealthOnFailure=kill` |
+//! | probes, HealthCheck | `HealthCmd=` and its timing, `Notify=healthy` with `[Service] TimeoutStartSec=` the time the probes allow to become healthy and 300 s for the image pull; a startup probe `HealthStartup*=`; a liveness probe alone `HealthOnFailure=kill` |
 //! | `securityContext`, SecurityContext | `User=`, `Group=`, `GroupAdd=`, `ReadOnly=`, `NoNewPrivileges=`, `DropCapability=`, `AddCapability=`, `SeccompProfile=`, `SecurityLabel*=`, `Unmask=`, `Sysctl=` |
 //! | `lifecycle`, GracefulShutdown | `[Service] ExecStartPost=`, `ExecStop=` (`podman exec`), `StopTimeout=` |
 //! | `workingDir`, `tty`, `stdin`, `ulimits` | `WorkingDir=`, `PodmanArgs=--tty`, `--interactive`, `Ulimit=` |
@@ -687,7 +687,9 @@ fn probe_command(spec: &Value, probe: &Value, path: &str) -> Result<String, Tran
 }
 
 /// The health check: the readiness probe (else the liveness one) as `HealthCmd=` with
-/// Kubernetes' timing, `Notify=healthy` for a container that runs until stopped; a liveness
+/// Kubernetes' timing, `Notify=healthy` for a container that runs until stopped, whose start
+/// then lasts until the check passes: `TimeoutStartSec=` the time the startup probe and the
+/// health check's probe allow ([`time_to_healthy`]) and [`PULL_MARGIN`]; a liveness
 /// probe alone kills the container when it fails (`HealthOnFailure=kill`), and systemd restarts
 /// it; a startup probe as `HealthStartup*=`.
 fn health(
@@ -765,8 +767,36 @@ fn health(
     }
     if long_running {
         unit.set("Container", "Notify", "healthy");
+        if !unit.has("Service", "TimeoutStartSec") {
+            let gate = [spec.get("startupProbe"), Some(probe)]
+                .into_iter()
+                .flatten()
+                .map(time_to_healthy)
+                .sum::<u64>();
+            unit.set(
+                "Service",
+                "TimeoutStartSec",
+                (gate + PULL_MARGIN).to_string(),
+            );
+        }
     }
     Ok(())
+}
+
+/// The seconds `TimeoutStartSec=` allows beyond the probes for the image to be pulled (which
+/// `podman run` does as it starts): 5 minutes, a large image (1 GB) over a modest link, where
+/// systemd's default of 90 s for the whole start would fail a container whose probes allow
+/// more (Kubernetes gives a pull and a startup probe as long as they take).
+pub const PULL_MARGIN: u64 = 300;
+
+/// The longest a probe lets a container take to pass it, as the kubelet counts it: the initial
+/// delay and the failure threshold's periods (`initialDelaySeconds + periodSeconds ×
+/// failureThreshold`, defaults 0, 10 and 3).
+fn time_to_healthy(probe: &Value) -> u64 {
+    let seconds =
+        |field: &str, default: u64| probe.get(field).and_then(Value::as_u64).unwrap_or(default);
+    seconds("initialDelaySeconds", 0)
+        + seconds("periodSeconds", 10) * seconds("failureThreshold", 3)
 }
 
 /// The pod's SecurityContext and the container's `securityContext` (which wins, field by

@@ -67,9 +67,11 @@ fn a_stateless_component_is_a_container_on_the_module_network() {
     );
     assert_eq!(spec["Container"]["Notify"], "healthy");
     assert_eq!(spec["Container"]["HealthInterval"], "5s");
+    // Started once healthy: the readiness probe allows 5 s × 3, and the pull 300 s.
     assert_eq!(
         spec["Service"],
-        json!({"MemoryMax": "67108864", "CPUQuota": "50%", "CPUWeight": "10", "Restart": "always"})
+        json!({"TimeoutStartSec": "315", "MemoryMax": "67108864", "CPUQuota": "50%",
+               "CPUWeight": "10", "Restart": "always"})
     );
     assert_eq!(spec["Install"]["WantedBy"], "default.target");
     assert_eq!(out[1]["spec"]["Volume"]["VolumeName"], "web-data");
@@ -141,6 +143,36 @@ fn a_cronjob_counts_the_retries_of_one_run_not_every_run_of_the_day() {
     let out = call("JobTransformer", job, test_context()).unwrap();
     assert_eq!(out[0]["spec"]["Unit"]["StartLimitIntervalSec"], "1d");
     assert_eq!(out[0]["spec"]["Unit"]["StartLimitBurst"], "7");
+}
+
+#[test]
+fn a_container_started_once_healthy_has_the_time_its_probes_allow_to_start() {
+    // Mattermost's probes: systemd's default 90 s would fail a start its startup probe allows
+    // 10 + 10 × 30 s for, and the readiness probe 15 + 10 × 3 s after it, before the pull.
+    let component = json!({"metadata": {"name": "chat"}, "spec": {
+        "container": {"image": "mattermost/mattermost-team-edition:10.5", "ports": {"http": {"containerPort": 8065}}},
+        "healthCheck": {
+            "startup": {"httpGet": {"path": "/healthz", "port": "http"}, "initialDelaySeconds": 10,
+                        "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 30},
+            "liveness": {"httpGet": {"path": "/ping", "port": "http"}, "initialDelaySeconds": 1},
+            "readiness": {"httpGet": {"path": "/ping", "port": "http"}, "initialDelaySeconds": 15,
+                          "periodSeconds": 10, "failureThreshold": 3}}}});
+    let out = call("StatelessTransformer", component, test_context()).unwrap();
+    let spec = &out[0]["spec"];
+    assert_eq!(spec["Container"]["Notify"], "healthy");
+    assert_eq!(
+        spec["Service"]["TimeoutStartSec"],
+        (310 + 45 + 300).to_string()
+    );
+    // A probe's defaults: 0 + 10 × 3. A job is not started once healthy: no timeout of it.
+    let probe = json!({"exec": {"command": ["true"]}});
+    let defaults = json!({"metadata": {"name": "db"}, "spec": {
+        "container": {"image": "postgres:17", "livenessProbe": probe}}});
+    let out = call("StatefulTransformer", defaults.clone(), test_context()).unwrap();
+    assert_eq!(out[0]["spec"]["Service"]["TimeoutStartSec"], "330");
+    let out = call("JobTransformer", defaults, test_context()).unwrap();
+    assert!(out[0]["spec"]["Container"].get("Notify").is_none());
+    assert!(out[0]["spec"]["Service"].get("TimeoutStartSec").is_none());
 }
 
 #[test]
