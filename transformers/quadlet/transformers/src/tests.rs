@@ -202,6 +202,11 @@ fn sidecars_and_init_containers_make_a_pod() {
             ("Container", "app-proxy")
         ]
     );
+    // Podman keeps pods and containers in one namespace: the pod is not its main container's
+    // name, and the module network still reaches it as `app`.
+    assert_eq!(out[0]["spec"]["Pod"]["PodName"], "app-pod");
+    assert_eq!(out[0]["spec"]["Pod"]["NetworkAlias"], json!(["app"]));
+    assert_eq!(out[1]["spec"]["Container"]["ContainerName"], "app");
     assert_eq!(out[0]["spec"]["Pod"]["PublishPort"], json!(["8080:8080"]));
     assert_eq!(out[0]["spec"]["Pod"]["Network"], "shop.network");
     assert_eq!(out[1]["spec"]["Container"]["Pod"], "app.pod");
@@ -215,6 +220,24 @@ fn sidecars_and_init_containers_make_a_pod() {
         json!(["app-init-migrate.service"])
     );
     assert_eq!(out[3]["spec"]["Service"]["Type"], "oneshot");
+
+    let second = call(
+        "StatefulTransformer",
+        json!({"metadata": {"name": "app"}, "spec": {"container": {"image": "app:1"},
+               "sidecarContainers": {"proxy": {"image": "envoy:1"}}}}),
+        test_instance_context(),
+    )
+    .unwrap();
+    assert_eq!(second[0]["spec"]["Pod"]["PodName"], "shop-eu-app-pod");
+    let clash = json!({"metadata": {"name": "app"}, "spec": {"container": {"image": "app:1"},
+        "sidecarContainers": {"pod": {"image": "envoy:1"}}}});
+    let error = call("StatefulTransformer", clash, test_context())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("the sidecar \"pod\" would be the container app-pod"),
+        "{error}"
+    );
 }
 
 #[test]

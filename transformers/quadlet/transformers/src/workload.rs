@@ -1,8 +1,9 @@
 //! A workload component as Quadlet units: the main container is `NAME.container` (`NAME` the
 //! component's name, for the instance), and a component with sidecars or init containers is a
-//! pod — `NAME.pod`, which joins the module network and publishes the ports, with the main
-//! container `NAME`, each sidecar `NAME-<sidecar>` and each init container `NAME-init-<name>`
-//! in it (`Pod=NAME.pod`).
+//! pod — `NAME.pod`, Podman's pod `NAME-pod` (pods and containers share one namespace), which
+//! joins the module network as `NAME` and publishes the ports, with the main container `NAME`,
+//! each sidecar `NAME-<sidecar>` and each init container `NAME-init-<name>` in it
+//! (`Pod=NAME.pod`).
 //!
 //! | workload type | units |
 //! |---|---|
@@ -196,6 +197,19 @@ pub fn render(
             )));
         }
     }
+    if let Some(clash) = sidecars
+        .iter()
+        .map(|(sidecar, _)| sidecar)
+        .chain(inits.iter().filter_map(|(init, spec)| {
+            (spec.get("restartPolicy").and_then(Value::as_str) == Some("Always")).then_some(init)
+        }))
+        .find(|sidecar| sidecar.as_str() == "pod")
+    {
+        return Err(TransformError::invalid(format!(
+            "the sidecar {clash:?} would be the container {name}-pod, the name of the pod \
+             itself (and of its service, {name}-pod.service): rename the sidecar"
+        )));
+    }
     let volumes = PodVolumes::new(component, context, &name, storage, &containers)?;
     let (labels, annotations) = metadata(component, context)?;
     let pod = Pod {
@@ -300,7 +314,7 @@ pub fn render(
 fn pod_unit(pod: &Pod, main: &Value) -> Result<Unit, TransformError> {
     let mut unit = Unit::default();
     unit.set("Unit", "Description", pod.description("the pod"));
-    unit.set("Pod", "PodName", pod.name.clone());
+    unit.set("Pod", "PodName", pod_name(&pod.name));
     container::network(pod, &mut unit, "Pod")?;
     crate::container::publish(pod, main, &mut unit, "Pod")?;
     let share_pid = pod
@@ -315,6 +329,13 @@ fn pod_unit(pod: &Pod, main: &Value) -> Result<Unit, TransformError> {
         unit.set("Install", "WantedBy", "default.target");
     }
     Ok(unit)
+}
+
+/// The Podman name of the pod whose main container is `name`: `NAME-pod`, as Podman keeps pods
+/// and containers in one namespace and refuses a pod of its main container's name ("name is in
+/// use"). Its network alias stays `NAME`, by which the module reaches the component.
+pub fn pod_name(name: &str) -> String {
+    format!("{name}-pod")
 }
 
 /// The `.timer` of a cronjob: its schedule, time zone, and whether it is enabled.
