@@ -10,6 +10,8 @@
 //!   a value;
 //! - [`host`]: what counts as host access, and the label by which a component asks for it;
 //! - [`notes`]: what a platform cannot honour, as a warning or (with `--strict`) an error;
+//! - [`probe`]: a probe as a shell command run inside the container (an `httpGet` probe's
+//!   `wget`, else `curl`), for the platforms whose health checks run there;
 //! - [`volumes`]: the one source of a Volumes entry, and the PersistentStorage entries;
 //! - [`workload`]: how a workload's containers restart (RestartPolicy, a job's `backoffLimit`);
 //! - [`sorted_entries`]: a map of the module walked in key order; [`mounts_of`]: a volume's one
@@ -26,6 +28,7 @@ pub mod container;
 pub mod env;
 pub mod host;
 pub mod notes;
+pub mod probe;
 pub mod volumes;
 pub mod workload;
 

@@ -16,6 +16,7 @@
 use opm_compose_common::seconds;
 use opm_guest::{Context, Map, TransformError, Value, json};
 use opm_module_common::notes::{caveat, unhonoured};
+use opm_module_common::probe::{http_command, port_number, shell_quote};
 
 /// Kubernetes' defaults: probes every 10 s, time out after 1 s, fail after 3 failures.
 const PERIOD: u64 = 10;
@@ -169,7 +170,7 @@ fn test(probe: &Value, spec: &Value, at: &str) -> Result<Value, TransformError> 
             .unwrap_or("127.0.0.1");
         let command = format!(
             "nc -z {host} {port} || bash -c {}",
-            quote(&format!("exec 3<>/dev/tcp/{host}/{port}"))
+            shell_quote(&format!("exec 3<>/dev/tcp/{host}/{port}"))
         );
         return Ok(json!(["CMD-SHELL", command]));
     }
@@ -220,80 +221,6 @@ pub fn hook(handler: &Value, spec: &Value, at: &str) -> Result<Value, TransformE
     Err(TransformError::invalid(format!(
         "{at} needs one of exec, httpGet, sleep"
     )))
-}
-
-/// A shell command that fetches an `httpGet` probe's URL, failing on an HTTP error (Kubernetes
-/// counts 200 to 399 as success; both tools fail on 400 and above). Docker's timeout bounds it
-/// (busybox's `wget -T` crashes in some builds).
-fn http_command(http: &Value, spec: &Value, at: &str) -> Result<String, TransformError> {
-    let port = port_number(http.get("port"), spec, at)?;
-    let host = http
-        .get("host")
-        .and_then(Value::as_str)
-        .unwrap_or("127.0.0.1");
-    let scheme = match http.get("scheme").and_then(Value::as_str) {
-        Some("HTTPS") => "https",
-        _ => "http",
-    };
-    let path = http.get("path").and_then(Value::as_str).unwrap_or("/");
-    let path = if path.starts_with('/') {
-        path.to_owned()
-    } else {
-        format!("/{path}")
-    };
-    let url = quote(&format!("{scheme}://{host}:{port}{path}"));
-    let mut wget = String::from("wget -q -O /dev/null");
-    let mut curl = String::from("curl -fsS -o /dev/null");
-    if scheme == "https" {
-        // The kubelet does not verify a probe's certificate either.
-        wget.push_str(" --no-check-certificate");
-        curl.push_str(" -k");
-    }
-    for header in http
-        .get("httpHeaders")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = header
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let value = header
-            .get("value")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let header = quote(&format!("{name}: {value}"));
-        wget.push_str(&format!(" --header {header}"));
-        curl.push_str(&format!(" -H {header}"));
-    }
-    Ok(format!("{wget} {url} || {curl} {url}"))
-}
-
-/// A port of a probe: a number, or the name of a port of the container.
-fn port_number(port: Option<&Value>, spec: &Value, at: &str) -> Result<u64, TransformError> {
-    match port {
-        Some(Value::Number(number)) => number
-            .as_u64()
-            .ok_or_else(|| TransformError::invalid(format!("{at}: port {number} is not a port"))),
-        Some(Value::String(name)) => match name.parse::<u64>() {
-            Ok(number) => Ok(number),
-            Err(_) => spec
-                .pointer(&format!("/ports/{name}/containerPort"))
-                .and_then(Value::as_u64)
-                .ok_or_else(|| {
-                    TransformError::invalid(format!(
-                        "{at}: port {name:?} is not a port of the container"
-                    ))
-                }),
-        },
-        _ => Err(TransformError::invalid(format!("{at}.port is required"))),
-    }
-}
-
-/// `text` as one shell word, in single quotes.
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {

@@ -21,6 +21,7 @@ use opm_module_common::container::{SecurityContext, image_reference};
 use opm_module_common::env::{ordered, references};
 use opm_module_common::host::{CONTAINER_SELINUX_TYPES, DEFAULT_CAPABILITIES};
 use opm_module_common::notes::{caveat, unhonoured};
+use opm_module_common::probe::{http_command, port_number};
 use opm_quadlet_common::unit::Unit;
 use opm_quadlet_common::{CONFIG_DIR, SECRET_DIR, escape, quote, sorted_entries, words};
 
@@ -616,57 +617,30 @@ fn command(
 }
 
 /// The probe's command as Podman's health check runs it: an `exec` command as a JSON array
-/// (run as is), an HTTP, TCP or gRPC probe as a shell command of tools the image must have.
-/// Quadlet passes `HealthCmd=` on as written, so it is escaped, not quoted.
+/// (run as is), an HTTP, TCP or gRPC probe as a shell command of tools the image must have
+/// (an HTTP probe as compose's: `opm_module_common::probe`). Quadlet passes `HealthCmd=` on
+/// as written, so it is escaped, not quoted.
 fn probe_command(spec: &Value, probe: &Value, path: &str) -> Result<String, TransformError> {
-    let port = |value: Option<&Value>| -> Result<u64, TransformError> {
-        match value {
-            Some(Value::Number(n)) => Ok(n.as_u64().unwrap_or_default()),
-            Some(Value::String(named)) => spec
-                .get("ports")
-                .and_then(|p| p.get(named))
-                .and_then(|p| p.get("containerPort"))
-                .and_then(Value::as_u64)
-                .ok_or_else(|| {
-                    TransformError::invalid(format!(
-                        "{path}: the probe's port {named:?} names no port of the container"
-                    ))
-                }),
-            _ => Err(TransformError::invalid(format!(
-                "{path}: the probe needs a port"
-            ))),
-        }
-    };
     if let Some(exec) = probe.get("exec") {
         let command = exec.get("command").cloned().unwrap_or(json!([]));
         return Ok(escape(&command.to_string()));
     }
     if let Some(http) = probe.get("httpGet") {
-        let host = http
-            .get("host")
-            .and_then(Value::as_str)
-            .unwrap_or("localhost");
-        let scheme = match http.get("scheme").and_then(Value::as_str) {
-            Some("HTTPS") => "https",
-            _ => "http",
-        };
-        let url_path = http.get("path").and_then(Value::as_str).unwrap_or("/");
-        let url = format!("{scheme}://{host}:{}{url_path}", port(http.get("port"))?);
         caveat(&format!(
             "{path}: the HTTP probe runs wget, else curl, inside the container: the image needs one"
         ));
-        let shell = format!("wget -q -O /dev/null '{url}' || curl -fsS -o /dev/null '{url}'");
-        return Ok(escape(&shell));
+        return Ok(escape(&http_command(http, spec, path)?));
     }
     if let Some(tcp) = probe.get("tcpSocket") {
         let host = tcp
             .get("host")
             .and_then(Value::as_str)
-            .unwrap_or("localhost");
+            .unwrap_or("127.0.0.1");
         caveat(&format!(
             "{path}: the TCP probe runs nc inside the container: the image needs it"
         ));
-        return Ok(escape(&format!("nc -z {host} {}", port(tcp.get("port"))?)));
+        let port = port_number(tcp.get("port"), spec, path)?;
+        return Ok(escape(&format!("nc -z {host} {port}")));
     }
     if let Some(grpc) = probe.get("grpc") {
         caveat(&format!(
@@ -674,7 +648,10 @@ fn probe_command(spec: &Value, probe: &Value, path: &str) -> Result<String, Tran
         ));
         let mut args = vec![
             "grpc_health_probe".to_owned(),
-            format!("-addr=localhost:{}", port(grpc.get("port"))?),
+            format!(
+                "-addr=127.0.0.1:{}",
+                port_number(grpc.get("port"), spec, path)?
+            ),
         ];
         if let Some(service) = grpc.get("service").and_then(Value::as_str) {
             args.push(format!("-service={service}"));

@@ -176,6 +176,23 @@ fn a_container_started_once_healthy_has_the_time_its_probes_allow_to_start() {
 }
 
 #[test]
+fn an_http_probe_is_compose_s_command_escaped_for_systemd() {
+    // HTTPS without a certificate check, as the kubelet probes; the headers; 127.0.0.1; and a
+    // `%` and `$` of the path doubled for systemd, which Quadlet passes the value through.
+    let component = json!({"metadata": {"name": "api"}, "spec": {"container": {
+        "image": "x", "ports": {"https": {"containerPort": 8443}},
+        "readinessProbe": {"httpGet": {"scheme": "HTTPS", "port": "https", "path": "/ready?q=100%&v=$V",
+                           "httpHeaders": [{"name": "Host", "value": "api.example.com"}]}}}}});
+    let out = call("StatelessTransformer", component, test_context()).unwrap();
+    assert_eq!(
+        out[0]["spec"]["Container"]["HealthCmd"],
+        "wget -q -O /dev/null --no-check-certificate --header 'Host: api.example.com' \
+         'https://127.0.0.1:8443/ready?q=100%%&v=$$V' || curl -fsS -o /dev/null -k \
+         -H 'Host: api.example.com' 'https://127.0.0.1:8443/ready?q=100%%&v=$$V'"
+    );
+}
+
+#[test]
 fn sidecars_and_init_containers_make_a_pod() {
     let component = json!({"metadata": {"name": "app"}, "spec": {
         "container": {"image": "app:1"},
@@ -303,7 +320,7 @@ fn values_quadlet_passes_on_as_written_are_escaped_never_quoted() {
     assert_eq!(container["Tmpfs"], json!(["/tmp:rw,size=67108864"]));
     assert_eq!(
         container["HealthCmd"],
-        "wget -q -O /dev/null 'http://localhost:80/' || curl -fsS -o /dev/null 'http://localhost:80/'"
+        "wget -q -O /dev/null 'http://127.0.0.1:80/' || curl -fsS -o /dev/null 'http://127.0.0.1:80/'"
     );
     assert_eq!(container["HealthOnFailure"], "kill");
     assert_eq!(container["Exec"], "echo \"50%% of $$HOME\"");
