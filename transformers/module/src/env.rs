@@ -1,5 +1,5 @@
-//! A container's `env`: the order its variables are defined in, and the `$(NAME)` references
-//! of a value.
+//! A container's `env`: the order its variables are defined in, the `$(NAME)` references of a
+//! value, and their expansion as the kubelet expands them ([`expand`]).
 //!
 //! A list is kept in the order written. A map (name → source) is defined in name order, except
 //! that a variable whose value refers to others with `$(NAME)` comes after them: Kubernetes
@@ -135,6 +135,48 @@ pub fn references(text: &str) -> Vec<&str> {
     found
 }
 
+/// `text` with every `$(NAME)` that `lookup` knows replaced by its value, `$$` reduced to `$`,
+/// and everything else as written, as Kubernetes expands a container's variables, command and
+/// arguments: a reference to a variable it does not know stays as written, and a value is
+/// substituted as it is, not expanded again.
+///
+/// ```
+/// use opm_module_common::env::expand;
+/// let root = |name: &str| (name == "ROOT").then(|| "/media".to_owned());
+/// assert_eq!(expand("$(ROOT)/library, $$(ROOT), $(OTHER), $$HOME", root),
+///            "/media/library, $(ROOT), $(OTHER), $HOME");
+/// ```
+pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(escaped) = after.strip_prefix('$') {
+            out.push('$');
+            rest = escaped;
+        } else if let Some(open) = after.strip_prefix('(')
+            && let Some(close) = open.find(')')
+        {
+            let name = &open[..close];
+            match lookup(name) {
+                Some(value) => out.push_str(&value),
+                None => {
+                    out.push_str("$(");
+                    out.push_str(name);
+                    out.push(')');
+                }
+            }
+            rest = &open[close + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use opm_guest::json;
@@ -149,6 +191,24 @@ mod tests {
             .into_iter()
             .map(|(name, _)| name)
             .collect()
+    }
+
+    fn known(name: &str) -> Option<String> {
+        match name {
+            "A" => Some("1".into()),
+            "B" => Some("$(A)".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn expansion_follows_kubernetes() {
+        assert_eq!(expand("x$(A)y", known), "x1y");
+        // A value is substituted as it is, not expanded again.
+        assert_eq!(expand("$(B)", known), "$(A)");
+        assert_eq!(expand("$$(A) $$ $x $( $(A", known), "$(A) $ $x $( $(A");
+        assert_eq!(expand("$(UNKNOWN)-$", known), "$(UNKNOWN)-$");
+        assert_eq!(expand("", known), "");
     }
 
     #[test]

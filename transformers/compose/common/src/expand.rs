@@ -1,7 +1,8 @@
 //! Kubernetes' `$(VAR)` expansion, which compose does not have, and compose's `$$` escape,
 //! which Kubernetes does not need.
 //!
-//! Kubernetes expands `$(NAME)` in a container's environment values, command and arguments
+//! Kubernetes expands `$(NAME)` ([`expand`], `opm_module_common::env`'s, which the quadlet
+//! provider uses too) in a container's environment values, command and arguments
 //! with the variables defined before (or, for command and arguments, in) the container's
 //! environment, reduces `$$` to `$`, and leaves a reference to a variable it does not know as
 //! written. Compose instead interpolates `${NAME}` and `$NAME` in every value of the file from
@@ -28,40 +29,7 @@
 
 use opm_guest::Value;
 
-pub use opm_module_common::env::references;
-
-/// `text` with every `$(NAME)` that `lookup` knows replaced by its value, `$$` reduced to `$`,
-/// and everything else as written, as Kubernetes expands a container's variables.
-pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(escaped) = after.strip_prefix('$') {
-            out.push('$');
-            rest = escaped;
-        } else if let Some(open) = after.strip_prefix('(')
-            && let Some(close) = open.find(')')
-        {
-            let name = &open[..close];
-            match lookup(name) {
-                Some(value) => out.push_str(&value),
-                None => {
-                    out.push_str("$(");
-                    out.push_str(name);
-                    out.push(')');
-                }
-            }
-            rest = &open[close + 1..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
+pub use opm_module_common::env::{expand, references};
 
 /// `text` with every `$` doubled, so that compose passes it on as written instead of
 /// interpolating it.
@@ -107,16 +75,6 @@ mod tests {
             "B" => Some("$(A)".into()),
             _ => None,
         }
-    }
-
-    #[test]
-    fn expansion_follows_kubernetes() {
-        assert_eq!(expand("x$(A)y", known), "x1y");
-        // A value is substituted as it is, not expanded again.
-        assert_eq!(expand("$(B)", known), "$(A)");
-        assert_eq!(expand("$$(A) $$ $x $( $(A", known), "$(A) $ $x $( $(A");
-        assert_eq!(expand("$(UNKNOWN)-$", known), "$(UNKNOWN)-$");
-        assert_eq!(expand("", known), "");
     }
 
     #[test]

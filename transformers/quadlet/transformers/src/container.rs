@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use opm_compose_common::quantity;
 use opm_guest::{Map, TransformError, Value, json};
 use opm_module_common::container::{SecurityContext, image_reference};
-use opm_module_common::env::{ordered, references};
+use opm_module_common::env::{expand, ordered, references};
 use opm_module_common::host::{CONTAINER_SELINUX_TYPES, DEFAULT_CAPABILITIES};
 use opm_module_common::notes::{caveat, unhonoured};
 use opm_module_common::probe::{http_command, port_number};
@@ -427,7 +427,7 @@ fn environment(
                     )?;
                 }
             }
-            let text = expand(&text, &known);
+            let text = expand(&text, |name| known.get(name).cloned());
             unit.add("Container", "Environment", quote(&format!("{var}={text}")));
             known.insert(var.to_owned(), text);
         } else if let Some(key_ref) = source
@@ -544,32 +544,6 @@ fn quote_raw(text: &str) -> String {
     }
 }
 
-/// `$(NAME)` in `text` replaced by the value of `NAME` in `known`, `$$(` kept as `$(`, as the
-/// kubelet expands; an unknown name stays as written.
-pub fn expand(text: &str, known: &BTreeMap<String, String>) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(escaped) = after.strip_prefix("$(") {
-            out.push_str("$(");
-            rest = escaped;
-        } else if let Some(open) = after.strip_prefix('(')
-            && let Some(close) = open.find(')')
-            && let Some(value) = known.get(&open[..close])
-        {
-            out.push_str(value);
-            rest = &open[close + 1..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// A `resourceFieldRef`'s value, from the container's own limits or requests.
 fn resource_field(pod: &Pod, spec: &Value, field: &Value) -> Option<String> {
     let container = match field.get("containerName").and_then(Value::as_str) {
@@ -598,7 +572,11 @@ fn command(
             .map(|items| {
                 items
                     .iter()
-                    .map(|i| expand(i.as_str().unwrap_or_default(), known))
+                    .map(|i| {
+                        expand(i.as_str().unwrap_or_default(), |name| {
+                            known.get(name).cloned()
+                        })
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -1126,11 +1104,5 @@ mod tests {
         assert_eq!(qualified("ghcr.io/acme/api:1"), "ghcr.io/acme/api:1");
         assert_eq!(qualified("localhost/app"), "localhost/app");
         assert_eq!(qualified("registry:5000/app"), "registry:5000/app");
-    }
-
-    #[test]
-    fn references_expand_to_known_values_only() {
-        let known: BTreeMap<String, String> = [("A".to_owned(), "1".to_owned())].into();
-        assert_eq!(expand("$(A)-$(B)-$$(A)-$", &known), "1-$(B)-$(A)-$");
     }
 }

@@ -193,6 +193,19 @@ fn an_http_probe_is_compose_s_command_escaped_for_systemd() {
 }
 
 #[test]
+fn dollars_are_expanded_as_the_kubelet_expands_them() {
+    // `$$` is the kubelet's escape for `$`: the container gets `$HOME`, which systemd must
+    // not expand (`$$HOME` in the unit); `$(A)` is A's value, `$$(A)` the text `$(A)`.
+    let component = json!({"metadata": {"name": "api"}, "spec": {"container": {
+        "image": "x", "args": ["echo", "$$HOME", "$(A)", "$$(A)"],
+        "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "$$HOME/$(A)/$$(A)"}]}}});
+    let out = call("StatelessTransformer", component, test_context()).unwrap();
+    let container = &out[0]["spec"]["Container"];
+    assert_eq!(container["Environment"], json!(["A=1", "B=$$HOME/1/$$(A)"]));
+    assert_eq!(container["Exec"], "echo $$HOME 1 $$(A)");
+}
+
+#[test]
 fn sidecars_and_init_containers_make_a_pod() {
     let component = json!({"metadata": {"name": "app"}, "spec": {
         "container": {"image": "app:1"},
