@@ -19,7 +19,7 @@ use opm_compose_common::quantity;
 use opm_guest::{Map, TransformError, Value, json};
 use opm_module_common::container::{SecurityContext, image_reference};
 use opm_module_common::env::{expand, ordered, references};
-use opm_module_common::host::{CONTAINER_SELINUX_TYPES, DEFAULT_CAPABILITIES};
+use opm_module_common::host::{CONTAINER_SELINUX_TYPES, beyond_default};
 use opm_module_common::notes::{caveat, unhonoured};
 use opm_module_common::probe::{http_command, port_number};
 use opm_quadlet_common::unit::Unit;
@@ -827,8 +827,7 @@ fn security(pod: &Pod, spec: &Value, path: &str, unit: &mut Unit) -> Result<(), 
             .flatten()
         {
             let cap = cap.as_str().unwrap_or_default();
-            let bare = cap.trim_start_matches("CAP_");
-            if !DEFAULT_CAPABILITIES.contains(&bare) {
+            if !beyond_default([cap]).is_empty() {
                 pod.require_host_access(
                     &format!("{} {cap}", security.at("capabilities.add")),
                     "a capability beyond a container's default set",

@@ -293,6 +293,37 @@ fn host_access_is_refused_without_the_label() {
 }
 
 #[test]
+fn a_capability_is_named_in_any_case_with_or_without_cap() {
+    // Podman reads `cap_chown` as CHOWN, one of a container's defaults: no host access needed.
+    let with = |caps: Value| {
+        json!({"metadata": {"name": "agent"}, "spec": {"container": {"image": "x",
+            "securityContext": {"capabilities": {"drop": ["ALL"], "add": caps}}}}})
+    };
+    let out = call(
+        "DaemonTransformer",
+        with(json!(["cap_chown", "Net_Bind_Service"])),
+        test_context(),
+    )
+    .unwrap();
+    assert_eq!(
+        out[0]["spec"]["Container"]["AddCapability"],
+        json!(["cap_chown", "Net_Bind_Service"])
+    );
+    let error = call(
+        "DaemonTransformer",
+        with(json!(["cap_sys_admin"])),
+        test_context(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("securityContext.capabilities.add cap_sys_admin would give")
+            && error.contains("security.opm.dev/host-access"),
+        "{error}"
+    );
+}
+
+#[test]
 fn config_and_secret_are_one_resource_each() {
     let secret = json!({"metadata": {"name": "creds"}, "spec": {"secret": {"stringData": {"token": "t0k"}}}});
     let out = call("SecretTransformer", secret, test_context()).unwrap();
