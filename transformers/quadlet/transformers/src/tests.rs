@@ -357,10 +357,10 @@ fn values_quadlet_passes_on_as_written_are_escaped_never_quoted() {
         "container": {"image": "x", "args": ["echo", "50% of $HOME"],
                       "volumeMounts": {"logs": {"mountPath": "/my logs"}, "tmp": {"mountPath": "/tmp"}},
                       "livenessProbe": {"httpGet": {"path": "/", "port": 80}}},
-        "volumes": {"logs": {"hostPath": {"path": "/var/my logs"}}, "tmp": {"emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}}}});
-    let out = call("DaemonTransformer", component, test_context()).unwrap();
+        "volumes": {"logs": {"hostPath": {"path": "/var/log/app"}}, "tmp": {"emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}}}});
+    let out = call("DaemonTransformer", component.clone(), test_context()).unwrap();
     let container = &out[0]["spec"]["Container"];
-    assert_eq!(container["Volume"], json!(["/var/my logs:/my logs"]));
+    assert_eq!(container["Volume"], json!(["/var/log/app:/my logs"]));
     assert_eq!(container["Tmpfs"], json!(["/tmp:rw,size=67108864"]));
     assert_eq!(
         container["HealthCmd"],
@@ -368,4 +368,15 @@ fn values_quadlet_passes_on_as_written_are_escaped_never_quoted() {
     );
     assert_eq!(container["HealthOnFailure"], "kill");
     assert_eq!(container["Exec"], "echo \"50%% of $$HOME\"");
+    // Quadlet writes a host path into RequiresMountsFor= unquoted: a blank would split it.
+    let mut blank = component;
+    blank["spec"]["volumes"]["logs"]["hostPath"]["path"] = json!("/var/my logs");
+    let error = call("DaemonTransformer", blank, test_context())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("volumes.logs.hostPath \"/var/my logs\" has a blank")
+            && error.contains("RequiresMountsFor="),
+        "{error}"
+    );
 }

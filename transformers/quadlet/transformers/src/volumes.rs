@@ -7,7 +7,7 @@
 //! | `persistentClaim` by name | the Podman volume of that name (created empty if missing) |
 //! | `emptyDir` | an anonymous volume, removed with the container; shared by several containers of the pod, `NAME-<volume>.volume`; `medium: Memory`, `Tmpfs=` |
 //! | `configMap`, `secret`, `projected` | the renderer's files, `config/<object>/` and `secrets/<object>/`, bind-mounted read-only (a directory, or each of `items`) |
-//! | `hostPath` | a bind mount, with host access only |
+//! | `hostPath` | a bind mount, with host access only, of a path without blanks (Quadlet writes it unquoted into `RequiresMountsFor=`) |
 //! | `nfs` | `NAME-<volume>.volume` of type nfs |
 //! | `ephemeral` | an anonymous volume |
 //! | `csi` | not mounted: a warning |
@@ -240,6 +240,14 @@ impl PodVolumes {
                              is refused unless the component asks for it: label the component {}: \
                              \"true\" (in its metadata.labels) if it needs it",
                             host::HOST_ACCESS_LABEL
+                        )));
+                    }
+                    if path.contains(char::is_whitespace) {
+                        return Err(TransformError::invalid(format!(
+                            "volumes.{volume}.hostPath {path:?} has a blank, which Podman's Quadlet \
+                             writes unquoted into the service's RequiresMountsFor=, where systemd \
+                             splits the path in two and waits for the wrong mount: mount a path \
+                             without blanks (a symbolic link to it)"
                         )));
                     }
                     Source::Bind(path.to_owned())
