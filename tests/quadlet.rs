@@ -32,6 +32,11 @@
 //! }
 //! ```
 //!
+//! What Podman is asked to run is [`services`] (the services `quadlet` generates from a
+//! directory, by name) and [`exec_start`] (a service's `ExecStart=` as the words systemd passes
+//! to `podman`, its quoting, escapes and `%%`/`$$` undone), so a test can assert the arguments a
+//! container gets rather than the unit's text.
+//!
 //! systemd-analyze verifies the system scope (rootful Quadlet, `/etc/containers/systemd`):
 //! systemd 252's `verify --user` refuses a root directory, and without one it would read this
 //! machine's units.
@@ -86,6 +91,92 @@ pub fn check(dir: &Path) -> Result<(), String> {
     } else {
         Err(problems.join("\n"))
     }
+}
+
+/// The services Podman's `quadlet` generates from the units under `dir`, by file name
+/// (`web.service`), each its text; an error when `quadlet` refuses a unit or says anything.
+pub fn services(dir: &Path) -> Result<BTreeMap<String, String>, String> {
+    let dir = fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let tools = Tools::find()?;
+    let out = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    generate(&tools, &dir, out.path())?;
+    Ok(generated_services(out.path())?
+        .into_iter()
+        .map(|(name, unit)| (name, unit.text))
+        .collect())
+}
+
+/// The words of the `ExecStart=` of the service text `service`, as systemd hands them to the
+/// program (`/usr/bin/podman` first): each word unquoted (`"…"`, `'…'`) and its C escapes
+/// undone (systemd.syntax(7)), then `%%` read as `%` and `$$` as `$` (systemd.service(5)), a
+/// specifier such as `%t` kept as `%{t}`. A `%` before what is no specifier, a `$` alone (a
+/// variable systemd would expand), an unknown escape or an unterminated quote is an error, as
+/// is a service with no `ExecStart=` or with several.
+pub fn exec_start(service: &str) -> Result<Vec<String>, String> {
+    let mut lines = service
+        .lines()
+        .filter_map(|line| line.strip_prefix("ExecStart="));
+    let (Some(line), None) = (lines.next(), lines.next()) else {
+        return Err(format!("not one ExecStart= line in:\n{service}"));
+    };
+    let mut words = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut word = String::new();
+        let mut quote: Option<char> = None;
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (Some(open), c) if c == open => quote = None,
+                (None, '"' | '\'') => quote = Some(c),
+                (None, c) if c.is_whitespace() => break,
+                (_, '\\') => word.push(match chars.next() {
+                    Some('n') => '\n',
+                    Some('t') => '\t',
+                    Some(escaped @ ('\\' | '"' | '\'' | ' ')) => escaped,
+                    other => {
+                        return Err(format!("an escape \\{other:?} in ExecStart={line}"));
+                    }
+                }),
+                (_, c) => word.push(c),
+            }
+        }
+        if quote.is_some() {
+            return Err(format!("an unterminated quote in ExecStart={line}"));
+        }
+        words.push(unescape_systemd(&word).map_err(|e| format!("{e} in ExecStart={line}"))?);
+    }
+    Ok(words)
+}
+
+/// `word` with systemd's `%%` read as `%` and `$$` as `$`, and a specifier (`%t`, a letter
+/// after one `%`: Quadlet's own `--cidfile=%t/%N.cid`) kept as `%{t}`, so that it is not
+/// mistaken for the text `%t`; a `%` before anything else, or a `$` alone, is an error.
+fn unescape_systemd(word: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(word.len());
+    let mut chars = word.chars();
+    while let Some(c) = chars.next() {
+        if !matches!(c, '%' | '$') {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(next) if next == c => out.push(c),
+            Some(letter) if c == '%' && letter.is_ascii_alphabetic() => {
+                out.push_str(&format!("%{{{letter}}}"));
+            }
+            other => {
+                return Err(format!(
+                    "{c}{} in {word:?} is expanded by systemd",
+                    other.map(String::from).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Copies `timers` into `out` beside the services Quadlet generated, each by file name with its
@@ -501,4 +592,42 @@ fn file_name(path: &Path) -> String {
 /// `path` relative to `dir` when inside it.
 fn relative(dir: &Path, path: &Path) -> String {
     path.strip_prefix(dir).unwrap_or(path).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_start_is_the_words_systemd_passes_on() {
+        let service = "[Service]\nExecStart=/usr/bin/podman run --cidfile=%t/%N.cid --env \
+                       \"A=100%% of $$5\" -v '/a b:/c d' --health-cmd \"x 'y' \\\"z\\\"\"\n";
+        assert_eq!(
+            exec_start(service).unwrap(),
+            [
+                "/usr/bin/podman",
+                "run",
+                "--cidfile=%{t}/%{N}.cid",
+                "--env",
+                "A=100% of $5",
+                "-v",
+                "/a b:/c d",
+                "--health-cmd",
+                "x 'y' \"z\""
+            ]
+        );
+        let lone = "ExecStart=/usr/bin/podman run --env A=$HOME\n";
+        assert!(
+            exec_start(lone)
+                .unwrap_err()
+                .contains("expanded by systemd")
+        );
+        let percent = "ExecStart=/usr/bin/podman run --env \"A=100% of it\"\n";
+        assert!(
+            exec_start(percent)
+                .unwrap_err()
+                .contains("\"A=100% of it\" is expanded by systemd")
+        );
+        assert!(exec_start("[Service]\n").is_err());
+    }
 }

@@ -14,7 +14,7 @@
 use std::fs;
 use std::path::Path;
 
-use opm_tests::quadlet::check;
+use opm_tests::quadlet::{check, exec_start, services};
 use opm_tests::repo_root;
 
 /// A copy of the valid fixture in a temporary directory, where a test may break it.
@@ -407,6 +407,71 @@ patches:
         "a refused render wrote {}",
         refused.display()
     );
+}
+
+#[test]
+fn podman_receives_the_probe_the_mount_and_the_variables_the_container_should_get() {
+    // What the real generator writes into ExecStart=, read back as the words systemd passes to
+    // podman: the HTTP probe's shell command, a bind mount whose path has a space, and a
+    // variable with `%` (a systemd specifier) and `$` (a systemd variable; `$$` the kubelet's
+    // escape for `$`), each exactly what the container should get.
+    let module = r#"apiVersion: core.opm.dev/v1
+kind: Module
+metadata: {name: argv, version: 0.1.0}
+components:
+  web:
+    resources:
+      Container:
+        image: nginx:1.27
+        ports: {http: {containerPort: 8080}}
+        env:
+          PRICE: {value: "100% of $5, not $$HOME"}
+        volumeMounts: {site: {mountPath: /usr/share/my site}}
+        readinessProbe:
+          httpGet:
+            path: /ready
+            port: http
+            httpHeaders: [{name: X-Probe, value: "it's 100%"}]
+      Volumes: {site: {configMap: site}}
+  site:
+    resources: {ConfigMap: {data: {index.html: "<h1>hi</h1>"}}}
+"#;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = opm_tests::write_file(dir.path(), "module.yaml", module);
+    let out = dir.path().join("out");
+    render_quadlet(Path::new(&path), &out, &[]);
+    if let Err(diagnostics) = check(&out) {
+        panic!("the module is not valid Quadlet:\n{diagnostics}");
+    }
+    let services = services(&out).unwrap_or_else(|e| panic!("{e}"));
+    let web = services.get("web.service").expect("web.service generated");
+    let words = exec_start(web).unwrap_or_else(|e| panic!("{e}"));
+    let after = |flag: &str| -> Vec<&str> {
+        words
+            .windows(2)
+            .filter(|pair| pair[0] == flag)
+            .map(|pair| pair[1].as_str())
+            .collect()
+    };
+    assert_eq!(words[..2], ["/usr/bin/podman", "run"], "{words:?}");
+    assert_eq!(
+        after("--health-cmd"),
+        [
+            "wget -q -O /dev/null --header 'X-Probe: it'\\''s 100%' 'http://127.0.0.1:8080/ready' \
+          || curl -fsS -o /dev/null -H 'X-Probe: it'\\''s 100%' 'http://127.0.0.1:8080/ready'"
+        ],
+        "{words:?}"
+    );
+    let site = fs::canonicalize(out.join("config/site")).expect("the ConfigMap's directory");
+    assert_eq!(
+        after("-v"),
+        [format!("{}:/usr/share/my site:ro,z", site.display())],
+        "{words:?}"
+    );
+    assert_eq!(after("--env"), ["PRICE=100% of $5, not $HOME"], "{words:?}");
+    assert!(words.iter().any(|w| w == "--sdnotify=healthy"), "{words:?}");
+    // Started once healthy, with the time the probe allows (0 + 10 × 3 s) and the pull's 300 s.
+    assert!(web.contains("\nTimeoutStartSec=330\n"), "{web}");
 }
 
 #[test]
