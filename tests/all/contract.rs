@@ -243,34 +243,31 @@ pub(crate) fn testing_context() {
     assert_eq!(embedded, with);
 }
 
-/// The frozen WIT is frozen: `wit/1.0.0/transformer.wit` is byte for byte what 1.0.0 was
-/// released as, so a provider built against it then links now.
+/// The frozen WITs are frozen: `wit/1.0.0/transformer.wit` is byte for byte what 1.0.0 was
+/// released as, and `wit/1.1.0/transformer.wit` what 1.1.0 was (c30f74e) less the paragraph
+/// that called it the newest version, so a provider built against either then links now.
 #[test]
-fn the_frozen_1_0_0_contract_is_unchanged() {
-    let frozen = std::fs::read(repo_root().join("wit/1.0.0/transformer.wit")).unwrap();
-    assert_eq!(
-        blake3::hash(&frozen).to_hex().as_str(),
-        FROZEN_1_0_0,
-        "wit/1.0.0/transformer.wit changed: a released version of the contract never does; \
-         add to the newest version (wit/transformer.wit) instead"
-    );
+fn the_frozen_contracts_are_unchanged() {
+    for (version, digest) in FROZEN {
+        let path = format!("wit/{version}/transformer.wit");
+        let frozen = std::fs::read(repo_root().join(&path)).unwrap();
+        assert_eq!(
+            blake3::hash(&frozen).to_hex().as_str(),
+            digest,
+            "{path} changed: a released version of the contract never does; add to the newest \
+             version (wit/transformer.wit) instead"
+        );
+    }
 }
 
-/// And so is 1.1.0's, since 1.2.0 was released beside it: its types and comments as 1.1.0 was
-/// released (c30f74e), less the paragraph that called it the newest version.
-#[test]
-fn the_frozen_1_1_0_contract_is_unchanged() {
-    let frozen = std::fs::read(repo_root().join("wit/1.1.0/transformer.wit")).unwrap();
-    assert_eq!(
-        blake3::hash(&frozen).to_hex().as_str(),
-        FROZEN_1_1_0,
-        "wit/1.1.0/transformer.wit changed: a released version of the contract never does; \
-         add to the newest version (wit/transformer.wit) instead"
-    );
-}
-
-/// The BLAKE3 of `wit/1.1.0/transformer.wit` as frozen.
-const FROZEN_1_1_0: &str = "2ef1ef399edd04ec7d8a5c947e0f7987293311bb7f7203eb468123bfd39671c0";
-
-/// The BLAKE3 of `wit/1.0.0/transformer.wit` as released.
-const FROZEN_1_0_0: &str = "4108d698c9017f332abdf2b3cf1f000aeb87241f0daa49af3ba2a213c1b5ec0c";
+/// Each frozen version and the BLAKE3 of its `wit/VERSION/transformer.wit`.
+const FROZEN: [(&str, &str); 2] = [
+    (
+        "1.0.0",
+        "4108d698c9017f332abdf2b3cf1f000aeb87241f0daa49af3ba2a213c1b5ec0c",
+    ),
+    (
+        "1.1.0",
+        "2ef1ef399edd04ec7d8a5c947e0f7987293311bb7f7203eb468123bfd39671c0",
+    ),
+];
