@@ -26,6 +26,7 @@ pub mod catalog;
 pub mod cli;
 pub mod conformance;
 pub mod embedded;
+pub mod install;
 pub mod platform;
 pub mod render;
 pub mod report;

@@ -25,6 +25,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    // The background compile `opm provider init` and `pull` start, compiling in children too.
+    if args
+        .get(1)
+        .is_some_and(|arg| arg == opm_runtime::install::SUBCOMMAND)
+    {
+        return opm_runtime::install::serve(&opm_runtime::cli::process_env);
+    }
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut out = opm_runtime::cli::Output {

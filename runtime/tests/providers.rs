@@ -111,9 +111,45 @@ impl Fixture {
     }
 }
 
+/// Where each component's code came from in a render, as `--verbose=json` says: `NAME SOURCE`.
+fn code_sources(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["event"] == "code")
+        .map(|event| format!("{} {}", event["name"], event["source"]))
+        .collect()
+}
+
+/// Waits until the background compile that `init`'s or `pull`'s `stdout` names has ended (gone,
+/// or a zombie that nobody reaps); panics if `stdout` names none.
+fn background_compile_ends(stdout: &str) {
+    let id = stdout
+        .split(" in the background (process ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("no background compile: {stdout}"));
+    let stat = format!("/proc/{id}/stat");
+    let started = std::time::Instant::now();
+    while let Ok(text) = std::fs::read_to_string(&stat) {
+        if text
+            .rsplit_once(") ")
+            .is_some_and(|(_, state)| state.starts_with('Z'))
+        {
+            return;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1200),
+            "the background compile {id} still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// `opm provider init` compiles every component of what it installs into the compile cache, so
 /// that the first render of the project compiles nothing: `--verbose=json` says where each
-/// component's code came from.
+/// component's code came from — Winch's code from the cache, or Cranelift's once the background
+/// compile that `init` starts has put it there; after that compile, Cranelift's.
 #[test]
 fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
     let fixture = Fixture::new(CONFIG, &[]);
@@ -122,40 +158,140 @@ fn init_compiles_what_it_installs_and_the_first_render_compiles_nothing() {
     let components = bundle::read("test", &bundle).unwrap().components.len();
     let with_cache = |args: &[&str]| fixture.opm_cached(args, &[]);
 
-    let (stdout, _) = exited(&with_cache(&["provider", "init"]), 0);
+    let (init, _) = exited(&with_cache(&["provider", "init"]), 0);
     assert!(
-        stdout.contains(&format!(
+        init.contains(&format!(
             "kubernetes 0.2.0: {components} components compiled into the compile cache in "
-        )) && stdout.contains(" s, 0 there already"),
-        "{stdout}"
+        )) && init.contains(" s, 0 there already")
+            && init.contains(&format!(
+                "compiling {components} components with Cranelift in the background (process "
+            )),
+        "{init}"
     );
-    let (yaml, stderr) = exited(
-        &with_cache(&["mod", "build", &fixture.hello(), "--verbose=json"]),
-        0,
-    );
+    let build = ["mod", "build", &fixture.hello(), "--verbose=json"];
+    let (yaml, stderr) = exited(&with_cache(&build), 0);
     assert!(yaml.contains("kind: Deployment"), "{yaml}");
-    let sources: Vec<String> = stderr
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|event| event["event"] == "code")
-        .map(|event| format!("{} {}", event["name"], event["source"]))
-        .collect();
+    let sources = code_sources(&stderr);
     assert_eq!(
         sources.len(),
         3,
         "two transformers and the renderer: {stderr}"
     );
     assert!(
-        sources.iter().all(|source| source.ends_with(" \"cache\"")),
+        sources
+            .iter()
+            .all(|source| source.ends_with(" \"cache-winch\"") || source.ends_with(" \"cache\"")),
         "{sources:?}"
     );
 
-    // Installed again, nothing is compiled.
+    background_compile_ends(&init);
+    let (again, stderr) = exited(&with_cache(&build), 0);
+    assert_eq!(again, yaml);
+    let sources = code_sources(&stderr);
+    assert!(
+        sources.len() == 3 && sources.iter().all(|source| source.ends_with(" \"cache\"")),
+        "Cranelift's code once the background compile is done: {sources:?}"
+    );
+
+    // Installed again, nothing is compiled, and nothing is left for the background.
     let (stdout, _) = exited(&with_cache(&["provider", "init", "--force"]), 0);
     assert!(
         stdout.contains("kubernetes 0.2.0: 0 components compiled into the compile cache in ")
-            && stdout.contains(&format!(" s, {components} there already")),
+            && stdout.contains(&format!(" s, {components} there already"))
+            && !stdout.contains("background"),
         "{stdout}"
+    );
+}
+
+/// A provider of one Python transformer, built from source as `opm transformer new --lang
+/// python` scaffolds it, with componentize-py, and packed: its bundle's bytes.
+fn python_provider(dir: &std::path::Path) -> Vec<u8> {
+    let run = |dir: &std::path::Path, args: &[&str]| exited(&opm(dir, args), 0);
+    run(dir, &["transformer", "new", "pyconf", "--lang", "python"]);
+    let project = dir.join("pyconf");
+    run(&project, &["transformer", "build"]);
+    run(&project, &["provider", "pack", ".", "-o", "pyconf.opmb"]);
+    std::fs::read(project.join("pyconf.opmb")).expect("bundle")
+}
+
+/// Issue 49: `opm provider init` of a provider with a Python component does not wait for
+/// Cranelift (34–68 s for such a component on two cores): it compiles with Winch, and the first
+/// render compiles nothing; the background compile it starts, waited for, leaves Cranelift's
+/// code, which the next render uses; and `init --optimized` gives Cranelift's code at once.
+#[test]
+fn init_of_a_python_provider_is_ready_at_once_and_cranelift_s_code_follows() {
+    let fixture = Fixture::new(
+        "providers:\n  - name: pyconf\n    version: ^0.1\n    source: ../../registry\n",
+        &[],
+    );
+    let bundle = python_provider(fixture.dir.path());
+    let path = fixture
+        .dir
+        .path()
+        .join("registry/pyconf/0.1.0/pyconf-0.1.0.opmb");
+    std::fs::create_dir_all(path.parent().unwrap()).expect("mkdir");
+    std::fs::write(&path, &bundle).expect("write");
+    std::fs::copy(
+        fixture.dir.path().join("pyconf/module.yaml"),
+        fixture.app().join("module.yaml"),
+    )
+    .expect("copy the module");
+    let python = |sources: &[String]| -> Vec<String> {
+        sources
+            .iter()
+            .filter(|source| source.contains("Pyconf"))
+            .map(|source| source.rsplit(' ').next().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let build = ["mod", "build", "module.yaml", "--verbose=json"];
+
+    let (init, _) = exited(&fixture.opm_cached(&["provider", "init"], &[]), 0);
+    assert!(
+        init.contains("pyconf 0.1.0: 1 component compiled into the compile cache in ")
+            && init.contains("compiling 1 component with Cranelift in the background (process "),
+        "{init}"
+    );
+    let (yaml, stderr) = exited(&fixture.opm_cached(&build, &[]), 0);
+    assert!(yaml.contains("kind: ConfigMap"), "{yaml}");
+    let first = python(&code_sources(&stderr));
+    assert!(
+        !first.is_empty()
+            && first
+                .iter()
+                .all(|source| source == "\"cache-winch\"" || source == "\"cache\""),
+        "the first render compiles nothing: {stderr}"
+    );
+
+    background_compile_ends(&init);
+    let (again, stderr) = exited(&fixture.opm_cached(&build, &[]), 0);
+    assert_eq!(again, yaml);
+    let after = python(&code_sources(&stderr));
+    assert!(
+        !after.is_empty() && after.iter().all(|source| source == "\"cache\""),
+        "Cranelift's code, from the background compile: {stderr}"
+    );
+
+    // With a cache of its own, --optimized compiles with Cranelift before it returns.
+    let other = fixture.dir.path().join("other-cache");
+    let other = other.to_str().expect("a UTF-8 path");
+    let (init, _) = exited(
+        &fixture.opm_cached(
+            &["provider", "init", "--force", "--optimized"],
+            &[("OPM_CACHE_DIR", other)],
+        ),
+        0,
+    );
+    assert!(
+        init.contains("pyconf 0.1.0: 1 component compiled into the compile cache in ")
+            && !init.contains("background"),
+        "{init}"
+    );
+    let (optimized, stderr) = exited(&fixture.opm_cached(&build, &[("OPM_CACHE_DIR", other)]), 0);
+    assert_eq!(optimized, yaml);
+    let at_once = python(&code_sources(&stderr));
+    assert!(
+        !at_once.is_empty() && at_once.iter().all(|source| source == "\"cache\""),
+        "Cranelift's code at once: {stderr}"
     );
 }
 

@@ -69,6 +69,12 @@ pub(super) fn default_process() -> Option<CompileProcess> {
     DEFAULT.get().cloned()
 }
 
+/// The compile process [`use_children`] gave this process, if any: in the `opm` binary, the
+/// binary itself, which `opm provider init` also starts its background compile with.
+pub fn children() -> Option<CompileProcess> {
+    default_process()
+}
+
 impl CompileProcess {
     /// `program` with the limits `env` sets ([`MEMORY_VAR`], [`TIMEOUT_VAR`]), else the
     /// defaults; an error names a variable whose value is not a positive number.

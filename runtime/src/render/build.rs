@@ -671,68 +671,6 @@ fn compile_all_in(
     compiled
 }
 
-/// What [`compile_into_cache`] did with a provider's components.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Precompiled {
-    /// Components compiled now and stored in the cache.
-    pub compiled: usize,
-    /// Components whose code was there already: in the cache, or built into opm.
-    pub had: usize,
-}
-
-/// Compiles every component of `provider` — each transformer's and the renderer's — into
-/// `cache`, on the current rayon pool, with a progress line on a terminal: what `opm provider
-/// init` and `pull` do, so that no render of what they installed compiles. A component that does
-/// not compile is an error that names it. Without a cache, each is compiled all the same, as
-/// the check that it can be.
-pub fn compile_into_cache(
-    provider: &provider::Provider,
-    cache: Option<CompileCache>,
-) -> anyhow::Result<Precompiled> {
-    let sandbox = Sandbox::new(&opm_sandbox::Limits::default())?
-        .with_precompiled(&crate::embedded::CODE)
-        .with_cache(cache);
-    let mut components: Vec<(&str, &[u8])> = provider
-        .components
-        .iter()
-        .map(|(fqn, bytes)| (fqn.as_str(), &bytes[..]))
-        .collect();
-    let transformers = components.len();
-    if let Some(renderer) = &provider.renderer {
-        components.push((provider::RENDERER, &renderer[..]));
-    }
-    let progress = opm_core::progress::compiling("into the compile cache", || {
-        components
-            .iter()
-            .filter(|(_, bytes)| !sandbox.is_cached(bytes))
-            .map(|(_, bytes)| bytes.len())
-            .collect()
-    });
-    let sources = components
-        .par_iter()
-        .enumerate()
-        .map(|(index, (name, bytes))| {
-            let code = if index < transformers {
-                sandbox.compile(name, bytes).map(|compiled| compiled.code)
-            } else {
-                sandbox
-                    .compile_renderer(name, bytes)
-                    .map(|compiled| compiled.code)
-            };
-            code.with_context(|| format!("provider {}", provider.origin))
-        })
-        .collect::<anyhow::Result<Vec<_>>>();
-    drop(progress);
-    let compiled = sources?
-        .iter()
-        .filter(|code| code.source == opm_sandbox::CodeSource::Compiled)
-        .count();
-    Ok(Precompiled {
-        compiled,
-        had: components.len() - compiled,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

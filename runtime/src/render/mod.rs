@@ -19,8 +19,8 @@ mod shared;
 pub use opm_core::render::*;
 
 pub use build::{
-    Built, Planned, Planning, Precompiled, Render, Request, build, build_with, compile_into_cache,
-    load_providers, plan, plan_in, render_threads,
+    Built, Planned, Planning, Render, Request, build, build_with, load_providers, plan, plan_in,
+    render_threads,
 };
 pub(crate) use execute::Sandboxed;
 pub use execute::{Runner, Transformers, execute, execute_patched, execute_with};

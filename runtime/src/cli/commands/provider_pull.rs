@@ -1,8 +1,9 @@
 //! `opm provider pull oci://host[:port]/repository[:tag|@digest] [-o FILE]`: fetches a provider
 //! artifact (see `oci`) — the tag resolved to a digest once, every byte checked against its
 //! digest —, checks the bundle as loading does, and writes it (default `NAME-VERSION.opmb`) with
-//! its signature beside it, then compiles its components into the compile cache, as `init`
-//! does. What it writes is what `init` takes from a file: the air-gapped workflow.
+//! its signature beside it, then compiles its components into the compile cache as `init`
+//! does — Winch's code now and Cranelift's in the background, or Cranelift's before it returns
+//! with `--optimized`. What it writes is what `init` takes from a file: the air-gapped workflow.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +31,9 @@ pub struct PullArgs {
     /// Allow plain HTTP to a registry that is not on loopback.
     #[arg(long)]
     pub insecure_http: bool,
+
+    #[command(flatten)]
+    pub compile: super::provider_init::OptimizedArg,
 }
 
 /// Runs `opm provider pull`.
@@ -80,6 +84,7 @@ pub fn run(args: PullArgs, out: &mut Output<'_>) -> anyhow::Result<ExitCode> {
             ""
         }
     )?;
-    super::provider_init::compile_into_cache(&provider, out)?;
+    let pending = super::provider_init::compile_into_cache(&provider, &args.compile, out)?;
+    super::provider_init::optimize_in_background(&pending, out)?;
     Ok(ExitCode::SUCCESS)
 }
