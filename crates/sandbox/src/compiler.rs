@@ -12,7 +12,8 @@ pub fn engine_config() -> wasmtime::Config {
 /// Which compiler turns components into native code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compiler {
-    /// Cranelift, optimizing: what `opm provider init` and `pull` compile into the cache, and
+    /// Cranelift, optimizing: what `opm provider init` and `pull` compile into the cache in the
+    /// background after their quick compile (or before they return, with `--optimized`), and
     /// what `opm mod build --optimized` compiles with.
     #[default]
     Optimizing,
@@ -25,6 +26,8 @@ pub enum Compiler {
     /// directory, an installed provider whose code is not cached), whose code is cached too. A
     /// first render then waits seconds rather than tens of seconds, and keeps Cranelift's
     /// faster code for what `init` compiled (`benches/RESULTS.md`, "Cranelift against Winch").
+    /// `opm provider init` and `pull` compile with it too, then with
+    /// [`Optimizing`](Self::Optimizing) in the background.
     Tiered,
 }
 

@@ -156,7 +156,8 @@ pub struct CompileArgs {
     /// Compile a component that is neither built into opm nor in the compile cache (a -p bundle
     /// or directory, an installed provider whose code is not cached) with Cranelift, whose code
     /// runs faster, rather than with Winch, which compiles it several times faster; the code
-    /// is cached either way. `opm provider init` and `pull` always compile with Cranelift.
+    /// is cached either way. `opm provider init` and `pull` compile with Winch, then with
+    /// Cranelift in the background (`--optimized` there: with Cranelift at once).
     #[arg(long)]
     pub optimized: bool,
 }
