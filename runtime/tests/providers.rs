@@ -2,7 +2,8 @@
 //! providers.yaml` → `opm provider init` → `opm mod build` on exactly the locked bytes, and every
 //! refusal on the way (not locked, not installed, bytes that differ from the lock, a bundle that
 //! is not the version it is filed as, a signature missing or for another version, a lock that
-//! would move without `--upgrade`), with the real `minisign`.
+//! would move without `--upgrade`), with the real `minisign`; and what `init` compiles: Winch's
+//! code at once, Cranelift's by the background compile it starts, or at once with `--optimized`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
