@@ -10,6 +10,7 @@ exception traps, as a Rust panic does.
 
 import json
 import math
+import re
 
 from componentize_py_types import Err
 from wit_world import exports
@@ -180,17 +181,24 @@ def parse_component(text: str) -> dict:
     def fail(why: str) -> Err:
         return invalid(f"malformed component document: {why}")
 
+    # The hook for integers is a call per integer: only when one may be read otherwise than by
+    # int (see parse_int); json calls the others only for what Rust refuses or reads as a float.
+    hooks = {"parse_float": parse_float, "parse_constant": parse_constant}
+    if "-0" in text or LONG_INTEGER.search(text):
+        hooks["parse_int"] = parse_int
     try:
-        doc = json.loads(
-            text, parse_int=parse_int, parse_float=parse_float, parse_constant=parse_constant
-        )
+        doc = json.loads(text, **hooks)
     except RecursionError:
         raise fail("recursion limit exceeded") from None
     except ValueError as e:  # json.JSONDecodeError, or a number out of range
         raise fail(str(e)) from None
-    why = check_strings_and_depth(doc)
-    if why is not None:
-        raise fail(why)
+    # Only a \u escape makes a lone surrogate (the text itself is Unicode), and only as many
+    # opening brackets as MAX_DEPTH nest that deep: the walk, in Python, is left out when
+    # neither can be.
+    if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
+        why = check_strings_and_depth(doc)
+        if why is not None:
+            raise fail(why)
     if not isinstance(doc, dict):
         raise fail("the document is not an object")
     metadata = doc.get("metadata")
@@ -212,6 +220,10 @@ def parse_component(text: str) -> dict:
         if not isinstance(doc.get(key, {}), dict):
             raise fail(f"{key} is not an object")
     return doc
+
+
+# An integer of 19 digits or more, which may be past i64 or u64, where Rust reads a float.
+LONG_INTEGER = re.compile(r"[0-9]{19}")
 
 
 def parse_int(text: str):
