@@ -89,7 +89,11 @@ fn main() -> anyhow::Result<()> {
             use rayon::prelude::*;
             (0..threads)
                 .into_par_iter()
-                .map(|_| (0..per_thread).map(|_| call().map(|(time, _)| time)).collect())
+                .map(|_| {
+                    (0..per_thread)
+                        .map(|_| call().map(|(time, _)| time))
+                        .collect()
+                })
                 .collect::<anyhow::Result<Vec<Vec<Duration>>>>()
         })?;
         let after = ProcessCounters::now()?;
