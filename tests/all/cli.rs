@@ -356,6 +356,53 @@ fn a_render_reads_the_embedded_provider_s_code_from_the_cache_after_the_first() 
     assert_eq!(second_output, output);
 }
 
+/// A Secret's stretched checksum (Argon2id, 19 MiB) is done once per machine: the render
+/// remembers it in the compile cache, under the cache's key, and the next render recalls it.
+/// Every render gives the same output as one without a cache; a remembered result that was
+/// changed is not recalled; `opm cache clear` removes what was remembered.
+#[test]
+fn a_secret_s_stretched_checksum_is_remembered_in_the_cache() {
+    let home = CacheHome::new();
+    let vars = home.vars();
+    let shop = opm_tests::repo_root().join("examples/shop/module.yaml");
+    let shop = shop.to_str().unwrap();
+    let render = |vars: &[(&str, &str)]| {
+        let run = opm_env(["mod", "build", shop], vars);
+        assert!(run.exited(0), "{}", run.stderr);
+        assert!(run.stdout.contains("checksum.opm.dev/config: "), "{}", run.stdout);
+        run.stdout
+    };
+    let memos = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&home.cache)
+            .map(|entries| {
+                entries
+                    .map(|entry| entry.unwrap().path())
+                    .filter(|path| path.extension().is_some_and(|ext| ext == "memo"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let without = render(&[("OPM_CACHE_DIR", "off")]);
+    assert_eq!(render(&vars), without);
+    let remembered = memos();
+    assert!(!remembered.is_empty(), "nothing remembered");
+    let kept: Vec<Vec<u8>> = remembered.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert_eq!(render(&vars), without, "recalled");
+    assert_eq!(memos(), remembered, "recalled, not remembered again");
+    for path in &remembered {
+        let mut changed = std::fs::read(path).unwrap();
+        let last = changed.len() - 40;
+        changed[last] ^= 1;
+        std::fs::write(path, changed).unwrap();
+    }
+    assert_eq!(render(&vars), without, "a changed result is not recalled");
+    let rewritten: Vec<Vec<u8>> = remembered.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert_eq!(rewritten, kept, "and is remembered again");
+    let run = opm_env(["cache", "clear"], &vars);
+    assert!(run.exited(0), "{}", run.stderr);
+    assert_eq!(memos(), Vec::<std::path::PathBuf>::new(), "cleared");
+}
+
 /// What a render must compile (neither built into opm nor cached: here a `-p` provider) is
 /// compiled by Winch, several times quicker than by Cranelift (benches/RESULTS.md), and its code
 /// cached for the next render; `--optimized` compiles it with Cranelift instead, whose code later

@@ -52,6 +52,12 @@ const MAC_TAG: &[u8] = b"opm compile cache: compiled component v2\0";
 const NAME_TAG: &[u8] = b"opm compile cache: entry name v2\0";
 /// The length of the key, and of a MAC.
 const KEY_LEN: usize = 32;
+/// The first line of every remembered result ([`CompileCache::recall`]).
+const MEMO_MAGIC: &[u8] = b"opm-memo-v1\n";
+/// What a remembered result's file name is derived from, besides its input.
+const MEMO_NAME_TAG: &[u8] = b"opm compile cache: memo name v1\0";
+/// What the MAC of a remembered result starts with.
+const MEMO_MAC_TAG: &[u8] = b"opm compile cache: memo v1\0";
 /// How long a compile waits for another process compiling the same component before it
 /// compiles the component itself: longer than compiling the largest interpreter component on a
 /// busy machine takes.
@@ -144,8 +150,10 @@ impl CompileCache {
             let entry = entry?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let ours =
-                name.ends_with(".cwasm") || name.ends_with(".lock") || name.starts_with(".tmp");
+            let ours = name.ends_with(".cwasm")
+                || name.ends_with(".memo")
+                || name.ends_with(".lock")
+                || name.starts_with(".tmp");
             let metadata = entry.metadata()?;
             if ours && metadata.is_file() {
                 entries.push((entry.path(), metadata.len()));
@@ -282,7 +290,7 @@ impl CompileCache {
         let compatibility = compatibility(engine);
         let mac = self.mac(digest, &compatibility, code);
         let path = self.path(digest, &compatibility);
-        if write_entry(&self.dir, &path, &mac, code).is_ok() {
+        if write_entry(&self.dir, &path, MAGIC, mac.as_bytes(), code).is_ok() {
             let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
         }
     }
@@ -323,6 +331,54 @@ impl CompileCache {
     }
 }
 
+/// Results worth remembering between renders that only the user may learn anything from: a
+/// Secret's stretched checksum ([`opm_core::render::checksum`]). An entry's file name is a
+/// keyed BLAKE3 of its input, so without the key it tells nothing of the input; its content is
+/// a magic line, the result, and a MAC of both under the key, so a result someone else put there
+/// is not recalled. Entries are evicted and cleared with the compiled components.
+impl opm_core::render::checksum::Memo for CompileCache {
+    fn recall(&self, input: &[u8]) -> Option<[u8; 32]> {
+        if !is_private_dir(&self.dir) {
+            return None;
+        }
+        let (path, name) = self.memo_path(input);
+        let entry = read_own_file(&path, 0o022).ok()?;
+        let rest = entry.strip_prefix(MEMO_MAGIC)?;
+        let (output, mac) = rest.split_first_chunk::<32>()?;
+        let mac: [u8; KEY_LEN] = mac.try_into().ok()?;
+        (blake3::Hash::from_bytes(mac) == self.memo_mac(&name, output)).then(|| {
+            mark_used(&path);
+            *output
+        })
+    }
+
+    fn remember(&self, input: &[u8], output: &[u8; 32]) {
+        let (path, name) = self.memo_path(input);
+        let mac = self.memo_mac(&name, output);
+        let _ = write_entry(&self.dir, &path, MEMO_MAGIC, output, mac.as_bytes());
+    }
+}
+
+impl CompileCache {
+    /// Where the result remembered for `input` lives, and the keyed hash its name shows.
+    fn memo_path(&self, input: &[u8]) -> (PathBuf, blake3::Hash) {
+        let mut name = blake3::Hasher::new_keyed(&self.key);
+        name.update(MEMO_NAME_TAG);
+        name.update(input);
+        let name = name.finalize();
+        (self.dir.join(format!("{}.memo", name.to_hex())), name)
+    }
+
+    /// The MAC of `output` as the result remembered under `name`.
+    fn memo_mac(&self, name: &blake3::Hash, output: &[u8]) -> blake3::Hash {
+        let mut mac = blake3::Hasher::new_keyed(&self.key);
+        mac.update(MEMO_MAC_TAG);
+        mac.update(name.as_bytes());
+        mac.update(output);
+        mac.finalize()
+    }
+}
+
 /// A process's turn to compile one component ([`CompileCache::turn_to_compile`]), held while
 /// its lock file is locked. Dropping it removes the file, then unlocks: a process still waiting
 /// on it then finds the entry stored, and one that comes later finds no file and makes its own.
@@ -360,7 +416,10 @@ fn evict(dir: &Path, limit: u64, keep: Option<&Path>) -> std::io::Result<(usize,
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
-        if path.extension().is_none_or(|ext| ext != "cwasm") {
+        if path
+            .extension()
+            .is_none_or(|ext| ext != "cwasm" && ext != "memo")
+        {
             continue;
         }
         let metadata = entry.metadata()?;
@@ -395,11 +454,19 @@ fn compatibility(engine: &Engine) -> [u8; 32] {
     *hasher.0.finalize().as_bytes()
 }
 
-fn write_entry(dir: &Path, path: &Path, mac: &blake3::Hash, code: &[u8]) -> std::io::Result<()> {
+/// Writes `magic`, `first` and `last` one after another as the file `path` in `dir`: to a
+/// temporary file, renamed into place.
+fn write_entry(
+    dir: &Path,
+    path: &Path,
+    magic: &[u8],
+    first: &[u8],
+    last: &[u8],
+) -> std::io::Result<()> {
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(MAGIC)?;
-    file.write_all(mac.as_bytes())?;
-    file.write_all(code)?;
+    file.write_all(magic)?;
+    file.write_all(first)?;
+    file.write_all(last)?;
     // Not synced to disk first: an entry torn by a crash fails its MAC and is compiled again,
     // and a sync of a JavaScript component's 60 MiB of code costs the edit loop a second.
     file.persist(path).map_err(|e| e.error)?;
@@ -642,6 +709,48 @@ mod tests {
         assert!(second.join().expect("joins"), "then takes its turn");
         let entries = CompileCache::entries(&cache_dir).expect("entries");
         assert_eq!(entries, [], "no lock file is left behind");
+    }
+
+    #[test]
+    fn a_remembered_result_is_recalled_only_under_its_key_and_input() {
+        use opm_core::render::checksum::Memo;
+        let (dir, cache_dir, key_file) = fresh();
+        let cache = CompileCache::open(cache_dir.clone(), &key_file).expect("cache opens");
+        let input = b"stretch parameters, salt and the secret hunter2";
+        assert_eq!(cache.recall(input), None, "nothing before");
+        cache.remember(input, &[5; 32]);
+        assert_eq!(cache.recall(input), Some([5; 32]));
+        assert_eq!(cache.recall(b"another input"), None);
+        // The name says nothing of the input without the key.
+        let entries = CompileCache::entries(&cache_dir).expect("entries");
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        let name = entries[0]
+            .0
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            !name.contains(&blake3::hash(input).to_hex().to_string()),
+            "{name}"
+        );
+        let bytes = std::fs::read(&entries[0].0).unwrap();
+        assert!(
+            !bytes.windows(7).any(|w| w == b"hunter2"),
+            "the input is not stored"
+        );
+        // Another key recalls nothing; a changed result is refused.
+        let other_key = dir.path().join("elsewhere/other.key");
+        let other = CompileCache::open(cache_dir.clone(), &other_key).expect("cache opens");
+        assert_eq!(other.recall(input), None, "another key's cache");
+        let mut forged = bytes.clone();
+        forged[MEMO_MAGIC.len()] ^= 1;
+        std::fs::write(&entries[0].0, &forged).unwrap();
+        assert_eq!(cache.recall(input), None, "a changed result");
+        // Cleared with the compiled components.
+        cache.remember(input, &[5; 32]);
+        assert_eq!(CompileCache::clear(&cache_dir).expect("clears").0, 1);
+        assert_eq!(cache.recall(input), None);
     }
 
     #[test]

@@ -295,6 +295,12 @@ impl Sandbox {
         self
     }
 
+    /// The cache this sandbox keeps compiled components in, if any: also where a render
+    /// remembers its Secrets' stretched checksums ([`opm_core::render::checksum::Memo`]).
+    pub fn compile_cache(&self) -> Option<&CompileCache> {
+        self.cache.as_ref()
+    }
+
     /// Compiles `bytes`, a WebAssembly component, as the transformer `name`, and checks that it
     /// exports `opm:transformer/transformer` at a version the host serves and imports nothing
     /// the sandbox does not offer.

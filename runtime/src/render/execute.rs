@@ -42,6 +42,12 @@ pub trait Runner: Sync {
 
     /// `blake3:<hex>` of the component of `transformer`, for failures; empty when unknown.
     fn digest(&self, transformer: &str) -> String;
+
+    /// Where the render remembers its Secrets' stretched checksums between renders
+    /// ([`checksum::resolve_with`]); none: each is stretched afresh.
+    fn memo(&self) -> Option<&dyn checksum::Memo> {
+        None
+    }
 }
 
 /// The sandbox with the transformers a render uses, compiled (or why each could not be).
@@ -74,6 +80,12 @@ impl Runner for Sandboxed<'_> {
 
     fn digest(&self, transformer: &str) -> String {
         digest_of(self.transformers, transformer)
+    }
+
+    fn memo(&self) -> Option<&dyn checksum::Memo> {
+        self.sandbox
+            .compile_cache()
+            .map(|cache| cache as &dyn checksum::Memo)
     }
 }
 
@@ -182,7 +194,11 @@ pub fn execute_patched(
         rendered.patches = applied.reports;
         rendered.patch_failures = applied.failures;
     }
-    for problem in checksum::resolve(&mut rendered.resources, &context.secret_kinds) {
+    for problem in checksum::resolve_with(
+        &mut rendered.resources,
+        &context.secret_kinds,
+        runner.memo(),
+    ) {
         let (index, error) = super::checksum_failure(problem, &rendered.resources);
         let resource = &rendered.resources[index];
         rendered.failures.push(Failure {
