@@ -682,7 +682,11 @@ mod tests {
         let once = stretcher.stretch(&creds, &content(&two[1].value()));
         let again = stretcher.stretch(&creds, &content(&two[1].value()));
         assert_eq!(once, again, "a reused buffer gives the same stretch");
-        let want = checksum(&[creds.clone()], &HashMap::from([(creds, once)])).unwrap();
+        let want = checksum(
+            std::slice::from_ref(&creds),
+            &HashMap::from([(creds.clone(), once)]),
+        )
+        .unwrap();
         assert_eq!(annotation(&alone)["checksum.opm.dev/config"], json!(want));
     }
 }
