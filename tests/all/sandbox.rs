@@ -798,6 +798,28 @@ fn a_compile_cache_entry_copied_onto_another_components_key_is_not_loaded() {
     );
 }
 
+/// A cached component's code is mapped from its entry, not copied into fresh memory: the
+/// process maps the entry's file while it holds the component.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_compile_cache_entry_is_mapped_from_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("compiled");
+    let (deployment, _) = deployment_and_service_entries(&cache_dir);
+    let sandbox = cached_sandbox(&cache_dir);
+    let compiled = sandbox
+        .compile(DEPLOYMENT, &not_embedded(DEPLOYMENT))
+        .expect("loads");
+    assert_eq!(compiled.code.source, opm_sandbox::CodeSource::Cache);
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let entry = deployment.canonicalize().unwrap();
+    assert!(
+        maps.lines().any(|line| line.ends_with(entry.to_str().unwrap())),
+        "{} is not mapped:\n{maps}",
+        entry.display()
+    );
+}
+
 /// Anyone who can write an entry can recompute a plain digest of it; an entry is loaded only
 /// with a MAC made by the key, which lives outside the cache directory.
 #[test]
@@ -805,10 +827,14 @@ fn a_compile_cache_entry_with_a_forged_mac_is_not_loaded() {
     let dir = tempfile::tempdir().unwrap();
     let cache_dir = dir.path().join("compiled");
     let (deployment, service) = deployment_and_service_entries(&cache_dir);
-    // An entry is a magic line, 32 bytes that vouch for the rest, and the compiled code.
+    // An entry is the compiled code, 32 bytes that vouch for it, and a magic line (itself
+    // between two newlines).
     let split = |entry: &[u8]| {
-        let magic = entry.iter().position(|&b| b == b'\n').unwrap() + 1;
-        (entry[..magic].to_vec(), entry[magic + 32..].to_vec())
+        let magic = entry[..entry.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap();
+        (entry[magic..].to_vec(), entry[..magic - 32].to_vec())
     };
     let (magic, deployment_code) = split(&std::fs::read(&deployment).unwrap());
     let forgeries = [
@@ -818,7 +844,7 @@ fn a_compile_cache_entry_with_a_forged_mac_is_not_loaded() {
             .to_vec(),
     ];
     for forged_mac in forgeries {
-        let forged = [magic.clone(), forged_mac, deployment_code.clone()].concat();
+        let forged = [deployment_code.clone(), forged_mac, magic.clone()].concat();
         std::fs::write(&service, &forged).unwrap();
         assert_eq!(
             kinds_made_by(&cached_sandbox(&cache_dir), SERVICE),

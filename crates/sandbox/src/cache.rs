@@ -13,16 +13,18 @@
 //!   time it is read it must be a regular file owned by the current user that nobody else may
 //!   read or write, in a directory nobody else may write, and not in the cache directory.
 //!   Without such a key there is no cache.
-//! - **Entries bound to their component.** An entry is a magic line, a keyed BLAKE3 MAC, and the
-//!   serialized code. The MAC covers a domain-separation tag, the BLAKE3 of the component's
+//! - **Entries bound to their component.** An entry is the serialized code, a keyed BLAKE3 MAC,
+//!   and a magic line. The MAC covers a domain-separation tag, the BLAKE3 of the component's
 //!   bytes, the engine's compatibility hash (wasmtime version, target, and every setting that
 //!   changes the code) and the code; so an entry copied onto another component's name, made
 //!   with another key, or carrying a digest anyone could recompute is refused.
-//! - **One read, through one descriptor.** A load checks again that the cache directory belongs
+//! - **One file, through one descriptor.** A load checks again that the cache directory belongs
 //!   to the user and nobody else may enter it, opens the entry without following a link, checks
 //!   through that descriptor that it is a regular file of the user's that nobody else may
-//!   write, reads it from that same descriptor, checks the MAC of the bytes in memory, and
-//!   deserializes those same bytes.
+//!   write, checks the MAC of what it reads from that same descriptor, and has wasmtime map the
+//!   code from that same open file (`/proc/self/fd`) rather than copy it into fresh memory
+//!   (benches/RESULTS.md has what that saves). Without `/proc`, it reads the file once into
+//!   memory and deserializes what it checked.
 //!
 //! Anything else — a missing, foreign, truncated or forged entry — is ignored, and the
 //! component is compiled afresh and the entry rewritten. A cache problem never fails a render.
@@ -44,12 +46,13 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// The first line of every entry; the number changes whenever the layout does.
-const MAGIC: &[u8] = b"opm-compiled-component-v2\n";
+/// The last line of every entry; the number changes whenever the layout does. (The code comes
+/// first, so that it can be mapped from the file where it lies.)
+const MAGIC: &[u8] = b"\nopm-compiled-component-v3\n";
 /// What the MAC of an entry starts with, so no other use of the key can produce an entry's MAC.
-const MAC_TAG: &[u8] = b"opm compile cache: compiled component v2\0";
+const MAC_TAG: &[u8] = b"opm compile cache: compiled component v3\0";
 /// What an entry's file name is derived from, besides the component and the engine.
-const NAME_TAG: &[u8] = b"opm compile cache: entry name v2\0";
+const NAME_TAG: &[u8] = b"opm compile cache: entry name v3\0";
 /// The length of the key, and of a MAC.
 const KEY_LEN: usize = 32;
 /// The first line of every remembered result ([`CompileCache::recall`]).
@@ -210,27 +213,53 @@ impl CompileCache {
         }
         let compatibility = compatibility(engine);
         let path = self.path(digest, &compatibility);
-        let entry = read_own_file(&path, 0o022).ok()?;
-        let code = self.verified_code(&entry, digest, &compatibility)?;
-        // SAFETY: `Component::deserialize` requires bytes that `Component::serialize` produced
-        // for an engine compatible with `engine`. `code` is such bytes:
-        // - it is a slice of `entry`, the bytes that `read_own_file` read into memory once,
-        //   through one descriptor; the file is not read again, so what was checked is what
-        //   is deserialized;
-        // - `verified_code` returned it only because the MAC stored before it equals
-        //   `self.mac(digest, compatibility, code)`, keyed with `self.key`, which `open` read from a
-        //   file that only the current user may read, outside the cache directory. The only code
-        //   here that makes a MAC with that key is `store_code`, over `component.serialize()`
-        //   (through `store`), over the code built into opm that `engine` has just loaded, or
-        //   over the code a compiler child made that `engine` has just loaded
-        //   (`Sandbox::compile_component`, `isolated`); so the bytes are what `store_code` wrote, unless
-        //   someone who can read the user's key file (the user, or root) forged them — who can
-        //   run native code as the user anyway;
-        // - that MAC covers `digest`, the BLAKE3 of `bytes`, and `compatibility`, this engine's
-        //   `precompile_compatibility_hash`: the code was serialized from a compilation of these
-        //   very component bytes by an engine that `engine` can load (wasmtime checks the
-        //   compatibility again from the code's own header and refuses a mismatch).
-        let component = unsafe { Component::deserialize(engine, code) }.ok()?;
+        let file = open_own_file(&path, 0o022).ok()?;
+        let component = match self.verified_file(&file, digest, &compatibility) {
+            // SAFETY: `Component::deserialize_file` requires a file that holds what
+            // `Component::serialize` produced for an engine compatible with `engine` (bytes
+            // after it are not read: the ELF image says where each of its sections lies).
+            // `mapped` is such a file:
+            // - it is the file `file` has open: `/proc/self/fd/N` opens the very file that
+            //   descriptor has open, whatever is renamed into `path` meanwhile;
+            // - `open_own_file` opened it only as a regular file of the current user's that
+            //   nobody else may write, in a directory only the user may enter, and nothing in opm
+            //   writes an entry in place (`write_entry` writes a new file and renames it): so what
+            //   `verified_file` just read through `file` is what wasmtime maps, unless the user
+            //   (or root) rewrites the file meanwhile — who can run native code as the user
+            //   anyway;
+            // - `verified_file` returned `true` only because the MAC stored after the code
+            //   equals `self.mac(digest, compatibility, code)`, keyed with `self.key`, which
+            //   `open` read from a file that only the current user may read, outside the cache
+            //   directory. The only code here that makes a MAC with that key is `store_code`,
+            //   over `component.serialize()` (through `store`), over the code built into opm
+            //   that `engine` has just loaded, or over the code a compiler child made that
+            //   `engine` has just loaded (`Sandbox::compile_component`, `isolated`); so the code
+            //   is what `store_code` wrote, unless someone who can read the user's key file (the
+            //   user, or root) forged it — who can run native code as the user anyway;
+            // - that MAC covers `digest`, the BLAKE3 of the component's bytes, and
+            //   `compatibility`, this engine's `precompile_compatibility_hash`: the code was
+            //   serialized from a compilation of these very component bytes by an engine that
+            //   `engine` can load (wasmtime checks the compatibility again from the code's own
+            //   header and refuses a mismatch).
+            Some(true) => {
+                let mapped = proc_fd_path(&file);
+                unsafe { Component::deserialize_file(engine, &mapped) }.ok()
+            }
+            Some(false) => return None,
+            None => None,
+        };
+        let component = match component {
+            Some(component) => component,
+            None => {
+                // No `/proc` to map the file through: read it once, check what was read.
+                let entry = read_open_file(file).ok()?;
+                let code = self.verified_code(&entry, digest, &compatibility)?;
+                // SAFETY: as above, for `code`, a slice of `entry`, the bytes read into memory
+                // once, through one descriptor, whose MAC `verified_code` checked: what was
+                // checked is what is deserialized.
+                unsafe { Component::deserialize(engine, code) }.ok()?
+            }
+        };
         mark_used(&path);
         Some(component)
     }
@@ -290,7 +319,7 @@ impl CompileCache {
         let compatibility = compatibility(engine);
         let mac = self.mac(digest, &compatibility, code);
         let path = self.path(digest, &compatibility);
-        if write_entry(&self.dir, &path, MAGIC, mac.as_bytes(), code).is_ok() {
+        if write_entry(&self.dir, &path, &[code, mac.as_bytes(), MAGIC]).is_ok() {
             let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
         }
     }
@@ -316,18 +345,55 @@ impl CompileCache {
         mac.finalize()
     }
 
-    /// The code of `entry`, when `entry` is the magic line, then the MAC of the code as the
-    /// compilation of `digest` by an engine with `compatibility`, then the code.
+    /// The code of `entry`, when `entry` is the code, then its MAC as the compilation of
+    /// `digest` by an engine with `compatibility`, then the magic line.
     fn verified_code<'a>(
         &self,
         entry: &'a [u8],
         digest: &blake3::Hash,
         compatibility: &[u8; 32],
     ) -> Option<&'a [u8]> {
-        let rest = entry.strip_prefix(MAGIC)?;
-        let (mac, code) = rest.split_first_chunk::<KEY_LEN>()?;
+        let rest = entry.strip_suffix(MAGIC)?;
+        let (code, mac) = rest.split_last_chunk::<KEY_LEN>()?;
         // `blake3::Hash` compares in constant time.
         (blake3::Hash::from_bytes(*mac) == self.mac(digest, compatibility, code)).then_some(code)
+    }
+
+    /// Whether the entry `file` has open is sound ([`verified_code`](Self::verified_code)),
+    /// read through that descriptor a piece at a time rather than into memory whole; `None`
+    /// when it cannot be read.
+    fn verified_file(
+        &self,
+        file: &std::fs::File,
+        digest: &blake3::Hash,
+        compatibility: &[u8; 32],
+    ) -> Option<bool> {
+        use std::os::unix::fs::FileExt as _;
+        let len = file.metadata().ok()?.len();
+        let tail = (KEY_LEN + MAGIC.len()) as u64;
+        let Some(code_len) = len.checked_sub(tail) else {
+            return Some(false);
+        };
+        let mut end = [0; KEY_LEN + MAGIC.len()];
+        file.read_exact_at(&mut end, code_len).ok()?;
+        let (mac, magic) = end.split_at(KEY_LEN);
+        if magic != MAGIC {
+            return Some(false);
+        }
+        let mut hasher = blake3::Hasher::new_keyed(&self.key);
+        hasher.update(MAC_TAG);
+        hasher.update(digest.as_bytes());
+        hasher.update(compatibility);
+        let mut buffer = vec![0; 256 << 10];
+        let mut at = 0;
+        while at < code_len {
+            let want = usize::try_from((code_len - at).min(buffer.len() as u64)).ok()?;
+            file.read_exact_at(&mut buffer[..want], at).ok()?;
+            hasher.update(&buffer[..want]);
+            at += want as u64;
+        }
+        let mac: [u8; KEY_LEN] = mac.try_into().ok()?;
+        Some(blake3::Hash::from_bytes(mac) == hasher.finalize())
     }
 }
 
@@ -355,7 +421,7 @@ impl opm_core::render::checksum::Memo for CompileCache {
     fn remember(&self, input: &[u8], output: &[u8; 32]) {
         let (path, name) = self.memo_path(input);
         let mac = self.memo_mac(&name, output);
-        let _ = write_entry(&self.dir, &path, MEMO_MAGIC, output, mac.as_bytes());
+        let _ = write_entry(&self.dir, &path, &[MEMO_MAGIC, output, mac.as_bytes()]);
     }
 }
 
@@ -454,19 +520,13 @@ fn compatibility(engine: &Engine) -> [u8; 32] {
     *hasher.0.finalize().as_bytes()
 }
 
-/// Writes `magic`, `first` and `last` one after another as the file `path` in `dir`: to a
-/// temporary file, renamed into place.
-fn write_entry(
-    dir: &Path,
-    path: &Path,
-    magic: &[u8],
-    first: &[u8],
-    last: &[u8],
-) -> std::io::Result<()> {
+/// Writes `parts` one after another as the file `path` in `dir`: to a temporary file, renamed
+/// into place, so that an entry is never written where it lies.
+fn write_entry(dir: &Path, path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(magic)?;
-    file.write_all(first)?;
-    file.write_all(last)?;
+    for part in parts {
+        file.write_all(part)?;
+    }
     // Not synced to disk first: an entry torn by a crash fails its MAC and is compiled again,
     // and a sync of a JavaScript component's 60 MiB of code costs the edit loop a second.
     file.persist(path).map_err(|e| e.error)?;
@@ -519,11 +579,30 @@ fn read_key(path: &Path) -> std::io::Result<[u8; KEY_LEN]> {
         .map_err(|_| std::io::Error::other("the key file does not hold a key"))
 }
 
-/// The bytes of `path`, read through one descriptor: opened without following a link, and read
-/// only if it is a regular file that belongs to the current user with none of the `forbidden`
-/// mode bits set.
-#[cfg(unix)]
+/// The bytes of `path`, read through one descriptor ([`open_own_file`]).
 fn read_own_file(path: &Path, forbidden: u32) -> std::io::Result<Vec<u8>> {
+    read_open_file(open_own_file(path, forbidden)?)
+}
+
+/// Everything `file` holds, from its start.
+fn read_open_file(file: std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt as _;
+    let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
+    let mut bytes = vec![0; len];
+    file.read_exact_at(&mut bytes, 0)?;
+    Ok(bytes)
+}
+
+/// Where a process may open again the very file `file` has open.
+fn proc_fd_path(file: &std::fs::File) -> PathBuf {
+    use std::os::fd::AsRawFd as _;
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
+/// `path`, opened without following a link, only if it is a regular file that belongs to the
+/// current user with none of the `forbidden` mode bits set.
+#[cfg(unix)]
+fn open_own_file(path: &Path, forbidden: u32) -> std::io::Result<std::fs::File> {
     use rustix::fs::{FileType, Mode, OFlags};
     // NONBLOCK, so that a FIFO put in the file's place cannot hang the open; it changes nothing
     // for a regular file.
@@ -540,13 +619,11 @@ fn read_own_file(path: &Path, forbidden: u32) -> std::io::Result<Vec<u8>> {
             format!("{} is not a private file of the user's", path.display()),
         ));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(stat.st_size).unwrap_or(0));
-    std::fs::File::from(fd).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok(std::fs::File::from(fd))
 }
 
 #[cfg(not(unix))]
-fn read_own_file(_path: &Path, _forbidden: u32) -> std::io::Result<Vec<u8>> {
+fn open_own_file(_path: &Path, _forbidden: u32) -> std::io::Result<std::fs::File> {
     Err(std::io::Error::other(
         "the compile cache needs Unix permissions",
     ))
@@ -760,7 +837,7 @@ mod tests {
         let engine = Engine::default();
         let (digest, compatibility) = (blake3::hash(b"component"), compatibility(&engine));
         let code = b"compiled code";
-        let entry = |mac: &[u8]| [MAGIC, mac, code].concat();
+        let entry = |mac: &[u8]| [code, mac, MAGIC].concat();
         let sound = entry(cache.mac(&digest, &compatibility, code).as_bytes());
         assert_eq!(
             cache.verified_code(&sound, &digest, &compatibility),
@@ -773,7 +850,7 @@ mod tests {
         );
         assert_eq!(cache.verified_code(&sound, &digest, &[0; 32]), None);
         let mut flipped = sound.clone();
-        *flipped.last_mut().unwrap() ^= 1;
+        flipped[0] ^= 1;
         assert_eq!(cache.verified_code(&flipped, &digest, &compatibility), None);
         let forgeries = [
             *blake3::hash(code).as_bytes(),
@@ -787,7 +864,7 @@ mod tests {
             );
         }
         assert_eq!(
-            cache.verified_code(&sound[..MAGIC.len() + 10], &digest, &compatibility),
+            cache.verified_code(&sound[10..], &digest, &compatibility),
             None,
             "truncated"
         );
