@@ -103,7 +103,8 @@ function render(json, context) {
   metadata.labels = sorted(labels);
   const annotations = get(get(component, 'metadata'), 'annotations');
   if (annotations !== undefined && keysOf(annotations).length > 0) {
-    metadata.annotations = sorted(new Map(keysOf(annotations).map((k) => [k, get(annotations, k)])));
+    const entries = keysOf(annotations).map((key) => [key, get(annotations, key)]);
+    metadata.annotations = sorted(new Map(entries));
   }
   const serviceSpec = {};
   if (kind === 'Headless') {
@@ -175,7 +176,7 @@ function copy(from, to, key) {
 }
 
 /**
- * Whether `value` is a JSON object: what `parse` gives for one is a plain object when
+ * Whether `value` is a JSON object: what `parseComponent` gives for one is a plain object when
  * `JSON.parse` read it and a `Map` when `parseText` did, never an array or a `JsonNumber`.
  */
 function isObject(value) {
@@ -295,7 +296,8 @@ function quote(text) {
  * Parses the component document and checks its shape as the Rust SDK does: an object with
  * `metadata.name` a string, `metadata.labels` and `metadata.annotations` maps of strings,
  * `resources`, `traits` and `policies` lists of strings, `spec` and `defaults` objects. Returns
- * the document and whether its objects are `Map`s (see `parse`).
+ * the document and whether its objects are `Map`s (`parseText`'s) rather than plain objects
+ * (`parseFast`'s).
  */
 function parseComponent(json) {
   const fail = (why) => TransformError.invalid(`malformed component document: ${why}`);
@@ -412,7 +414,9 @@ function keepNumber(key, value, context) {
  * fine: then `parseText` reads it.
  */
 function readsAlike(text) {
-  return !INTEGER_KEY.test(text) && !(text.includes('\\u') && ESCAPE.test(text)) && !DEEP.test(text);
+  return (
+    !INTEGER_KEY.test(text) && !(text.includes('\\u') && ESCAPE.test(text)) && !DEEP.test(text)
+  );
 }
 
 /** A string of digits followed by a colon: an integer key, or text inside a string. */
@@ -671,7 +675,7 @@ function stringify(service) {
   return JSON.stringify(service);
 }
 
-/** Writes a value of `parse` or `render`, with `Map`s, in JavaScript. */
+/** Writes a value of `parseText` or `render`, with `Map`s, in JavaScript. */
 function stringifyInOrder(value) {
   if (value instanceof JsonNumber) {
     return value.text;
@@ -695,6 +699,7 @@ function stringifyInOrder(value) {
 render(
   '{"metadata":{"name":"api","annotations":{"b":"1","a":"2"}},"spec":{"container":' +
     '{"ports":{"http":{"containerPort":8080},"metrics":{"containerPort":9090}}},' +
-    '"expose":{"type":"NodePort","ports":{"web":{"port":80,"targetPort":"http","nodePort":30080}}}}}',
+    '"expose":{"type":"NodePort",' +
+    '"ports":{"web":{"port":80,"targetPort":"http","nodePort":30080}}}}}',
   { name: 'warm', namespace: 'warm', labels: [['b', '1']] },
 );
