@@ -369,7 +369,11 @@ fn a_secret_s_stretched_checksum_is_remembered_in_the_cache() {
     let render = |vars: &[(&str, &str)]| {
         let run = opm_env(["mod", "build", shop], vars);
         assert!(run.exited(0), "{}", run.stderr);
-        assert!(run.stdout.contains("checksum.opm.dev/config: "), "{}", run.stdout);
+        assert!(
+            run.stdout.contains("checksum.opm.dev/config: "),
+            "{}",
+            run.stdout
+        );
         run.stdout
     };
     let memos = || -> Vec<std::path::PathBuf> {
@@ -386,7 +390,10 @@ fn a_secret_s_stretched_checksum_is_remembered_in_the_cache() {
     assert_eq!(render(&vars), without);
     let remembered = memos();
     assert!(!remembered.is_empty(), "nothing remembered");
-    let kept: Vec<Vec<u8>> = remembered.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let kept: Vec<Vec<u8>> = remembered
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
     assert_eq!(render(&vars), without, "recalled");
     assert_eq!(memos(), remembered, "recalled, not remembered again");
     for path in &remembered {
@@ -396,7 +403,10 @@ fn a_secret_s_stretched_checksum_is_remembered_in_the_cache() {
         std::fs::write(path, changed).unwrap();
     }
     assert_eq!(render(&vars), without, "a changed result is not recalled");
-    let rewritten: Vec<Vec<u8>> = remembered.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let rewritten: Vec<Vec<u8>> = remembered
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
     assert_eq!(rewritten, kept, "and is remembered again");
     let run = opm_env(["cache", "clear"], &vars);
     assert!(run.exited(0), "{}", run.stderr);

@@ -663,12 +663,48 @@ fn compile_all_in(
             })
         })
         .flatten();
-    let compiled = components
+    // A component several transformers name (one component serving a whole provider) is
+    // loaded once: its code mapped once, its instances sharing their memory slots.
+    let mut first_of: std::collections::HashMap<(*const u8, usize), usize> =
+        std::collections::HashMap::new();
+    let mut distinct: Vec<(&str, &[u8])> = Vec::new();
+    let served_by: Vec<usize> = components
+        .iter()
+        .map(|&(name, bytes)| {
+            *first_of
+                .entry((bytes.as_ptr(), bytes.len()))
+                .or_insert_with(|| {
+                    distinct.push((name, bytes));
+                    distinct.len() - 1
+                })
+        })
+        .collect();
+    let loaded: Vec<_> = distinct
         .par_iter()
-        .map(|(name, bytes)| ((*name).to_owned(), code.compile(name, bytes)))
+        .map(|(name, bytes)| code.compile(name, bytes))
         .collect();
     drop(progress);
-    compiled
+    components
+        .iter()
+        .zip(served_by)
+        .map(|(&(name, _), index)| {
+            let compiled = match loaded[index].clone() {
+                Ok(mut compiled) => {
+                    compiled.name = name.into();
+                    Ok(compiled)
+                }
+                Err(opm_sandbox::CompileError::Component { digest, reason, .. }) => {
+                    Err(opm_sandbox::CompileError::Component {
+                        transformer: name.to_owned(),
+                        digest,
+                        reason,
+                    })
+                }
+                Err(other) => Err(other),
+            };
+            (name.to_owned(), compiled)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ impl Transformer for ConfigMapTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(ConfigMapTransformer);
 
 #[cfg(test)]

@@ -52,6 +52,7 @@ impl Transformer for CronJobTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(CronJobTransformer);
 
 #[cfg(test)]

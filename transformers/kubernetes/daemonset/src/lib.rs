@@ -30,6 +30,7 @@ impl Transformer for DaemonSetTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(DaemonSetTransformer);
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ impl Transformer for DeploymentTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(DeploymentTransformer);
 
 #[cfg(test)]

@@ -167,6 +167,7 @@ fn is_grpc_service(text: &str) -> bool {
     text.split('.').all(is_identifier)
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(GrpcRouteTransformer);
 
 #[cfg(test)]

@@ -357,6 +357,7 @@ fn scaling_policy(written: &Value, at: &str) -> Result<Value, TransformError> {
     Ok(json!({"type": kind, "value": value, "periodSeconds": period}))
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(HorizontalPodAutoscalerTransformer);
 
 #[cfg(test)]

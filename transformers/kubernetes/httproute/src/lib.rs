@@ -93,6 +93,7 @@ fn route_match(written: &Value) -> Value {
     Value::Object(out)
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(HttpRouteTransformer);
 
 #[cfg(test)]

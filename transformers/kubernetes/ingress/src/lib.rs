@@ -186,6 +186,7 @@ fn check_path(path: &str, kind: &str, field: &str) -> Result<(), TransformError>
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(IngressTransformer);
 
 #[cfg(test)]

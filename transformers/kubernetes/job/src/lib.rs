@@ -21,6 +21,7 @@ impl Transformer for JobTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(JobTransformer);
 
 #[cfg(test)]

@@ -347,6 +347,7 @@ fn list(value: Option<&Value>) -> impl Iterator<Item = &Value> {
         .iter()
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(NetworkPolicyTransformer);
 
 #[cfg(test)]

@@ -100,6 +100,7 @@ fn order_like_kubectl(mut object: Map<String, Value>) -> Map<String, Value> {
     ordered
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(ObjectTransformer);
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ impl Transformer for PersistentVolumeClaimTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(PersistentVolumeClaimTransformer);
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ impl Transformer for PodDisruptionBudgetTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(PodDisruptionBudgetTransformer);
 
 #[cfg(test)]

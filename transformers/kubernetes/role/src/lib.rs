@@ -84,6 +84,7 @@ fn rule(written: &Value) -> Value {
     Value::Object(out)
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(RoleTransformer);
 
 #[cfg(test)]

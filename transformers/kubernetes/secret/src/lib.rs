@@ -83,6 +83,7 @@ impl Transformer for SecretTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(SecretTransformer);
 
 #[cfg(test)]

@@ -185,6 +185,7 @@ fn is_cidr(text: &str) -> bool {
         && length.parse::<u8>().is_ok_and(|length| length <= bits)
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(ServiceTransformer);
 
 #[cfg(test)]

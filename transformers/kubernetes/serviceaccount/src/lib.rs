@@ -46,6 +46,7 @@ impl Transformer for ServiceAccountTransformer {
     }
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(ServiceAccountTransformer);
 
 #[cfg(test)]

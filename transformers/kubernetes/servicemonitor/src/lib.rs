@@ -139,6 +139,7 @@ fn milliseconds(text: &str) -> Option<u64> {
     Some(total)
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(ServiceMonitorTransformer);
 
 #[cfg(test)]

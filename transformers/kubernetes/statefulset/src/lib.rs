@@ -78,6 +78,7 @@ fn headless_service(
     }))
 }
 
+#[cfg(not(feature = "library"))]
 opm_guest::export!(StatefulSetTransformer);
 
 #[cfg(test)]
