@@ -13,8 +13,8 @@
 //! It also generates the C bindings of `wit/` (`c_bindings.rs`) that `opm transformer new --lang c`
 //! writes into a new project.
 //!
-//! A transformer's `component` field names its crate's artifact: `kubernetes_deployment.wasm`
-//! is the crate `kubernetes-deployment` of the `transformers/` workspace.
+//! A transformer's `component` field names its crate's artifact: `kubernetes_transformers.wasm`
+//! is the crate `kubernetes-transformers` of the `transformers/` workspace.
 
 use std::path::PathBuf;
 

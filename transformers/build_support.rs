@@ -37,7 +37,7 @@ pub fn rerun_if_guests_change(packages_dirs: &[&str]) {
 }
 
 /// Builds `packages` for wasm32-unknown-unknown and componentizes each; returns component bytes
-/// keyed by the artifact file name (`kubernetes_deployment.wasm`).
+/// keyed by the artifact file name (`kubernetes_transformers.wasm`).
 #[allow(
     dead_code,
     reason = "included by build scripts that call some of these"
