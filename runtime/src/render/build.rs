@@ -226,18 +226,8 @@ fn plan_on(
         };
     }
     fewer_huge_pages_for(&request.module);
-    // Parsing, planning, rendering and serialising all run on these threads.
-    let pool = match pool.map_or_else(|| render_threads(request.jobs).map(std::sync::Arc::new), Ok)
-    {
-        Ok(pool) => pool,
-        Err(error) => {
-            return Planned {
-                redactor: Redactor::new(BTreeSet::new()),
-                planning: Err(error),
-            };
-        }
-    };
-    // The providers first: the module's expressions see the platform they render for.
+    // The providers first: the module's expressions see the platform they render for, and the
+    // default number of threads depends on them.
     let providers =
         match providers.map_or_else(|| load_providers(request, env).map(std::sync::Arc::new), Ok) {
             Ok(providers) => providers,
@@ -248,6 +238,19 @@ fn plan_on(
                 };
             }
         };
+    // Parsing, planning, rendering and serialising all run on these threads.
+    let jobs = request
+        .jobs
+        .or_else(|| one_thread_is_enough(request, &providers).then_some(1));
+    let pool = match pool.map_or_else(|| render_threads(jobs).map(std::sync::Arc::new), Ok) {
+        Ok(pool) => pool,
+        Err(error) => {
+            return Planned {
+                redactor: Redactor::new(BTreeSet::new()),
+                planning: Err(error),
+            };
+        }
+    };
     let mut sensitive = BTreeSet::new();
     let reads = opm_core::module::env::EnvReads::new(env, request.allow_env.as_deref());
     let lookup = |name: &str| reads.lookup(name);
@@ -317,6 +320,29 @@ fn fewer_huge_pages_for(path: &Path) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = path;
+}
+
+/// Below this size, a module and its values files render on one thread unless `-j` says
+/// otherwise, when every provider is built in: a few dozen components, whose calls of the
+/// built-in (compiled) transformers take a fraction of a millisecond each. A second thread
+/// would save less time than starting it and waking it for each parallel step costs in CPU (a
+/// fifth more for the examples, benches/RESULTS.md). A provider from elsewhere may be
+/// interpreted, its calls milliseconds each: then every core is used.
+const SMALL_MODULE_BYTES: u64 = 32 << 10;
+
+/// Whether `request`'s module is small enough for one thread ([`SMALL_MODULE_BYTES`]) with
+/// `providers`, all built in.
+fn one_thread_is_enough(request: &Request, providers: &ProviderSet) -> bool {
+    let size = |path: &Path| std::fs::metadata(path).map_or(u64::MAX, |meta| meta.len());
+    let bytes = std::iter::once(opm_core::module::module_file(&request.module))
+        .chain(request.values.iter().cloned())
+        .map(|path| size(&path))
+        .fold(0u64, u64::saturating_add);
+    bytes < SMALL_MODULE_BYTES
+        && providers
+            .providers()
+            .iter()
+            .all(|provider| provider.origin.starts_with(provider::EMBEDDED_ORIGIN))
 }
 
 /// The render's threads: `jobs` of them, or one per core.
@@ -742,5 +768,48 @@ mod tests {
         std::fs::write(&large, " ".repeat(LARGE_MODULE_BYTES as usize)).expect("write");
         fewer_huge_pages_for(dir.path());
         assert!(disabled(), "a large module left huge pages on");
+    }
+
+    /// The threads a plan was made on.
+    fn threads(request: &Request) -> usize {
+        let planned = plan(request, &|_| None);
+        planned.planning.expect("plans").pool.current_num_threads()
+    }
+
+    /// By default a small module renders on one thread with the built-in providers, and on
+    /// every core when it is large, when a provider is not built in (it may be interpreted), or
+    /// when `-j` asks.
+    #[test]
+    fn a_small_module_of_built_in_providers_renders_on_one_thread_by_default() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let hello = root.join("examples/hello/module.yaml");
+        assert_eq!(threads(&Request::new(&hello)), 1);
+        let mut asked = Request::new(&hello);
+        asked.jobs = Some(3);
+        assert_eq!(threads(&asked), 3);
+
+        let dir = tempfile::tempdir().expect("temp dir");
+        let large = dir.path().join("module.yaml");
+        let mut text = std::fs::read_to_string(&hello).expect("hello");
+        text.push_str(&format!(
+            "# {}\n",
+            "padding ".repeat(SMALL_MODULE_BYTES as usize / 8)
+        ));
+        std::fs::write(&large, text).expect("write");
+        assert_eq!(threads(&Request::new(&large)), cores);
+
+        let built_in = crate::embedded::load().expect("the embedded provider");
+        let request = Request::new(&hello);
+        assert!(one_thread_is_enough(
+            &request,
+            &ProviderSet::single(built_in.clone())
+        ));
+        let mut installed = built_in;
+        installed.origin = "/project/.opm/providers/kubernetes.opmb".into();
+        assert!(
+            !one_thread_is_enough(&request, &ProviderSet::single(installed)),
+            "a provider not built in may be interpreted"
+        );
     }
 }

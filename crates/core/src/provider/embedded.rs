@@ -6,6 +6,9 @@
 use super::{DEFAULT_PROVIDER, Provider, ProviderError, provider_of, set};
 use crate::bundle;
 
+/// What the origin of a provider built into opm starts with (`embedded:kubernetes`).
+pub const EMBEDDED_ORIGIN: &str = "embedded:";
+
 /// The bundles of the providers built into a binary, by name, the default
 /// ([`DEFAULT_PROVIDER`]) among them.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +45,7 @@ impl Embedded {
 
     /// Loads the provider `name` built in.
     pub fn load_named(&self, name: &str) -> Result<Provider, ProviderError> {
-        let origin = format!("embedded:{name}");
+        let origin = format!("{EMBEDDED_ORIGIN}{name}");
         let bytes = self
             .bundle_of(name)
             .ok_or_else(|| ProviderError::Unknown(name.to_owned()))?;

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use crate::bundle::component::{self, ComponentError, ComponentInfo};
 use crate::bundle::{self, Blob, BundleError};
-pub use embedded::Embedded;
+pub use embedded::{EMBEDDED_ORIGIN, Embedded};
 pub use manifest::{
     CatalogVersion, LimitsSpec, ProviderManifest, ProviderMetadata, RendererSpec, Requirements,
     TransformerSpec, Unhandled, Validation,

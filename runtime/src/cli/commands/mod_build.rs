@@ -98,7 +98,8 @@ pub struct RunArgs {
     )]
     pub verbose: Option<VerboseArg>,
 
-    /// Transform calls run at once (default: every core).
+    /// Transform calls run at once (default: every core; one for a module under 32 KiB whose
+    /// providers are all built in).
     ///
     /// Example: -j 1
     #[arg(short = 'j', long = "jobs", value_name = "JOBS")]

@@ -56,7 +56,8 @@ pub struct DiffArgs {
     #[arg(long)]
     pub show_secrets: bool,
 
-    /// Transform calls run at once (default: every core).
+    /// Transform calls run at once (default: every core; one for a module under 32 KiB whose
+    /// providers are all built in).
     ///
     /// Example: -j 1
     #[arg(short = 'j', long = "jobs", value_name = "JOBS")]
