@@ -781,7 +781,7 @@ mod tests {
     /// when `-j` asks.
     #[test]
     fn a_small_module_of_built_in_providers_renders_on_one_thread_by_default() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let hello = root.join("examples/hello/module.yaml");
         assert_eq!(threads(&Request::new(&hello)), 1);
