@@ -114,6 +114,9 @@ pub fn compile_into_cache(
     if let Some(renderer) = &provider.renderer {
         components.push((provider::RENDERER, renderer, true));
     }
+    // A component several transformers name is compiled, and counted, once.
+    let mut distinct = std::collections::HashSet::new();
+    components.retain(|(_, bytes, _)| distinct.insert(&bytes[..]));
     let progress = opm_core::progress::compiling("into the compile cache", || {
         let mut seen = std::collections::HashSet::new();
         components

@@ -666,7 +666,8 @@ fn concurrent_inits_leave_one_whole_lock_and_install() {
 /// A team's provider that holds one trait and one transformer and nothing of the standard
 /// vocabulary: `acme.dev/traits/availability@v1#Budget`, rendered by the embedded provider's
 /// PodDisruptionBudget component under acme's own FQN, for components with the standard
-/// Container.
+/// Container. (That component serves every Kubernetes transformer, by the name after `#`, so
+/// acme's keeps the name `PodDisruptionBudgetTransformer` in its own group.)
 fn acme() -> Vec<u8> {
     let embedded = bundle::read("embedded", opm_runtime::embedded::bundle()).expect("bundle");
     let standard: Value = serde_json::from_slice(&embedded.manifest).expect("JSON");
@@ -680,7 +681,7 @@ fn acme() -> Vec<u8> {
         "kind": "Provider",
         "metadata": {"name": "acme", "version": "0.1.0", "labels": {"core.opm.dev/format": "kubernetes"}},
         "definitions": {"acme.dev/traits/availability@v1#Budget": budget},
-        "transformers": {"acme.dev/availability@v1#BudgetTransformer": {
+        "transformers": {"acme.dev/availability@v1#PodDisruptionBudgetTransformer": {
             "requiredResources": ["opm.dev/resources/workload@v1#Container"],
             "requiredTraits": ["acme.dev/traits/availability@v1#Budget"],
             "component": component,

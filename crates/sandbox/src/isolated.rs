@@ -256,6 +256,10 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     };
     let memory: u64 = memory.parse().context("MEMORY")?;
     let wasm_stack: usize = wasm_stack.parse().context("WASM_STACK")?;
+    // wasmtime compiles on rayon's global threads: they are started before the limit, whose
+    // count their stacks would join, so that a compile past it fails at an allocation, which
+    // says so, rather than at starting a thread, which panics with no word of memory.
+    let _ = rayon::ThreadPoolBuilder::new().build_global();
     rustix::process::setrlimit(
         rustix::process::Resource::Data,
         rustix::process::Rlimit {

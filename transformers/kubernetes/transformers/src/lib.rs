@@ -3,7 +3,9 @@
 //! context says which entry called (`Context::transformer`, contract 1.1.0), so that a render
 //! loads, maps and keeps one component's code and memory where it loaded one per transformer
 //! (benches/RESULTS.md, "Real modules"). Each transformer keeps its crate of its own
-//! (`kubernetes/deployment`, …), whose tests and documentation are its; this crate only chooses.
+//! (`kubernetes/deployment`, …), whose tests and documentation are its; this crate only chooses,
+//! by the name after `#`, so that another provider may name this component for a transformer of
+//! its own group (`acme.dev/availability@v1#PodDisruptionBudgetTransformer`).
 
 use opm_guest::{Component, Context, TransformError, Transformer, Value};
 
