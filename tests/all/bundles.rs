@@ -35,18 +35,17 @@ fn embedded_parts() -> (Value, BTreeMap<String, Vec<u8>>) {
 }
 
 /// A bundle holding the embedded provider with the Deployment transformer's component replaced
-/// by `component`, and the manifest changed by `edit`.
+/// by `component` (a file of its own: the provider's one component serves the others too), and
+/// the manifest changed by `edit`.
 fn bundle_with(component: Option<&[u8]>, edit: impl FnOnce(&mut Value)) -> Vec<u8> {
     let (mut manifest, mut components) = embedded_parts();
     if let Some(bytes) = component {
-        let path = manifest["transformers"][DEPLOYMENT]["component"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        manifest["transformers"][DEPLOYMENT]
+        let path = format!("components/{}.wasm", blake3::hash(bytes).to_hex());
+        let entry = manifest["transformers"][DEPLOYMENT]
             .as_object_mut()
-            .unwrap()
-            .remove("digest");
+            .unwrap();
+        entry.remove("digest");
+        entry.insert("component".into(), Value::from(path.clone()));
         components.insert(path, bytes.to_vec());
     }
     edit(&mut manifest);

@@ -347,8 +347,8 @@ fn a_render_reads_the_embedded_provider_s_code_from_the_cache_after_the_first() 
     assert_eq!(first, ["embedded"]);
     assert_eq!(
         home.entries(),
-        3,
-        "a Deployment and a Service transformer, and the renderer"
+        2,
+        "the provider's one component of its transformers, and the renderer"
     );
     let (second, second_output) = render(&[]);
     assert_eq!(second, ["cache"]);
@@ -434,12 +434,16 @@ fn what_a_render_must_compile_winch_compiles_unless_optimized() {
     assert_eq!(home.entries(), 0, "--no-cache wrote to the cache");
     let (sources, first) = render(&[]);
     assert_eq!(sources, ["compiled-winch"]);
-    assert_eq!(home.entries(), 3, "two transformers and the renderer");
+    assert_eq!(
+        home.entries(),
+        2,
+        "the transformers' component and the renderer"
+    );
     let (sources, second) = render(&[]);
     assert_eq!(sources, ["cache-winch"]);
     let (sources, optimized) = render(&["--optimized"]);
     assert_eq!(sources, ["compiled"]);
-    assert_eq!(home.entries(), 6, "Cranelift's code beside Winch's");
+    assert_eq!(home.entries(), 4, "Cranelift's code beside Winch's");
     let (sources, after) = render(&[]);
     assert_eq!(sources, ["cache"]);
     for (name, other) in [
@@ -493,8 +497,8 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(
         home.entries(),
-        3,
-        "a Deployment and a Service transformer, and the renderer"
+        2,
+        "the provider's one component of its transformers, and the renderer"
     );
     std::fs::write(cache.join("notes.txt"), "mine").expect("write");
 
@@ -502,7 +506,7 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(run.stdout, format!("{}\n", home.cache_dir));
     assert!(
-        run.stderr.starts_with("3 compiled components, "),
+        run.stderr.starts_with("2 compiled components, "),
         "{}",
         run.stderr
     );
@@ -510,7 +514,7 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     let run = opm_env(["cache", "clear"], &vars);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
-        run.stderr.starts_with("removed 3 compiled components ("),
+        run.stderr.starts_with("removed 2 compiled components ("),
         "{}",
         run.stderr
     );
@@ -825,31 +829,29 @@ fn the_compile_cache_keeps_under_its_size_limit_least_recently_used_first() {
     let stored = entries();
     assert_eq!(
         stored.len(),
-        3,
-        "two transformers and the renderer: {stored:?}"
+        2,
+        "the transformers' one component and the renderer: {stored:?}"
     );
-    // The first was used two hours ago, the second one hour ago, the third now.
-    for (entry, hours) in [(&stored[0], 2), (&stored[1], 1)] {
-        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3600 * hours);
-        std::fs::File::options()
-            .append(true)
-            .open(&entry.0)
-            .unwrap()
-            .set_modified(then)
-            .unwrap();
-    }
+    // The first was used an hour ago, the second now.
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .append(true)
+        .open(&stored[0].0)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
 
-    let limit = stored[2].1.to_string();
+    let limit = stored[1].1.to_string();
     let run = opm_env(["cache", "limit", &limit], &vars);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
-        run.stderr.contains("evicted 2 compiled components ("),
+        run.stderr.contains("evicted 1 compiled component ("),
         "{}",
         run.stderr
     );
     assert_eq!(
         entries(),
-        vec![stored[2].clone()],
+        vec![stored[1].clone()],
         "the least recently used went first"
     );
     let run = opm_env(["cache", "dir"], &vars);

@@ -21,18 +21,37 @@ fn both(module: &str, dir: &std::path::Path, extra: &[&str]) -> (String, String)
 /// The embedded provider as a source directory in which the component of each transformer of
 /// `replaced` (the renderer's for `None`) is the bytes given instead.
 fn provider_replacing(replaced: &[(Option<&str>, &[u8])]) -> tempfile::TempDir {
-    let dir = provider_with(&[]);
-    let manifest = opm_runtime::embedded::load().unwrap().manifest;
-    for (fqn, bytes) in replaced {
-        let file = match fqn {
-            Some(fqn) => &manifest.transformers[*fqn].component,
-            None => &manifest.renderer.as_ref().unwrap().component,
+    provider_replacing_with(&[], replaced)
+}
+
+/// [`provider_replacing`] of the embedded provider with the transformers `extra` too (as
+/// [`provider_with`] adds them).
+fn provider_replacing_with(
+    extra: &[(&str, &str, &[u8])],
+    replaced: &[(Option<&str>, &[u8])],
+) -> tempfile::TempDir {
+    let dir = provider_with(extra);
+    let manifest_path = dir.path().join("provider.yaml");
+    let mut manifest: opm_core::provider::ProviderManifest =
+        serde_saphyr::from_str(&std::fs::read_to_string(&manifest_path).unwrap())
+            .expect("the manifest parses");
+    for (index, (fqn, bytes)) in replaced.iter().enumerate() {
+        // A file of its own: the provider's one component serves its other transformers too.
+        let component = match fqn {
+            Some(fqn) => &mut manifest.transformers.get_mut(*fqn).unwrap().component,
+            None => &mut manifest.renderer.as_mut().unwrap().component,
         };
-        let path = dir.path().join(file);
-        let before = std::fs::read(&path).expect("the embedded provider has the component");
-        assert_ne!(before, *bytes, "{file} is built against another contract");
-        std::fs::write(&path, bytes).unwrap();
+        let before = std::fs::read(dir.path().join(&*component))
+            .expect("the embedded provider has the component");
+        assert_ne!(
+            before, *bytes,
+            "{component} is built against another contract"
+        );
+        *component = format!("replaced-{index}.wasm");
+        std::fs::write(dir.path().join(&*component), bytes).unwrap();
     }
+    let text = serde_saphyr::to_string(&manifest).expect("manifest serializes");
+    std::fs::write(&manifest_path, text).unwrap();
     dir
 }
 
@@ -174,20 +193,17 @@ const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
 #[test]
 pub(crate) fn testing_context() {
     let manifest = opm_runtime::embedded::load().unwrap().manifest;
-    let dir = provider_with(&[(
-        SHOWS_CONTEXT,
-        "description: Renders its context as a ConfigMap\n\
-         requiredLabels: {core.opm.dev/workload-type: context}\n\
-         requiredResources: [opm.dev/resources/workload@v1#Container]\n\
-         component: testing_context.wasm\n",
-        guests::TESTING_CONTEXT,
-    )]);
-    std::fs::write(
-        dir.path()
-            .join(&manifest.transformers[DEPLOYMENT].component),
-        guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT,
-    )
-    .unwrap();
+    let dir = provider_replacing_with(
+        &[(
+            SHOWS_CONTEXT,
+            "description: Renders its context as a ConfigMap\n\
+             requiredLabels: {core.opm.dev/workload-type: context}\n\
+             requiredResources: [opm.dev/resources/workload@v1#Container]\n\
+             component: testing_context.wasm\n",
+            guests::TESTING_CONTEXT,
+        )],
+        &[(Some(DEPLOYMENT), guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT)],
+    );
     assert_eq!(inspected_contract(dir.path(), SHOWS_CONTEXT), "1.2.0");
     let module = write_file(
         dir.path(),

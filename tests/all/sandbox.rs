@@ -704,7 +704,10 @@ const SERVICE: &str = "transformer.opm.dev/network@v1#ServiceTransformer";
 /// code is not built into opm, so a sandbox compiles it or loads it from its cache.
 fn not_embedded(fqn: &str) -> Vec<u8> {
     let provider = opm_runtime::embedded::load().expect("embedded provider loads");
-    opm_tests::with_custom_section(&provider.components[fqn])
+    // The provider's transformers share one component: each gets a copy of its own, named
+    // after it, so that two of them are two components, two compiles and two cache entries.
+    let short = fqn.rsplit('#').next().unwrap_or(fqn);
+    opm_tests::with_custom_section_named(&provider.components[fqn], short)
 }
 
 /// A sandbox that keeps compiled components in `cache_dir`, with the key in `config/` beside it.
@@ -814,7 +817,8 @@ fn a_compile_cache_entry_is_mapped_from_its_file() {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
     let entry = deployment.canonicalize().unwrap();
     assert!(
-        maps.lines().any(|line| line.ends_with(entry.to_str().unwrap())),
+        maps.lines()
+            .any(|line| line.ends_with(entry.to_str().unwrap())),
         "{} is not mapped:\n{maps}",
         entry.display()
     );

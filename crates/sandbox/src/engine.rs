@@ -616,6 +616,12 @@ impl Sandbox {
         limits: &Limits,
         redactor: &Arc<Redactor>,
     ) -> CallOutcome {
+        let mut context = context;
+        // A context that names no transformer (a test's, a bench's) names the one called: a
+        // component serving several transformers chooses by it.
+        if context.transformer.is_empty() {
+            context.transformer = transformer.name.to_string();
+        }
         let sandbox = self.running(transformer.quick);
         let limits = &Limits {
             memory: limits.memory.min(sandbox.memory_ceiling),

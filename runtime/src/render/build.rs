@@ -690,19 +690,19 @@ fn compile_all_in(
         })
         .flatten();
     // A component several transformers name (one component serving a whole provider) is
-    // loaded once: its code mapped once, its instances sharing their memory slots.
-    let mut first_of: std::collections::HashMap<(*const u8, usize), usize> =
-        std::collections::HashMap::new();
+    // loaded once: its code mapped once, its instances sharing their memory slots. (Its bytes
+    // are usually the same memory; a provider directory reads them once per transformer.)
     let mut distinct: Vec<(&str, &[u8])> = Vec::new();
     let served_by: Vec<usize> = components
         .iter()
         .map(|&(name, bytes)| {
-            *first_of
-                .entry((bytes.as_ptr(), bytes.len()))
-                .or_insert_with(|| {
-                    distinct.push((name, bytes));
-                    distinct.len() - 1
-                })
+            let same = |(_, seen): &(&str, &[u8])| {
+                seen.len() == bytes.len() && (seen.as_ptr() == bytes.as_ptr() || *seen == bytes)
+            };
+            distinct.iter().position(same).unwrap_or_else(|| {
+                distinct.push((name, bytes));
+                distinct.len() - 1
+            })
         })
         .collect();
     let loaded: Vec<_> = distinct

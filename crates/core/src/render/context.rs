@@ -91,7 +91,8 @@ impl RenderContext {
     }
 
     /// The context passed to the transforms of `component` when a test or a bench calls them
-    /// without a plan: naming the render's providers, and no transformer.
+    /// without a plan: naming the render's providers, and no transformer (the sandbox names the
+    /// one it calls).
     pub fn for_component(&self, component: &str) -> Context {
         self.context(component, &self.provider, "", "")
     }
