@@ -649,7 +649,13 @@ fn compile(
             Ok((fqn, &bytes[..]))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    components.par_iter().try_for_each(|(fqn, _)| {
+    // A component several transformers name is checked once.
+    let mut seen = std::collections::HashSet::new();
+    let distinct: Vec<&(&str, &[u8])> = components
+        .iter()
+        .filter(|(_, bytes)| seen.insert((bytes.as_ptr(), bytes.len())))
+        .collect();
+    distinct.par_iter().try_for_each(|(fqn, _)| {
         providers
             .provider_of(fqn)
             .map_or(Ok(()), |provider| provider.check_component(fqn))
