@@ -495,13 +495,19 @@ impl Sandbox {
             || self.cache.is_some() && self.quick().is_some_and(has_entry)
     }
 
-    /// The code of the embedded component with BLAKE3 `hash`, precompiled into the binary, if
-    /// it is one and this engine can load it: the component, and its code as decompressed.
-    fn embedded(&self, hash: &blake3::Hash) -> Option<(Component, Vec<u8>)> {
+    /// The code precompiled into the binary of the embedded component with BLAKE3 `hash`, as
+    /// decompressed, if it is one and this engine is of the compiler that made it.
+    fn embedded_code(&self, hash: &blake3::Hash) -> Option<Vec<u8>> {
         if !self.optimizing {
             return None;
         }
-        let code = self.precompiled?.code(hash)?;
+        self.precompiled?.code(hash)
+    }
+
+    /// The code of the embedded component with BLAKE3 `hash`, precompiled into the binary, if
+    /// it is one and this engine can load it: the component, and its code as decompressed.
+    fn embedded(&self, hash: &blake3::Hash) -> Option<(Component, Vec<u8>)> {
+        let code = self.embedded_code(hash)?;
         // SAFETY: `Component::deserialize` requires bytes that wasmtime's serialization made
         // for an engine compatible with this one. `code` is such bytes, as the caller of
         // `Precompiled::new` promised: made with `Engine::precompile_component`, from the
@@ -533,6 +539,18 @@ impl Sandbox {
             .and_then(|cache| cache.load(&self.engine, hash))
         {
             return Ok((component, CodeSource::Cache, self));
+        }
+        if let Some(cache) = &self.cache
+            && let Some(code) = self.embedded_code(hash)
+        {
+            // Stored first, then mapped from the entry as any cached code is, rather than
+            // copied into fresh memory: a first render takes less time and memory, and the
+            // next finds it there.
+            cache.store_code(&self.engine, hash, &code);
+            drop(code);
+            if let Some(component) = cache.load(&self.engine, hash) {
+                return Ok((component, CodeSource::Embedded, self));
+            }
         }
         if let Some((component, code)) = self.embedded(hash) {
             if let Some(cache) = &self.cache {
