@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
     for path in args {
         let bytes = std::fs::read(&path).with_context(|| path.clone())?;
         let mut row = vec![
-            short_name(&path),
+            opm_benches::short_name(&path),
             format!("{:.1} MiB", bytes.len() as f64 / f64::from(1 << 20)),
         ];
         for compiler in [Compiler::Optimizing, Compiler::Baseline] {
@@ -87,17 +87,4 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn seconds(time: Duration) -> String {
     format!("{:.2} s", time.as_secs_f64())
-}
-
-/// The file name without the hash the tests' build appends.
-fn short_name(path: &str) -> String {
-    let name = std::path::Path::new(path)
-        .file_stem()
-        .map_or_else(|| path.to_owned(), |s| s.to_string_lossy().into_owned());
-    match name.rsplit_once('-') {
-        Some((stem, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
-            stem.to_owned()
-        }
-        _ => name,
-    }
 }

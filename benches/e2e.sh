@@ -78,20 +78,9 @@ done
 ((${#sizes[@]} && ${#jobs[@]})) || die "SIZES and JOBS must not be empty"
 
 # --- tools -----------------------------------------------------------------------------------
-((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 is needed (for \$EPOCHREALTIME)"
-[[ -x /usr/bin/time ]] || die "GNU time is needed at /usr/bin/time (Debian/Ubuntu: apt-get install time)"
-/usr/bin/time -f '%e %U %S %M' -o /dev/null true 2>/dev/null ||
-  die "/usr/bin/time is not GNU time (it does not take -f/-o)"
-command -v python3 >/dev/null || die "python3 is needed"
-python3 -c 'import yaml' 2>/dev/null ||
-  die "python3 has no PyYAML (module 'yaml'); install it with your system's package manager (e.g. apt-get install python3-yaml)"
-if ! command -v helm >/dev/null; then
-  log "helm is not on PATH: running tests/setup.sh"
-  eval "$("$root/tests/setup.sh")"
-  command -v helm >/dev/null || die "helm is still not on PATH after tests/setup.sh"
-fi
-helm_version=$(helm version --template '{{.Version}}' 2>/dev/null || echo unknown)
-[[ $helm_version == v4.* ]] || log "warning: helm is $helm_version, not helm 4"
+# benches/tools.sh: bash >= 5, GNU time, python3 with PyYAML, helm (set up when missing).
+source "$root/benches/tools.sh"
+check_tools
 
 # --- generation ------------------------------------------------------------------------------
 mkdir -p "$work"
@@ -100,32 +89,14 @@ log "work directory: $work"
 
 # Writes WORK/project: a project whose .opm/providers.yaml installs, from the directory registry
 # WORK/registry, the embedded Kubernetes provider with a custom section added to each component
-# (its code is then not the binary's own, as an installed provider's is not).
+# by benches/unpack_provider.py (its code is then not the binary's own, as an installed
+# provider's is not).
 installed_project() {
   local src=$work/installed-src version
   rm -rf "$src" "$work/registry" "$work/project"
   mkdir -p "$src" "$work/project/.opm"
   "$opm" provider export kubernetes -o "$work/embedded.opmb" >/dev/null
-  version=$(python3 - "$work/embedded.opmb" "$src" <<'PY'
-import json, os, sys, tarfile
-bundle, out = sys.argv[1], sys.argv[2]
-with tarfile.open(bundle) as tar:
-    members = {m.name: m for m in tar.getmembers()}
-    manifest = json.load(tar.extractfile(next(m for n, m in members.items() if n.startswith("manifest/"))))
-    holders = list(manifest["transformers"].values()) + ([manifest["renderer"]] if "renderer" in manifest else [])
-    for holder in holders:
-        name = os.path.basename(holder["component"])
-        data = tar.extractfile(members[holder["component"]]).read()
-        # A custom section "opm-bench": id 0, size 10, then the name with its length.
-        with open(os.path.join(out, name), "wb") as f:
-            f.write(data + bytes([0, 10, 9]) + b"opm-bench")
-        holder["component"] = name
-        holder.pop("digest", None)
-with open(os.path.join(out, "provider.yaml"), "w") as f:
-    json.dump(manifest, f)
-print(manifest["metadata"]["version"])
-PY
-)
+  version=$(python3 "$root/benches/unpack_provider.py" "$work/embedded.opmb" "$src")
   mkdir -p "$work/registry/kubernetes/$version"
   "$opm" provider pack "$src" -o "$work/registry/kubernetes/$version/kubernetes-$version.opmb" >/dev/null
   printf 'providers:\n  - name: kubernetes\n    version: "%s"\n    source: ../../registry\n' \
@@ -232,49 +203,12 @@ PY
 # Compares two multi-document YAML streams as sets of resources: exits 1 with the first
 # difference when they differ. Usage: compare NAME-A FILE-A NAME-B FILE-B
 compare() {
-  python3 - "$@" <<'PY'
-import sys, yaml
-
-Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-def resources(path):
-    out = {}
-    with open(path) as f:
-        for doc in yaml.load_all(f, Loader=Loader):
-            if doc is None:
-                continue
-            api = doc.get("apiVersion", "")
-            group = api.rsplit("/", 1)[0] if "/" in api else ""
-            meta = doc.get("metadata") or {}
-            key = (group, doc.get("kind"), meta.get("namespace") or "bench", meta.get("name"))
-            if key in out:
-                sys.exit(f"{path}: resource {key} appears twice")
-            out[key] = doc
-    return out
-
-def first_difference(a, b, path="$"):
-    if type(a) is not type(b):
-        return f"{path}: {a!r} vs {b!r}"
-    if isinstance(a, dict):
-        for k in sorted(set(a) | set(b), key=str):
-            if k not in a or k not in b:
-                return f"{path}.{k}: {'missing' if k not in a else repr(a[k])} vs {'missing' if k not in b else repr(b[k])}"
-            d = first_difference(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: {len(a)} items vs {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = first_difference(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    return None if a == b else f"{path}: {a!r} vs {b!r}"
+  PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$root/benches python3 - "$@" <<'PY'
+import sys
+from objects import first_difference, objects
 
 name_a, file_a, name_b, file_b = sys.argv[1:5]
-a, b = resources(file_a), resources(file_b)
+a, b = objects(file_a, "bench", "resource"), objects(file_b, "bench", "resource")
 only_a, only_b = sorted(set(a) - set(b), key=str), sorted(set(b) - set(a), key=str)
 if only_a or only_b:
     print(f"{name_a} and {name_b} emit different resources: {len(a)} vs {len(b)}", file=sys.stderr)

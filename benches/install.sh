@@ -4,9 +4,10 @@
 #   python4  four Python transformers, each its own component (four projects scaffolded with
 #            `opm transformer new --lang python`, built with componentize-py, some 18 MiB each),
 #            in one provider;
-#   kubernetes  the embedded Kubernetes provider's 20 components (19 transformers and the
-#            renderer), each with a custom section more so that its code is not the one built
-#            into opm (as benches/e2e.sh's installed variant builds them), as version 0.1.0;
+#   kubernetes  the embedded Kubernetes provider's components (one holding its 19 transformers,
+#            and the renderer), each with a custom section more so that its code is not the one
+#            built into opm (benches/unpack_provider.py, as for benches/e2e.sh's installed
+#            variant), as version 0.1.0;
 # and two ways of compiling them:
 #   cranelift  `opm provider init --optimized`: every component compiled with Cranelift before
 #              init returns — what init did before it compiled with Winch;
@@ -77,25 +78,7 @@ kubernetes() {
   local src=$work/kubernetes-src
   rm -rf "$src" && mkdir -p "$src"
   "$opm" provider export kubernetes -o "$work/embedded.opmb" >/dev/null
-  python3 - "$work/embedded.opmb" "$src" <<'PY'
-import json, os, sys, tarfile
-bundle, out = sys.argv[1], sys.argv[2]
-with tarfile.open(bundle) as tar:
-    members = {m.name: m for m in tar.getmembers()}
-    manifest = json.load(tar.extractfile(next(m for n, m in members.items() if n.startswith("manifest/"))))
-    holders = list(manifest["transformers"].values()) + ([manifest["renderer"]] if "renderer" in manifest else [])
-    for holder in holders:
-        name = os.path.basename(holder["component"])
-        data = tar.extractfile(members[holder["component"]]).read()
-        # A custom section "opm-bench": id 0, size 10, then the name with its length.
-        with open(os.path.join(out, name), "wb") as f:
-            f.write(data + bytes([0, 10, 9]) + b"opm-bench")
-        holder["component"] = name
-        holder.pop("digest", None)
-manifest["metadata"]["version"] = "0.1.0"
-with open(os.path.join(out, "provider.yaml"), "w") as f:
-    json.dump(manifest, f)
-PY
+  python3 "$(dirname "$0")/unpack_provider.py" "$work/embedded.opmb" "$src" 0.1.0 >/dev/null
   mkdir -p "$work/registry/kubernetes/0.1.0"
   "$opm" provider pack "$src" -o "$work/registry/kubernetes/0.1.0/kubernetes-0.1.0.opmb" >/dev/null
   cp "$(dirname "$0")/../examples/hello/module.yaml" "$work/kubernetes.yaml"

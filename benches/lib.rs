@@ -1,6 +1,7 @@
 //! What the benchmarks share: [`Native`], the embedded Kubernetes provider's transformer crates
 //! compiled into the process and called directly, the baseline the sandbox is measured against
-//! (`native.rs`, `benches/sandbox.rs`), and the render [`context`] their calls are made in.
+//! (`native.rs`, `benches/sandbox.rs`), the render [`context`] their calls are made in, and
+//! [`short_name`], a component file's name in the tables of `compilers.rs` and `per_call.rs`.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -24,6 +25,20 @@ pub fn context() -> RenderContext {
         secret_kinds: vec!["Secret".into()],
         platform: Some("kubernetes".into()),
         provider_versions: Default::default(),
+    }
+}
+
+/// The file name of the component at `path` without its extension and without the hash the
+/// tests' build appends (`example-service-js-0123456789abcdef.wasm` is `example-service-js`).
+pub fn short_name(path: &str) -> String {
+    let name = std::path::Path::new(path)
+        .file_stem()
+        .map_or_else(|| path.to_owned(), |s| s.to_string_lossy().into_owned());
+    match name.rsplit_once('-') {
+        Some((stem, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            stem.to_owned()
+        }
+        _ => name,
     }
 }
 
@@ -218,7 +233,24 @@ impl Default for Native {
 mod tests {
     use opm_runtime::render::{self, Request};
 
-    use super::Native;
+    use super::{Native, short_name};
+
+    /// The tables name a component by its file, without the hash the tests' build appends and
+    /// only that: a name whose last part is not 16 hexadecimal digits keeps it.
+    #[test]
+    fn short_name_drops_the_build_hash_only() {
+        for (path, name) in [
+            (
+                "guests/example-service-js-0123456789abcdef.wasm",
+                "example-service-js",
+            ),
+            ("out/example_service_rust.wasm", "example_service_rust"),
+            ("out/kubernetes-service.wasm", "kubernetes-service"),
+            ("out/svc-0123456789abcdeg.wasm", "svc-0123456789abcdeg"),
+        ] {
+            assert_eq!(short_name(path), name, "{path}");
+        }
+    }
 
     /// The baseline the sandbox is measured against must be the same work: every example renders
     /// through the one pipeline to the same resources in the sandbox and natively.

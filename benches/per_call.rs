@@ -102,7 +102,7 @@ fn main() -> anyhow::Result<()> {
         let calls = times.len() as f64;
         println!(
             "| {} | {:.1} MiB | {} | {} | {} | {} | {fuel} | {:.0} | {} |",
-            short_name(path),
+            opm_benches::short_name(path),
             bytes.len() as f64 / f64::from(1 << 20),
             compiled.code.source.name(),
             millis(percentile(&times, 50)),
@@ -156,17 +156,4 @@ fn percentile(times: &[Duration], p: usize) -> Duration {
 
 fn millis(time: Duration) -> String {
     format!("{:.3} ms", time.as_secs_f64() * 1e3)
-}
-
-/// The file name without the hash the tests' build appends.
-fn short_name(path: &str) -> String {
-    let name = std::path::Path::new(path)
-        .file_stem()
-        .map_or_else(|| path.to_owned(), |s| s.to_string_lossy().into_owned());
-    match name.rsplit_once('-') {
-        Some((stem, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
-            stem.to_owned()
-        }
-        _ => name,
-    }
 }

@@ -83,21 +83,10 @@ strict=${STRICT:-0}
 work=${WORK:-${TMPDIR:-/tmp}/opm-real}
 
 # --- tools -----------------------------------------------------------------------------------
-((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 is needed (for \$EPOCHREALTIME)"
-[[ -x /usr/bin/time ]] || die "GNU time is needed at /usr/bin/time (Debian/Ubuntu: apt-get install time)"
-/usr/bin/time -f '%e %U %S %M' -o /dev/null true 2>/dev/null ||
-  die "/usr/bin/time is not GNU time (it does not take -f/-o)"
-command -v python3 >/dev/null || die "python3 is needed"
-python3 -c 'import yaml' 2>/dev/null ||
-  die "python3 has no PyYAML (module 'yaml'); install it with your system's package manager (e.g. apt-get install python3-yaml)"
-if ! command -v helm >/dev/null; then
-  log "helm is not on PATH: running tests/setup.sh"
-  eval "$("$root/tests/setup.sh")"
-  command -v helm >/dev/null || die "helm is still not on PATH after tests/setup.sh"
-fi
+# benches/tools.sh: bash >= 5, GNU time, python3 with PyYAML, helm (set up when missing).
+source "$root/benches/tools.sh"
+check_tools
 helm=$(command -v helm)
-helm_version=$(helm version --template '{{.Version}}' 2>/dev/null || echo unknown)
-[[ $helm_version == v4.* ]] || log "warning: helm is $helm_version, not helm 4"
 
 # --- the set ---------------------------------------------------------------------------------
 # One line per module: NAME|PEER|OPM ARGUMENTS|HELM RELEASE|HELM CHART|HELM ARGUMENTS, paths
@@ -187,43 +176,9 @@ PY
 # namespace and name: prints the count, or the first difference and exits 1.
 #   same_objects NAME-A FILE-A NAME-B FILE-B
 same_objects() {
-  python3 - "$@" <<'PY'
-import sys, yaml
-
-Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-def objects(path):
-    found = {}
-    for doc in yaml.load_all(open(path), Loader=Loader):
-        if doc is None:
-            continue
-        api, meta = doc.get("apiVersion", ""), doc.get("metadata") or {}
-        key = (api.rsplit("/", 1)[0] if "/" in api else "", doc.get("kind"), meta.get("namespace"), meta.get("name"))
-        if key in found:
-            sys.exit(f"{path}: {key} appears twice")
-        found[key] = doc
-    return found
-
-def diff(a, b, at="$"):
-    if type(a) is not type(b):
-        return f"{at}: {a!r} vs {b!r}"
-    if isinstance(a, dict):
-        for k in sorted(set(a) | set(b), key=str):
-            if k not in a or k not in b:
-                return f"{at}.{k}: only in {'the second' if k not in a else 'the first'}"
-            d = diff(a[k], b[k], f"{at}.{k}")
-            if d:
-                return d
-    elif isinstance(a, list):
-        if len(a) != len(b):
-            return f"{at}: {len(a)} items vs {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = diff(x, y, f"{at}[{i}]")
-            if d:
-                return d
-    elif a != b:
-        return f"{at}: {a!r} vs {b!r}"
-    return None
+  PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$root/benches python3 - "$@" <<'PY'
+import sys
+from objects import first_difference, objects
 
 name_a, file_a, name_b, file_b = sys.argv[1:5]
 a, b = objects(file_a), objects(file_b)
@@ -232,7 +187,7 @@ if set(a) != set(b):
     sys.exit(f"{name_a} emits {len(a)} objects, {name_b} {len(b)}; {only} is only in "
              f"{name_a if only in a else name_b}")
 for key in sorted(a, key=str):
-    d = diff(a[key], b[key])
+    d = first_difference(a[key], b[key], name_side=True)
     if d:
         sys.exit(f"{name_a} and {name_b} differ in {key}: {d}")
 print(len(a))
