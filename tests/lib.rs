@@ -126,6 +126,16 @@ where
     }
 }
 
+/// The transformer of the hostile guest `testing_context`, which renders its context as a
+/// ConfigMap, for the tests that add it to a provider ([`provider_with`]).
+pub const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
+
+/// The provider entry of [`SHOWS_CONTEXT`] whose component is `testing_context.wasm`.
+pub const SHOWS_CONTEXT_ENTRY: &str = "description: Renders its context as a ConfigMap\n\
+     requiredLabels: {core.opm.dev/workload-type: context}\n\
+     requiredResources: [opm.dev/resources/workload@v1#Container]\n\
+     component: testing_context.wasm\n";
+
 /// A provider source directory: the embedded Kubernetes provider (its renderer too) plus
 /// `extra` transformers, each given as its `provider.yaml` entry (YAML) and its component bytes.
 pub fn provider_with(extra: &[(&str, &str, &[u8])]) -> tempfile::TempDir {

@@ -9,11 +9,10 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use opm_tests::{guests, opm, repo_root};
+use opm_tests::{SHOWS_CONTEXT, guests, opm, repo_root};
 use serde_json::Value;
 
 const DEPLOYMENT: &str = "transformer.opm.dev/workload@v1#DeploymentTransformer";
-const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
 
 fn path(p: &Path) -> String {
     p.display().to_string()
@@ -178,10 +177,7 @@ fn a_case_from_a_real_module_passes_for_the_component_it_came_from() {
 fn vet_inputs_are_what_a_guest_that_echoes_its_context_receives() {
     let provider = opm_tests::provider_with(&[(
         SHOWS_CONTEXT,
-        "description: Renders its context as a ConfigMap\n\
-         requiredLabels: {core.opm.dev/workload-type: context}\n\
-         requiredResources: [opm.dev/resources/workload@v1#Container]\n\
-         component: testing_context.wasm\n",
+        opm_tests::SHOWS_CONTEXT_ENTRY,
         guests::TESTING_CONTEXT,
     )]);
     let module = opm_tests::write_file(

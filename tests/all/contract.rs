@@ -2,7 +2,9 @@
 //! components built against the frozen 1.0.0 (`wit/1.0.0`) and 1.1.0 (`wit/1.1.0`) render
 //! beside 1.2.0 ones, byte for byte as they did, and a transformer reads the fields 1.1.0 added.
 
-use opm_tests::{guests, hello, opm, provider_with, repo_root, write_file};
+use opm_tests::{
+    SHOWS_CONTEXT, SHOWS_CONTEXT_ENTRY, guests, hello, opm, provider_with, repo_root, write_file,
+};
 
 /// `opm mod build MODULE` with the embedded provider, and with the provider directory `dir`.
 fn both(module: &str, dir: &std::path::Path, extra: &[&str]) -> (String, String) {
@@ -185,8 +187,6 @@ pub(crate) fn contract_1_1_kubernetes_renderer() {
     }
 }
 
-const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
-
 /// A 1.2.0 transformer reads the fields 1.1.0 added, in a render that also calls the 1.0.0
 /// Deployment transformer: the module's name beside the instance's, the platform, its
 /// provider's version and its own FQN.
@@ -194,14 +194,7 @@ const SHOWS_CONTEXT: &str = "test.opm.dev/contract@v1#ContextTransformer";
 pub(crate) fn testing_context() {
     let manifest = opm_runtime::embedded::load().unwrap().manifest;
     let dir = provider_replacing_with(
-        &[(
-            SHOWS_CONTEXT,
-            "description: Renders its context as a ConfigMap\n\
-             requiredLabels: {core.opm.dev/workload-type: context}\n\
-             requiredResources: [opm.dev/resources/workload@v1#Container]\n\
-             component: testing_context.wasm\n",
-            guests::TESTING_CONTEXT,
-        )],
+        &[(SHOWS_CONTEXT, SHOWS_CONTEXT_ENTRY, guests::TESTING_CONTEXT)],
         &[(Some(DEPLOYMENT), guests::CONTRACT_1_0_KUBERNETES_DEPLOYMENT)],
     );
     assert_eq!(inspected_contract(dir.path(), SHOWS_CONTEXT), "1.2.0");
