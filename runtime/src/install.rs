@@ -115,8 +115,12 @@ pub fn compile_into_cache(
         components.push((provider::RENDERER, renderer, true));
     }
     // A component several transformers name is compiled, and counted, once.
-    let mut distinct = std::collections::HashSet::new();
-    components.retain(|(_, bytes, _)| distinct.insert(&bytes[..]));
+    let components: Vec<(&str, &Blob, bool)> =
+        crate::render::build::distinct_components(&components, |(_, bytes, _)| &bytes[..])
+            .0
+            .into_iter()
+            .copied()
+            .collect();
     let progress = opm_core::progress::compiling("into the compile cache", || {
         let mut seen = std::collections::HashSet::new();
         components

@@ -337,12 +337,18 @@ impl CompileCache {
     /// The MAC of `code` as the compilation of the component with BLAKE3 `digest` by an engine
     /// with `compatibility`.
     fn mac(&self, digest: &blake3::Hash, compatibility: &[u8; 32], code: &[u8]) -> blake3::Hash {
+        let mut mac = self.mac_of(digest, compatibility);
+        mac.update(code);
+        mac.finalize()
+    }
+
+    /// The MAC of [`mac`](Self::mac) before the code: what the code is then fed into.
+    fn mac_of(&self, digest: &blake3::Hash, compatibility: &[u8; 32]) -> blake3::Hasher {
         let mut mac = blake3::Hasher::new_keyed(&self.key);
         mac.update(MAC_TAG);
         mac.update(digest.as_bytes());
         mac.update(compatibility);
-        mac.update(code);
-        mac.finalize()
+        mac
     }
 
     /// The code of `entry`, when `entry` is the code, then its MAC as the compilation of
@@ -380,10 +386,7 @@ impl CompileCache {
         if magic != MAGIC {
             return Some(false);
         }
-        let mut hasher = blake3::Hasher::new_keyed(&self.key);
-        hasher.update(MAC_TAG);
-        hasher.update(digest.as_bytes());
-        hasher.update(compatibility);
+        let mut hasher = self.mac_of(digest, compatibility);
         let mut buffer = vec![0; 256 << 10];
         let mut at = 0;
         while at < code_len {

@@ -650,17 +650,38 @@ fn compile(
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // A component several transformers name is checked once.
-    let mut seen = std::collections::HashSet::new();
-    let distinct: Vec<&(&str, &[u8])> = components
-        .iter()
-        .filter(|(_, bytes)| seen.insert((bytes.as_ptr(), bytes.len())))
-        .collect();
+    let (distinct, _) = distinct_components(&components, |&(_, bytes)| bytes);
     distinct.par_iter().try_for_each(|(fqn, _)| {
         providers
             .provider_of(fqn)
             .map_or(Ok(()), |provider| provider.check_component(fqn))
     })?;
     Ok(compile_all_in(code, &components, progress))
+}
+
+/// The first of each distinct component among `items` (by its `bytes`), and for each item the
+/// position of its component among those. The bytes are usually the same memory (a bundle's
+/// blob); a provider directory reads them once per transformer, so equal contents count too.
+pub(crate) fn distinct_components<T>(
+    items: &[T],
+    bytes: impl Fn(&T) -> &[u8],
+) -> (Vec<&T>, Vec<usize>) {
+    let mut distinct: Vec<&T> = Vec::new();
+    let positions = items
+        .iter()
+        .map(|item| {
+            let mine = bytes(item);
+            let same = |seen: &&T| {
+                let seen = bytes(seen);
+                seen.len() == mine.len() && (seen.as_ptr() == mine.as_ptr() || seen == mine)
+            };
+            distinct.iter().position(same).unwrap_or_else(|| {
+                distinct.push(item);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    (distinct, positions)
 }
 
 /// Compiles `components` (name, bytes) on the current rayon pool, showing a progress line on a
@@ -696,21 +717,8 @@ fn compile_all_in(
         })
         .flatten();
     // A component several transformers name (one component serving a whole provider) is
-    // loaded once: its code mapped once, its instances sharing their memory slots. (Its bytes
-    // are usually the same memory; a provider directory reads them once per transformer.)
-    let mut distinct: Vec<(&str, &[u8])> = Vec::new();
-    let served_by: Vec<usize> = components
-        .iter()
-        .map(|&(name, bytes)| {
-            let same = |(_, seen): &(&str, &[u8])| {
-                seen.len() == bytes.len() && (seen.as_ptr() == bytes.as_ptr() || *seen == bytes)
-            };
-            distinct.iter().position(same).unwrap_or_else(|| {
-                distinct.push((name, bytes));
-                distinct.len() - 1
-            })
-        })
-        .collect();
+    // loaded once: its code mapped once, its instances sharing their memory slots.
+    let (distinct, served_by) = distinct_components(components, |&(_, bytes)| bytes);
     let loaded: Vec<_> = distinct
         .par_iter()
         .map(|(name, bytes)| code.compile(name, bytes))
