@@ -661,24 +661,46 @@ fn compile(
 
 /// The first of each distinct component among `items` (by its `bytes`), and for each item the
 /// position of its component among those. The bytes are usually the same memory (a bundle's
-/// blob); a provider directory reads them once per transformer, so equal contents count too.
+/// blob); a provider directory reads them once per transformer, so equal contents count too —
+/// told by their BLAKE3, hashed only for a length two copies share, so that the work stays
+/// linear in the bytes whatever a provider holds.
 pub(crate) fn distinct_components<T>(
     items: &[T],
     bytes: impl Fn(&T) -> &[u8],
 ) -> (Vec<&T>, Vec<usize>) {
+    use std::collections::HashMap;
+    let mut lengths: HashMap<usize, Vec<*const u8>> = HashMap::new();
+    for item in items {
+        let copies = lengths.entry(bytes(item).len()).or_default();
+        if !copies.contains(&bytes(item).as_ptr()) {
+            copies.push(bytes(item).as_ptr());
+        }
+    }
+    let mut by_place: HashMap<(*const u8, usize), usize> = HashMap::new();
+    let mut by_content: HashMap<blake3::Hash, usize> = HashMap::new();
     let mut distinct: Vec<&T> = Vec::new();
     let positions = items
         .iter()
         .map(|item| {
             let mine = bytes(item);
-            let same = |seen: &&T| {
-                let seen = bytes(seen);
-                seen.len() == mine.len() && (seen.as_ptr() == mine.as_ptr() || seen == mine)
-            };
-            distinct.iter().position(same).unwrap_or_else(|| {
+            if let Some(&at) = by_place.get(&(mine.as_ptr(), mine.len())) {
+                return at;
+            }
+            let twin = (lengths[&mine.len()].len() > 1)
+                .then(|| blake3::hash(mine))
+                .and_then(|hash| match by_content.get(&hash) {
+                    Some(&at) => Some(at),
+                    None => {
+                        by_content.insert(hash, distinct.len());
+                        None
+                    }
+                });
+            let at = twin.unwrap_or_else(|| {
                 distinct.push(item);
                 distinct.len() - 1
-            })
+            });
+            by_place.insert((mine.as_ptr(), mine.len()), at);
+            at
         })
         .collect();
     (distinct, positions)
@@ -782,6 +804,20 @@ mod tests {
         std::fs::write(&large, " ".repeat(LARGE_MODULE_BYTES as usize)).expect("write");
         fewer_huge_pages_for(dir.path());
         assert!(disabled(), "a large module left huge pages on");
+    }
+
+    /// Components are the same when their bytes are, wherever they lie.
+    #[test]
+    fn distinct_components_are_told_by_place_then_content() {
+        let shared = vec![1u8; 64];
+        let copy = shared.clone();
+        let other = vec![2u8; 64];
+        let shorter = vec![1u8; 8];
+        let items = [&shared[..], &copy, &shared, &other, &shorter];
+        let (distinct, positions) = distinct_components(&items, |bytes| bytes);
+        assert_eq!(positions, [0, 0, 0, 1, 2]);
+        assert_eq!(distinct.len(), 3);
+        assert!(std::ptr::eq(distinct[0].as_ptr(), shared.as_ptr()));
     }
 
     /// The threads a plan was made on.
