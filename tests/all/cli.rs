@@ -347,8 +347,9 @@ fn a_render_reads_the_embedded_provider_s_code_from_the_cache_after_the_first() 
     assert_eq!(first, ["embedded"]);
     assert_eq!(
         home.entries(),
-        2,
-        "the provider's one component of its transformers, and the renderer"
+        3,
+        "the provider's one component of its transformers, the renderer, and what the render \
+         found valid"
     );
     let (second, second_output) = render(&[]);
     assert_eq!(second, ["cache"]);
@@ -411,6 +412,75 @@ fn a_secret_s_stretched_checksum_is_remembered_in_the_cache() {
     let run = opm_env(["cache", "clear"], &vars);
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(memos(), Vec::<std::path::PathBuf>::new(), "cleared");
+}
+
+/// What a render found valid is remembered in the compile cache, as digests keyed with the
+/// cache's key, and the next render of the module validates only what changed, compiling no
+/// schema when nothing did (`opm_core::definitions::validated`). Every render gives the output
+/// of a render without a cache; a value that no longer holds is refused although the one it
+/// replaced was remembered, and that failed render leaves the entry as it was; an entry that
+/// was changed is not recalled.
+#[test]
+fn the_values_a_render_found_valid_are_remembered_and_only_what_changed_is_validated() {
+    let home = CacheHome::new();
+    let vars = home.vars();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let module = dir.path().join("module.yaml");
+    let hello = std::fs::read_to_string(opm_tests::repo_root().join("examples/hello/module.yaml"))
+        .expect("hello");
+    std::fs::write(&module, &hello).unwrap();
+    let render = |vars: &[(&str, &str)]| opm_env(["mod", "build", module.to_str().unwrap()], vars);
+    let memos = || -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut memos: Vec<_> = std::fs::read_dir(&home.cache)
+            .map(|entries| {
+                entries
+                    .map(|entry| entry.unwrap().path())
+                    .filter(|path| path.extension().is_some_and(|ext| ext == "memo"))
+                    .map(|path| {
+                        let bytes = std::fs::read(&path).unwrap();
+                        (path, bytes)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        memos.sort();
+        memos
+    };
+    let without = render(&[("OPM_CACHE_DIR", "off")]);
+    assert!(without.exited(0), "{}", without.stderr);
+    let first = render(&vars);
+    assert_eq!(first.stdout, without.stdout);
+    let remembered = memos();
+    assert_eq!(remembered.len(), 1, "one entry for the module");
+    // A magic line, whole digests (three values, two transformer inputs), a MAC; no value.
+    let entry = &remembered[0].1;
+    assert!(entry.starts_with(b"opm-memo-v1\n"));
+    assert_eq!(entry.len(), 12 + 5 * 32 + 32, "{entry:?}");
+    assert!(!entry.windows(5).any(|w| w == b"nginx"));
+    let second = render(&vars);
+    assert_eq!(second.stdout, without.stdout, "recalled");
+    assert_eq!(memos(), remembered, "recalled, not remembered again");
+
+    // A value that does not hold is refused, whatever was remembered.
+    std::fs::write(&module, hello.replace("Replicas: 2", "Replicas: -2")).unwrap();
+    let refused = render(&vars);
+    assert!(refused.exited(1), "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("api") && refused.stderr.contains("Replicas"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(memos(), remembered, "a plan with errors remembers nothing");
+
+    // A changed entry is not recalled: everything is validated again, and remembered again.
+    std::fs::write(&module, &hello).unwrap();
+    let (path, bytes) = &remembered[0];
+    let mut changed = bytes.clone();
+    changed[12] ^= 1;
+    std::fs::write(path, changed).unwrap();
+    let again = render(&vars);
+    assert_eq!(again.stdout, without.stdout);
+    assert_eq!(memos(), remembered, "remembered again");
 }
 
 /// What a render must compile (neither built into opm nor cached: here a `-p` provider) is

@@ -61,6 +61,8 @@ const MEMO_MAGIC: &[u8] = b"opm-memo-v1\n";
 const MEMO_NAME_TAG: &[u8] = b"opm compile cache: memo name v1\0";
 /// What the MAC of a remembered result starts with.
 const MEMO_MAC_TAG: &[u8] = b"opm compile cache: memo v1\0";
+/// What the key of the digests of valid values is derived from, with the cache's key.
+const VALUES_KEY_CONTEXT: &str = "opm compile cache 2026-12 digests of valid values v1";
 /// How long a compile waits for another process compiling the same component before it
 /// compiles the component itself: longer than compiling the largest interpreter component on a
 /// busy machine takes.
@@ -401,27 +403,53 @@ impl CompileCache {
 }
 
 /// Results worth remembering between renders that only the user may learn anything from: a
-/// Secret's stretched checksum ([`opm_core::render::checksum`]). An entry's file name is a
-/// keyed BLAKE3 of its input, so without the key it tells nothing of the input; its content is
-/// a magic line, the result, and a MAC of both under the key, so a result someone else put there
+/// Secret's stretched checksum ([`opm_core::render::checksum`]) and the values a module's
+/// renders found valid ([`opm_core::definitions::validated`]). An entry's file name is a keyed
+/// BLAKE3 of its input, so without the key it tells nothing of the input; its content is a
+/// magic line, the result, and a MAC of both under the key, so a result someone else put there
 /// is not recalled. Entries are evicted and cleared with the compiled components.
 impl opm_core::render::checksum::Memo for CompileCache {
     fn recall(&self, input: &[u8]) -> Option<[u8; 32]> {
+        self.recall_memo(input)?.try_into().ok()
+    }
+
+    fn remember(&self, input: &[u8], output: &[u8; 32]) {
+        self.remember_memo(input, output);
+    }
+}
+
+impl opm_core::definitions::validated::Store for CompileCache {
+    fn recall_bytes(&self, name: &[u8]) -> Option<Vec<u8>> {
+        self.recall_memo(name)
+    }
+
+    fn remember_bytes(&self, name: &[u8], bytes: &[u8]) {
+        self.remember_memo(name, bytes);
+    }
+
+    fn keyed_hasher(&self) -> blake3::Hasher {
+        blake3::Hasher::new_keyed(&blake3::derive_key(VALUES_KEY_CONTEXT, &self.key))
+    }
+}
+
+impl CompileCache {
+    /// The result remembered for `input`, when its entry is sound.
+    fn recall_memo(&self, input: &[u8]) -> Option<Vec<u8>> {
         if !is_private_dir(&self.dir) {
             return None;
         }
         let (path, name) = self.memo_path(input);
         let entry = read_own_file(&path, 0o022).ok()?;
         let rest = entry.strip_prefix(MEMO_MAGIC)?;
-        let (output, mac) = rest.split_first_chunk::<32>()?;
-        let mac: [u8; KEY_LEN] = mac.try_into().ok()?;
-        (blake3::Hash::from_bytes(mac) == self.memo_mac(&name, output)).then(|| {
+        let (output, mac) = rest.split_last_chunk::<KEY_LEN>()?;
+        (blake3::Hash::from_bytes(*mac) == self.memo_mac(&name, output)).then(|| {
             mark_used(&path);
-            *output
+            output.to_vec()
         })
     }
 
-    fn remember(&self, input: &[u8], output: &[u8; 32]) {
+    /// Remembers `output` for `input`; failures are ignored.
+    fn remember_memo(&self, input: &[u8], output: &[u8]) {
         let (path, name) = self.memo_path(input);
         let mac = self.memo_mac(&name, output);
         let _ = write_entry(&self.dir, &path, &[MEMO_MAGIC, output, mac.as_bytes()]);

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::fqn::{self, Fqn};
+use super::validated::Validated;
 use super::{DefinitionKind, DefinitionSpec};
 use crate::origin::Origin;
 
@@ -62,6 +63,9 @@ pub struct Definition {
 struct Schema {
     schema: Value,
     compiled: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+    /// BLAKE3 of the schema's JSON, the first time a value's validation is looked up
+    /// ([`super::validated`]).
+    digest: std::sync::OnceLock<[u8; 32]>,
 }
 
 impl Schema {
@@ -69,7 +73,17 @@ impl Schema {
         Self {
             schema,
             compiled: std::sync::OnceLock::new(),
+            digest: std::sync::OnceLock::new(),
         }
+    }
+
+    fn digest(&self) -> &[u8; 32] {
+        self.digest.get_or_init(|| {
+            let mut hasher = blake3::Hasher::new();
+            // Writing into a hasher cannot fail.
+            let _ = serde_json::to_writer(&mut hasher, &self.schema);
+            *hasher.finalize().as_bytes()
+        })
     }
 
     /// The compiled schema, or what the compiler said of it.
@@ -106,12 +120,41 @@ impl Definition {
     /// Merges `value` over the defaults (maps merge, anything else replaces; a null value takes
     /// the defaults) and validates the result. Returns the merged value and every violation.
     pub fn apply(&self, value: &Value) -> (Value, Vec<SchemaViolation>) {
+        let (merged, violations, _) = self.apply_recalling(value, None);
+        (merged, violations)
+    }
+
+    /// [`apply`](Self::apply), not validating again what `validated` recalls as found valid by
+    /// an earlier render. Also returns the merged value's digest when it is valid (recalled, or
+    /// validated now by a schema that compiled), for [`Validated::remember`].
+    pub fn apply_recalling(
+        &self,
+        value: &Value,
+        validated: Option<&Validated<'_>>,
+    ) -> (Value, Vec<SchemaViolation>, Option<[u8; 32]>) {
         let merged = match &self.defaults {
             Some(defaults) => merge_over(defaults, value),
             None => value.clone(),
         };
+        let digest = self
+            .schema
+            .as_ref()
+            .zip(validated)
+            .map(|(schema, validated)| (validated.digest(schema.digest(), &merged), validated));
+        if let Some((digest, validated)) = &digest
+            && validated.is_known(digest)
+        {
+            return (merged, Vec::new(), Some(*digest));
+        }
         let violations = self.validate(&merged);
-        (merged, violations)
+        let compiled = self
+            .schema
+            .as_ref()
+            .is_some_and(|schema| matches!(schema.compiled.get(), Some(Ok(_))));
+        let valid = (violations.is_empty() && compiled)
+            .then_some(digest.map(|(digest, _)| digest))
+            .flatten();
+        (merged, violations, valid)
     }
 
     /// Every way `value` breaks this definition's schema, sorted by path.
@@ -581,6 +624,47 @@ mod tests {
         );
         let (_, violations) = definition.apply(&Value::Null);
         assert_eq!(violations[0].message, "\"image\" is a required property");
+    }
+
+    /// A value an earlier render found valid is not validated again, nor its schema compiled; a
+    /// value found invalid is never remembered, and is validated (and refused) every time.
+    #[test]
+    fn a_value_found_valid_before_is_recalled_rather_than_validated() {
+        use crate::definitions::validated::{Validated, tests::InMemory};
+        let container = spec(
+            DefinitionKind::Resource,
+            Some(
+                json!({"type": "object", "properties": {"image": {"type": "string", "pattern": "^[a-z]+$"}}, "required": ["image"]}),
+            ),
+            Some(json!({"pull": "Always"})),
+        );
+        let store = InMemory::default();
+        let render = |value: &Value| {
+            let (catalog, _) = Catalog::build([(
+                "opm.dev/resources/workload@v1#Container",
+                &container,
+                provider(),
+            )]);
+            let validated = Validated::recall(&store, b"module.yaml");
+            let definition = catalog.resolve("Container").unwrap();
+            let (merged, violations, digest) = definition.apply_recalling(value, Some(&validated));
+            validated.remember(digest);
+            let compiled = definition.schema.as_ref().unwrap().compiled.get().is_some();
+            (merged, violations.len(), digest.is_some(), compiled)
+        };
+        let good = json!({"image": "nginx"});
+        let merged = json!({"pull": "Always", "image": "nginx"});
+        assert_eq!(render(&good), (merged.clone(), 0, true, true), "validated");
+        assert_eq!(render(&good), (merged, 0, true, false), "recalled");
+        let bad = json!({"image": "NGINX"});
+        for _ in 0..2 {
+            let (_, violations, remembered, compiled) = render(&bad);
+            assert_eq!((violations, remembered, compiled), (1, false, true));
+        }
+        // What the second render of the good value recalled is still there: a render's
+        // remembering replaces the entry with what it found valid, and that render found
+        // nothing valid, so it left the entry alone.
+        assert!(!render(&good).3, "recalled");
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //!
 //! - [`fqn`] parses FQNs and derives a definition's default spec field;
 //! - [`catalog`] checks the definitions of a provider and a module together, resolves the names a
-//!   module writes (FQN or short name) and validates attached values against their schemas.
+//!   module writes (FQN or short name) and validates attached values against their schemas;
+//! - [`validated`] remembers between renders which values were found valid, so that a render
+//!   of what an earlier one validated compiles no schema.
 //!
 //! ```
 //! use opm_core::definitions::{Catalog, DefinitionKind, DefinitionSource, DefinitionSpec};
@@ -27,6 +29,7 @@
 
 pub mod catalog;
 pub mod fqn;
+pub mod validated;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -21,6 +21,7 @@ use super::plan::{
     LeftOut, Matched, Missing, Plan, PlanConfig, PlanPatch, PlanProvider, Problem, Reason,
     Unmatched,
 };
+use crate::definitions::validated::Validated;
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
 use crate::provider::{ProviderManifest, Unhandled, Validation};
@@ -65,6 +66,19 @@ pub fn plan_providers(
     providers: &[&ProviderManifest],
     strict: bool,
     explain: Explain,
+) -> Plan {
+    plan_providers_recalling(module, providers, strict, explain, None)
+}
+
+/// [`plan_providers`], not validating again the values `validated` recalls as found valid by
+/// an earlier render of the module, and remembering there those of this plan
+/// ([`crate::definitions::validated`]).
+pub fn plan_providers_recalling(
+    module: &Module,
+    providers: &[&ProviderManifest],
+    strict: bool,
+    explain: Explain,
+    validated: Option<&Validated<'_>>,
 ) -> Plan {
     let declared_definitions = providers
         .iter()
@@ -130,7 +144,14 @@ pub fn plan_providers(
     // planning them), and merged in order.
     let components_in_order: Vec<&Component> = module.components().collect();
     let plan_one = |component: &&Component| {
-        plan_component(component, &catalog, &transformers, &cannot, strict, explain)
+        plan_component(
+            component,
+            &catalog,
+            &transformers,
+            &cannot,
+            (strict, explain),
+            validated,
+        )
     };
     let outcomes: Vec<Outcome> = if components_in_order.len() < crate::module::PARALLEL_FROM {
         components_in_order.iter().map(plan_one).collect()
@@ -145,6 +166,10 @@ pub fn plan_providers(
     };
     // Sized first: growing a vector of 20,000 calls copies them again at every doubling.
     calls.reserve_exact(outcomes.iter().map(|outcome| outcome.calls.len()).sum());
+    let valid: Vec<[u8; 32]> = outcomes
+        .iter()
+        .flat_map(|outcome| outcome.valid.iter().copied())
+        .collect();
     for outcome in outcomes {
         errors.extend(outcome.errors);
         warnings.extend(outcome.warnings);
@@ -170,6 +195,13 @@ pub fn plan_providers(
     }
 
     let patches = plan_patches(module, &mut errors);
+    // What a plan that holds found valid replaces what was remembered; a plan with errors
+    // leaves it, so that the render after the fix recalls what did not change.
+    if let Some(validated) = validated
+        && errors.is_empty()
+    {
+        validated.remember(valid);
+    }
     Plan {
         module: module.name().to_owned(),
         provider: providers
@@ -298,6 +330,9 @@ struct Transformer<'a> {
     /// a fixed cost of every plan. A schema that does not compile validates nothing and is
     /// reported by [`Transformer::validation_errors`].
     compiled: std::sync::OnceLock<Vec<Result<jsonschema::Validator, String>>>,
+    /// BLAKE3 of the validations' JSON, the first time an input's validation is looked up
+    /// ([`Validated`]).
+    validations_digest: std::sync::OnceLock<[u8; 32]>,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -357,7 +392,18 @@ impl<'a> Transformer<'a> {
             optional,
             validations,
             compiled: std::sync::OnceLock::new(),
+            validations_digest: std::sync::OnceLock::new(),
         }
+    }
+
+    /// BLAKE3 of the validations' JSON.
+    fn validations_digest(&self) -> &[u8; 32] {
+        self.validations_digest.get_or_init(|| {
+            let mut hasher = blake3::Hasher::new();
+            // Writing into a hasher cannot fail.
+            let _ = serde_json::to_writer(&mut hasher, self.validations);
+            *hasher.finalize().as_bytes()
+        })
     }
 
     /// The validations, each message with its compiled schema (or why it did not compile).
@@ -388,6 +434,8 @@ struct Outcome {
     errors: Vec<Problem>,
     warnings: Vec<Problem>,
     calls: Vec<Call>,
+    /// The digests of the component's values found valid ([`Validated`]).
+    valid: Vec<[u8; 32]>,
 }
 
 /// An attached definition with its merged value.
@@ -404,8 +452,8 @@ fn plan_component(
     catalog: &Catalog,
     transformers: &[Transformer<'_>],
     cannot: &[(&str, &Unhandled)],
-    strict: bool,
-    explain: Explain,
+    (strict, explain): (bool, Explain),
+    validated: Option<&Validated<'_>>,
 ) -> Outcome {
     let mut problems = Problems::default();
     let attached = resolve_attachments(component, catalog, &mut problems.errors);
@@ -418,7 +466,14 @@ fn plan_component(
             at: component.origin.clone(),
         });
     }
-    let spec = build_spec(component, &attached, &mut problems.errors);
+    let mut valid = Vec::new();
+    let spec = build_spec(
+        component,
+        &attached,
+        validated,
+        &mut valid,
+        &mut problems.errors,
+    );
     let labels = effective_labels(component, &attached, &mut problems.errors);
     let subject = Subject {
         component,
@@ -440,7 +495,14 @@ fn plan_component(
         check_matches(&subject, &matched, cannot, strict, &mut problems)
     };
     let calls = if problems.errors.is_empty() {
-        validated_calls(&subject, spec, &matched, catalog, &mut problems.errors)
+        validated_calls(
+            &subject,
+            spec,
+            &matched,
+            catalog,
+            (validated, &mut valid),
+            &mut problems.errors,
+        )
     } else {
         Vec::new()
     };
@@ -463,6 +525,7 @@ fn plan_component(
         errors: problems.errors,
         warnings: problems.warnings,
         calls: if ok { calls } else { Vec::new() },
+        valid,
     }
 }
 
@@ -665,6 +728,7 @@ fn validated_calls(
     spec: BTreeMap<String, Value>,
     matched: &[(&Transformer<'_>, Matched)],
     catalog: &Catalog,
+    (validated, valid): (Option<&Validated<'_>>, &mut Vec<[u8; 32]>),
     errors: &mut Vec<Problem>,
 ) -> Vec<Call> {
     let component = subject.component;
@@ -679,16 +743,31 @@ fn validated_calls(
     for (transformer, _) in matched {
         let defaults = defaults(&transformer.optional, subject.attached, catalog);
         let input = format!("{open},\"defaults\":{}}}", crate::json::compact(&defaults));
-        let mut validations = transformer.validations().peekable();
-        if validations.peek().is_some() {
+        // An input an earlier render found valid is not validated again (nor its schemas
+        // compiled); one found valid now is remembered.
+        let digest = validated
+            .filter(|_| !transformer.validations.is_empty())
+            .map(|validated| {
+                (
+                    validated.digest_text(transformer.validations_digest(), &input),
+                    validated,
+                )
+            });
+        if let Some((digest, validated)) = &digest
+            && validated.is_known(digest)
+        {
+            valid.push(*digest);
+        } else if !transformer.validations.is_empty() {
             let mut value = base.clone();
             value.insert("defaults".into(), defaults);
             let value = Value::Object(value);
-            for (message, validator) in validations {
-                if validator
+            let mut all_hold = true;
+            for (message, validator) in transformer.validations() {
+                let holds = validator
                     .as_ref()
-                    .is_ok_and(|validator| !validator.is_valid(&value))
-                {
+                    .map(|validator| validator.is_valid(&value));
+                all_hold &= holds == Ok(true);
+                if holds == Ok(false) {
                     errors.push(Problem::Refused {
                         component: component.name.clone(),
                         transformer: transformer.fqn.clone(),
@@ -696,6 +775,9 @@ fn validated_calls(
                         at: component.origin.clone(),
                     });
                 }
+            }
+            if all_hold {
+                valid.extend(digest.map(|(digest, _)| digest));
             }
         }
         calls.push(Call {

@@ -51,7 +51,7 @@ pub mod plan;
 pub mod text;
 
 pub use crate::provider::Requirements;
-pub use engine::{Explain, declared, plan, plan_providers, plan_with};
+pub use engine::{Explain, declared, plan, plan_providers, plan_providers_recalling, plan_with};
 pub use plan::{
     Call, Candidate, ComponentPlan, Declared, EffectiveLabel, LabelClaim, LabelSource, LeftOut,
     Matched, Missing, Plan, PlanConfig, PlanPatch, PlanProvider, PlanRenderer, Problem, Reason,
