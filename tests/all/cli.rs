@@ -567,8 +567,9 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(
         home.entries(),
-        2,
-        "the provider's one component of its transformers, and the renderer"
+        3,
+        "the provider's one component of its transformers, the renderer, and what the render \
+         found valid"
     );
     std::fs::write(cache.join("notes.txt"), "mine").expect("write");
 
@@ -576,7 +577,8 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     assert!(run.exited(0), "{}", run.stderr);
     assert_eq!(run.stdout, format!("{}\n", home.cache_dir));
     assert!(
-        run.stderr.starts_with("2 compiled components, "),
+        run.stderr
+            .starts_with("2 compiled components and 1 remembered result, "),
         "{}",
         run.stderr
     );
@@ -584,7 +586,8 @@ fn the_compile_cache_is_shown_bypassed_and_cleared() {
     let run = opm_env(["cache", "clear"], &vars);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
-        run.stderr.starts_with("removed 2 compiled components ("),
+        run.stderr
+            .starts_with("removed 2 compiled components and 1 remembered result ("),
         "{}",
         run.stderr
     );
@@ -911,7 +914,15 @@ fn the_compile_cache_keeps_under_its_size_limit_least_recently_used_first() {
         .set_modified(then)
         .unwrap();
 
-    let limit = stored[1].1.to_string();
+    // Room for the second and for what the render remembered (what it found valid).
+    let remembered: u64 = std::fs::read_dir(&home.cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "memo"))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    assert!(remembered > 0, "nothing remembered");
+    let limit = (stored[1].1 + remembered).to_string();
     let run = opm_env(["cache", "limit", &limit], &vars);
     assert!(run.exited(0), "{}", run.stderr);
     assert!(
@@ -926,7 +937,8 @@ fn the_compile_cache_keeps_under_its_size_limit_least_recently_used_first() {
     );
     let run = opm_env(["cache", "dir"], &vars);
     assert!(
-        run.stderr.starts_with("1 compiled component, "),
+        run.stderr
+            .starts_with("1 compiled component and 1 remembered result, "),
         "{}",
         run.stderr
     );

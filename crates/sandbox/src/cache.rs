@@ -170,15 +170,17 @@ impl CompileCache {
 
     /// Removes every entry of the cache directory `dir` ([`entries`](Self::entries)) and nothing
     /// else; returns how many it removed and their bytes. A missing directory is an empty cache.
-    pub fn clear(dir: &Path) -> std::io::Result<(usize, u64)> {
+    pub fn clear(dir: &Path) -> std::io::Result<Tally> {
         let entries = match Self::entries(dir) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((0, 0)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Tally::default());
+            }
             other => other?,
         };
-        let mut removed = (0, 0);
+        let mut removed = Tally::default();
         for (path, size) in entries {
             match std::fs::remove_file(&path) {
-                Ok(()) => removed = (removed.0 + 1, removed.1 + size),
+                Ok(()) => removed.add(&path, size),
                 // Another opm cleared it first.
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
                 Err(error) => return Err(error),
@@ -198,7 +200,7 @@ impl CompileCache {
 
     /// Sets the size limit of the cache directory `dir` (creating it, private), and evicts
     /// what is over it at once; returns how many entries and bytes were evicted.
-    pub fn set_size_limit(dir: &Path, limit: u64) -> std::io::Result<(usize, u64)> {
+    pub fn set_size_limit(dir: &Path, limit: u64) -> std::io::Result<Tally> {
         create_private_dir(dir)?;
         opm_core::files::write_atomically(
             &dir.join(SIZE_LIMIT_FILE),
@@ -508,7 +510,7 @@ fn mark_used(path: &Path) {
 /// Removes compiled components from `dir`, least recently used first, until those left take at
 /// most `limit` bytes — never `keep`, the entry just stored; returns how many entries and bytes
 /// it removed. An entry that another process removed first is not counted.
-fn evict(dir: &Path, limit: u64, keep: Option<&Path>) -> std::io::Result<(usize, u64)> {
+fn evict(dir: &Path, limit: u64, keep: Option<&Path>) -> std::io::Result<Tally> {
     let mut entries = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -526,7 +528,7 @@ fn evict(dir: &Path, limit: u64, keep: Option<&Path>) -> std::io::Result<(usize,
     }
     let mut total: u64 = entries.iter().map(|(_, _, size)| size).sum();
     entries.sort();
-    let mut evicted = (0, 0);
+    let mut evicted = Tally::default();
     for (_, path, size) in entries {
         if total <= limit {
             break;
@@ -535,13 +537,68 @@ fn evict(dir: &Path, limit: u64, keep: Option<&Path>) -> std::io::Result<(usize,
             continue;
         }
         match std::fs::remove_file(&path) {
-            Ok(()) => evicted = (evicted.0 + 1, evicted.1 + size),
+            Ok(()) => evicted.add(&path, size),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
             Err(error) => return Err(error),
         }
         total -= size;
     }
     Ok(evicted)
+}
+
+/// What `opm cache` counts: the entries of compiled components (with their locks and files
+/// being written), the remembered results (`.memo`), and their bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Compiled components, their locks and files being written.
+    pub components: usize,
+    /// Remembered results: stretched checksums, values found valid.
+    pub remembered: usize,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+impl Tally {
+    /// Counts the entry at `path` of `size` bytes.
+    fn add(&mut self, path: &Path, size: u64) {
+        if path.extension().is_some_and(|ext| ext == "memo") {
+            self.remembered += 1;
+        } else {
+            self.components += 1;
+        }
+        self.bytes += size;
+    }
+
+    /// The tally of `entries` ([`CompileCache::entries`]).
+    pub fn of(entries: &[(PathBuf, u64)]) -> Self {
+        let mut tally = Self::default();
+        for (path, size) in entries {
+            tally.add(path, *size);
+        }
+        tally
+    }
+}
+
+/// "2 compiled components" or "2 compiled components and 1 remembered result".
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} compiled component{}",
+            self.components,
+            plural(self.components)
+        )?;
+        if self.remembered > 0 {
+            write!(
+                f,
+                " and {} remembered result{}",
+                self.remembered,
+                plural(self.remembered)
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// The BLAKE3 of the engine's compatibility hash: which engines can load each other's code.

@@ -497,7 +497,7 @@ impl Sandbox {
 
     /// The code precompiled into the binary of the embedded component with BLAKE3 `hash`, as
     /// decompressed, if it is one and this engine is of the compiler that made it.
-    fn embedded_code(&self, hash: &blake3::Hash) -> Option<Vec<u8>> {
+    fn embedded_code(&self, hash: &blake3::Hash) -> Option<std::borrow::Cow<'static, [u8]>> {
         if !self.optimizing {
             return None;
         }
@@ -506,7 +506,10 @@ impl Sandbox {
 
     /// The code of the embedded component with BLAKE3 `hash`, precompiled into the binary, if
     /// it is one and this engine can load it: the component, and its code as decompressed.
-    fn embedded(&self, hash: &blake3::Hash) -> Option<(Component, Vec<u8>)> {
+    fn embedded(
+        &self,
+        hash: &blake3::Hash,
+    ) -> Option<(Component, std::borrow::Cow<'static, [u8]>)> {
         let code = self.embedded_code(hash)?;
         // SAFETY: `Component::deserialize` requires bytes that wasmtime's serialization made
         // for an engine compatible with this one. `code` is such bytes, as the caller of

@@ -36,7 +36,7 @@ pub mod precompiled;
 mod wasi;
 pub mod wit;
 
-pub use cache::{CompileCache, CompileTurn};
+pub use cache::{CompileCache, CompileTurn, Tally};
 pub use compiler::{Compiler, engine_config, engine_config_for};
 pub use engine::{CodeReport, CodeSource, CompiledRenderer, CompiledTransformer, Sandbox};
 pub use opm_core::calls::{

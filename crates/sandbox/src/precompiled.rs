@@ -5,8 +5,12 @@
 //!
 //! The code is kept compressed with zstd, the largest component's alone and every other's with
 //! it as a dictionary (the components share most of their code): each is decompressed when a
-//! render loads it, the dictionary once per process.
+//! render loads it, the dictionary once per process. The dictionary's code is lent, not
+//! copied, both to its own component and to zstd's prepared dictionary: each copy of the
+//! Kubernetes provider's 5 MiB took a first render a millisecond or two of copying and
+//! zeroing fresh memory (benches/RESULTS.md).
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// One entry of a table: the component's BLAKE3 (hex), its code compressed, the code's length.
@@ -16,7 +20,8 @@ pub type Entry = (&'static str, &'static [u8], usize);
 pub struct Precompiled {
     code: &'static [Entry],
     base: usize,
-    base_code: OnceLock<Option<(Vec<u8>, zstd::dict::DecoderDictionary<'static>)>>,
+    base_code: OnceLock<Option<Vec<u8>>>,
+    dictionary: OnceLock<Option<zstd::dict::DecoderDictionary<'static>>>,
 }
 
 impl std::fmt::Debug for Precompiled {
@@ -44,6 +49,7 @@ impl Precompiled {
             code,
             base,
             base_code: OnceLock::new(),
+            dictionary: OnceLock::new(),
         }
     }
 
@@ -60,27 +66,32 @@ impl Precompiled {
             .ok()
     }
 
-    /// The code precompiled from the component whose BLAKE3 is `digest`, if it is one.
-    pub fn code(&self, digest: &blake3::Hash) -> Option<Vec<u8>> {
+    /// The code precompiled from the component whose BLAKE3 is `digest`, if it is one: lent
+    /// when it is the dictionary's.
+    pub fn code(&'static self, digest: &blake3::Hash) -> Option<Cow<'static, [u8]>> {
         let index = self.index(digest)?;
         let (_, compressed, len) = self.code[index];
         if index == self.base {
-            return self.base().as_ref().map(|(code, _)| code.clone());
+            return self.base().map(Cow::Borrowed);
         }
-        let (_, dictionary) = self.base().as_ref()?;
+        let dictionary = self
+            .dictionary
+            .get_or_init(|| self.base().map(zstd::dict::DecoderDictionary::new))
+            .as_ref()?;
         zstd::bulk::Decompressor::with_prepared_dictionary(dictionary)
             .ok()?
             .decompress(compressed, len)
             .ok()
+            .map(Cow::Owned)
     }
 
-    /// The dictionary entry's code, and that code prepared as the others' dictionary.
-    fn base(&self) -> &Option<(Vec<u8>, zstd::dict::DecoderDictionary<'static>)> {
-        self.base_code.get_or_init(|| {
-            let (_, compressed, len) = self.code.get(self.base)?;
-            let code = zstd::bulk::decompress(compressed, *len).ok()?;
-            let dictionary = zstd::dict::DecoderDictionary::copy(&code);
-            Some((code, dictionary))
-        })
+    /// The dictionary entry's code, decompressed once per process.
+    fn base(&'static self) -> Option<&'static [u8]> {
+        self.base_code
+            .get_or_init(|| {
+                let (_, compressed, len) = self.code.get(self.base)?;
+                zstd::bulk::decompress(compressed, *len).ok()
+            })
+            .as_deref()
     }
 }

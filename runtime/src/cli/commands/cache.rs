@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use clap::Subcommand;
 
 use crate::cli::Output;
-use opm_sandbox::{Bytes, CompileCache};
+use opm_sandbox::{Bytes, CompileCache, Tally};
 
 /// The subcommands of `opm cache`.
 #[derive(Debug, Subcommand)]
@@ -48,13 +48,11 @@ pub fn run(command: CacheCommand, out: &mut Output<'_>) -> anyhow::Result<ExitCo
                     return Err(error).with_context(|| format!("reading {}", dir.display()));
                 }
             };
-            let bytes: u64 = entries.iter().map(|(_, size)| size).sum();
+            let tally = Tally::of(&entries);
             writeln!(
                 out.stderr,
-                "{} compiled component{}, {} of at most {} (`opm cache limit SIZE` sets it)",
-                entries.len(),
-                if entries.len() == 1 { "" } else { "s" },
-                Bytes(bytes),
+                "{tally}, {} of at most {} (`opm cache limit SIZE` sets it)",
+                Bytes(tally.bytes),
                 Bytes(CompileCache::size_limit(&dir))
             )?;
         }
@@ -62,26 +60,24 @@ pub fn run(command: CacheCommand, out: &mut Output<'_>) -> anyhow::Result<ExitCo
             writeln!(out.stdout, "{}", Bytes(CompileCache::size_limit(&dir)))?;
         }
         CacheCommand::Limit { size: Some(limit) } => {
-            let (count, bytes) = CompileCache::set_size_limit(&dir, limit)
+            let evicted = CompileCache::set_size_limit(&dir, limit)
                 .with_context(|| format!("setting the size limit of {}", dir.display()))?;
             writeln!(
                 out.stderr,
-                "the compile cache {} may now take {}; evicted {count} compiled component{} ({}), \
-                 least recently used first",
+                "the compile cache {} may now take {}; evicted {evicted} ({}), least recently \
+                 used first",
                 dir.display(),
                 Bytes(limit),
-                if count == 1 { "" } else { "s" },
-                Bytes(bytes)
+                Bytes(evicted.bytes)
             )?;
         }
         CacheCommand::Clear => {
-            let (count, bytes) = CompileCache::clear(&dir)
+            let removed = CompileCache::clear(&dir)
                 .with_context(|| format!("clearing the compile cache {}", dir.display()))?;
             writeln!(
                 out.stderr,
-                "removed {count} compiled component{} ({}) from {}",
-                if count == 1 { "" } else { "s" },
-                Bytes(bytes),
+                "removed {removed} ({}) from {}",
+                Bytes(removed.bytes),
                 dir.display()
             )?;
         }
