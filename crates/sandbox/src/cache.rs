@@ -914,7 +914,7 @@ mod tests {
         assert_eq!(cache.recall(input), None, "a changed result");
         // Cleared with the compiled components.
         cache.remember(input, &[5; 32]);
-        assert_eq!(CompileCache::clear(&cache_dir).expect("clears").0, 1);
+        assert_eq!(CompileCache::clear(&cache_dir).expect("clears").remembered, 1);
         assert_eq!(cache.recall(input), None);
     }
 
