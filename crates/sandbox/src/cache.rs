@@ -876,6 +876,36 @@ mod tests {
         assert_eq!(entries, [], "no lock file is left behind");
     }
 
+    /// The values a render found valid are remembered as digests keyed with the cache's key
+    /// (another cache's digests differ), of any number of bytes, and refused when changed.
+    #[test]
+    fn digests_of_valid_values_are_keyed_and_remembered_whole() {
+        use opm_core::definitions::validated::Store;
+        let (dir, cache_dir, key_file) = fresh();
+        let cache = CompileCache::open(cache_dir.clone(), &key_file).expect("cache opens");
+        let other = CompileCache::open(
+            dir.path().join("elsewhere/cache"),
+            &dir.path().join("elsewhere/other.key"),
+        )
+        .expect("cache opens");
+        let digest = |cache: &CompileCache| cache.keyed_hasher().update(b"value").finalize();
+        assert_eq!(digest(&cache), digest(&cache));
+        assert_ne!(digest(&cache), digest(&other), "another key");
+        assert_ne!(digest(&cache), blake3::hash(b"value"), "keyed");
+        let set = [7u8; 96];
+        cache.remember_bytes(b"module.yaml", &set);
+        assert_eq!(
+            cache.recall_bytes(b"module.yaml").as_deref(),
+            Some(&set[..])
+        );
+        assert_eq!(other.recall_bytes(b"module.yaml"), None);
+        let entries = CompileCache::entries(&cache_dir).expect("entries");
+        let mut changed = std::fs::read(&entries[0].0).unwrap();
+        changed[MEMO_MAGIC.len() + 50] ^= 1;
+        std::fs::write(&entries[0].0, changed).unwrap();
+        assert_eq!(cache.recall_bytes(b"module.yaml"), None, "a changed entry");
+    }
+
     #[test]
     fn a_remembered_result_is_recalled_only_under_its_key_and_input() {
         use opm_core::render::checksum::Memo;
@@ -914,7 +944,10 @@ mod tests {
         assert_eq!(cache.recall(input), None, "a changed result");
         // Cleared with the compiled components.
         cache.remember(input, &[5; 32]);
-        assert_eq!(CompileCache::clear(&cache_dir).expect("clears").remembered, 1);
+        assert_eq!(
+            CompileCache::clear(&cache_dir).expect("clears").remembered,
+            1
+        );
         assert_eq!(cache.recall(input), None);
     }
 
