@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::fqn::{self, Fqn};
-use super::validated::Validated;
+use super::validated::{Validated, json_digest};
 use super::{DefinitionKind, DefinitionSpec};
 use crate::origin::Origin;
 
@@ -78,12 +78,7 @@ impl Schema {
     }
 
     fn digest(&self) -> &[u8; 32] {
-        self.digest.get_or_init(|| {
-            let mut hasher = blake3::Hasher::new();
-            // Writing into a hasher cannot fail.
-            let _ = serde_json::to_writer(&mut hasher, &self.schema);
-            *hasher.finalize().as_bytes()
-        })
+        self.digest.get_or_init(|| json_digest(&self.schema))
     }
 
     /// The compiled schema, or what the compiler said of it.
@@ -120,41 +115,40 @@ impl Definition {
     /// Merges `value` over the defaults (maps merge, anything else replaces; a null value takes
     /// the defaults) and validates the result. Returns the merged value and every violation.
     pub fn apply(&self, value: &Value) -> (Value, Vec<SchemaViolation>) {
-        let (merged, violations, _) = self.apply_recalling(value, None);
-        (merged, violations)
+        self.apply_recalling(value, None)
     }
 
     /// [`apply`](Self::apply), not validating again what `validated` recalls as found valid by
-    /// an earlier render. Also returns the merged value's digest when it is valid (recalled, or
-    /// validated now by a schema that compiled), for [`Validated::remember`].
+    /// an earlier render, and telling it what is found valid now (by a schema that compiled).
     pub fn apply_recalling(
         &self,
         value: &Value,
         validated: Option<&Validated<'_>>,
-    ) -> (Value, Vec<SchemaViolation>, Option<[u8; 32]>) {
+    ) -> (Value, Vec<SchemaViolation>) {
         let merged = match &self.defaults {
             Some(defaults) => merge_over(defaults, value),
             None => value.clone(),
         };
-        let digest = self
+        let named = self
             .schema
             .as_ref()
             .zip(validated)
-            .map(|(schema, validated)| (validated.digest(schema.digest(), &merged), validated));
-        if let Some((digest, validated)) = &digest
-            && validated.is_known(digest)
-        {
-            return (merged, Vec::new(), Some(*digest));
+            .map(|(schema, validated)| (validated, validated.digest(schema.digest(), &merged)));
+        if named.is_some_and(|(validated, digest)| validated.recalls(digest)) {
+            return (merged, Vec::new());
         }
         let violations = self.validate(&merged);
         let compiled = self
             .schema
             .as_ref()
             .is_some_and(|schema| matches!(schema.compiled.get(), Some(Ok(_))));
-        let valid = (violations.is_empty() && compiled)
-            .then_some(digest.map(|(digest, _)| digest))
-            .flatten();
-        (merged, violations, valid)
+        if let Some((validated, digest)) = named
+            && violations.is_empty()
+            && compiled
+        {
+            validated.found(digest);
+        }
+        (merged, violations)
     }
 
     /// Every way `value` breaks this definition's schema, sorted by path.
@@ -647,10 +641,15 @@ mod tests {
             )]);
             let validated = Validated::recall(&store, b"module.yaml");
             let definition = catalog.resolve("Container").unwrap();
-            let (merged, violations, digest) = definition.apply_recalling(value, Some(&validated));
-            validated.remember(digest);
+            let (merged, violations) = definition.apply_recalling(value, Some(&validated));
+            validated.remember();
             let compiled = definition.schema.as_ref().unwrap().compiled.get().is_some();
-            (merged, violations.len(), digest.is_some(), compiled)
+            (
+                merged,
+                violations.len(),
+                validated.found_count() == 1,
+                compiled,
+            )
         };
         let good = json!({"image": "nginx"});
         let merged = json!({"pull": "Always", "image": "nginx"});

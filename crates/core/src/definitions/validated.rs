@@ -12,7 +12,8 @@
 //! compile cache). Each value a definition validates is named by a digest of the definition's
 //! schema and the value, merged over its defaults (with opm's version); a value whose digest is
 //! recalled is not validated again, and its schema is compiled only if another value needs it.
-//! After planning, the digests of every value of this render found valid are remembered
+//! The [`Validated`] gathers the digests of every value of the render found valid, recalled or
+//! validated ([`Validated::found`]); after a plan with no error they are remembered
 //! ([`Validated::remember`]). Only a value with no violation under a schema that compiled is
 //! remembered, so a recalled digest stands for a validation that passed.
 //!
@@ -21,6 +22,7 @@
 //! of it. The store keeps its entries where only the user can read them, under a MAC.
 
 use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -44,12 +46,22 @@ pub const MAX_REMEMBERED: usize = 4096;
 /// names the same thing; opm's version follows, as another version may validate differently.
 const TAG: &[u8] = b"opm validated values v1\0";
 
-/// What a render's earlier renders found valid, and how to name a value ([`module`](self)).
+/// BLAKE3 of `value`'s JSON: what names a schema, or a transformer's validations, in a digest.
+pub(crate) fn json_digest(value: &impl serde::Serialize) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut hasher, value);
+    *hasher.finalize().as_bytes()
+}
+
+/// What a render's earlier renders found valid, how to name a value ([`module`](self)), and
+/// what this render found valid so far.
 pub struct Validated<'a> {
     store: &'a dyn Store,
     name: Vec<u8>,
     known: BTreeSet<[u8; 32]>,
     hasher: blake3::Hasher,
+    found: Mutex<BTreeSet<[u8; 32]>>,
 }
 
 impl std::fmt::Debug for Validated<'_> {
@@ -64,7 +76,8 @@ impl<'a> Validated<'a> {
     /// What `store` remembers for `scope` (the module's identity: its file, values files,
     /// instance and namespace), or nothing when it remembers nothing sound.
     pub fn recall(store: &'a dyn Store, scope: &[u8]) -> Self {
-        let name = [TAG, env!("CARGO_PKG_VERSION").as_bytes(), b"\0", scope].concat();
+        let prefix = [TAG, env!("CARGO_PKG_VERSION").as_bytes(), b"\0"].concat();
+        let name = [&prefix[..], scope].concat();
         let known = store
             .recall_bytes(&name)
             .filter(|bytes| bytes.len() % 32 == 0 && bytes.len() / 32 <= MAX_REMEMBERED)
@@ -76,14 +89,13 @@ impl<'a> Validated<'a> {
             })
             .unwrap_or_default();
         let mut hasher = store.keyed_hasher();
-        hasher.update(TAG);
-        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-        hasher.update(b"\0");
+        hasher.update(&prefix);
         Self {
             store,
             name,
             known,
             hasher,
+            found: Mutex::default(),
         }
     }
 
@@ -107,20 +119,42 @@ impl<'a> Validated<'a> {
         *hasher.finalize().as_bytes()
     }
 
-    /// Whether an earlier render found the value named `digest` valid.
-    pub(crate) fn is_known(&self, digest: &[u8; 32]) -> bool {
-        self.known.contains(digest)
+    /// Whether an earlier render found the value named `digest` valid: if so, this render
+    /// has found it valid too ([`found`](Self::found)).
+    pub(crate) fn recalls(&self, digest: [u8; 32]) -> bool {
+        let known = self.known.contains(&digest);
+        if known {
+            self.found(digest);
+        }
+        known
     }
 
-    /// Remembers `valid`, the digests of every value this render found valid (recalled ones
-    /// included), in place of what was recalled, unless they are the same or too many.
-    pub fn remember(&self, valid: impl IntoIterator<Item = [u8; 32]>) {
-        let valid: BTreeSet<[u8; 32]> = valid.into_iter().collect();
-        if valid == self.known || valid.is_empty() || valid.len() > MAX_REMEMBERED {
+    /// This render found the value named `digest` valid.
+    pub(crate) fn found(&self, digest: [u8; 32]) {
+        self.found
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(digest);
+    }
+
+    /// Remembers the digests of every value this render found valid, in place of what was
+    /// recalled, unless they are the same, none, or too many.
+    pub fn remember(&self) {
+        let found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
+        if *found == self.known || found.is_empty() || found.len() > MAX_REMEMBERED {
             return;
         }
-        let bytes: Vec<u8> = valid.iter().flatten().copied().collect();
+        let bytes: Vec<u8> = found.iter().flatten().copied().collect();
         self.store.remember_bytes(&self.name, &bytes);
+    }
+
+    /// How many values this render found valid so far.
+    #[cfg(test)]
+    pub(crate) fn found_count(&self) -> usize {
+        self.found
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 
@@ -157,11 +191,12 @@ pub(crate) mod tests {
         let first = Validated::recall(&store, b"module a");
         let schema = [1; 32];
         let digest = first.digest(&schema, &serde_json::json!({"image": "nginx"}));
-        assert!(!first.is_known(&digest));
-        first.remember([digest]);
+        assert!(!first.recalls(digest));
+        first.found(digest);
+        first.remember();
         let second = Validated::recall(&store, b"module a");
-        assert!(second.is_known(&digest));
-        assert!(!Validated::recall(&store, b"module b").is_known(&digest));
+        assert!(second.recalls(digest));
+        assert!(!Validated::recall(&store, b"module b").recalls(digest));
         // Another value, or the same under another schema, is another digest.
         assert_ne!(
             digest,
@@ -183,11 +218,12 @@ pub(crate) mod tests {
         assert!(Validated::recall(&store, b"m").known.is_empty());
         // And too many are not remembered.
         let validated = Validated::recall(&store, b"other");
-        validated.remember((0..=MAX_REMEMBERED as u32).map(|i| {
+        for i in 0..=MAX_REMEMBERED as u32 {
             let mut digest = [0; 32];
             digest[..4].copy_from_slice(&i.to_le_bytes());
-            digest
-        }));
+            validated.found(digest);
+        }
+        validated.remember();
         assert!(Validated::recall(&store, b"other").known.is_empty());
     }
 }

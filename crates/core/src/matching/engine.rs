@@ -21,7 +21,7 @@ use super::plan::{
     LeftOut, Matched, Missing, Plan, PlanConfig, PlanPatch, PlanProvider, Problem, Reason,
     Unmatched,
 };
-use crate::definitions::validated::Validated;
+use crate::definitions::validated::{Validated, json_digest};
 use crate::definitions::{Catalog, Definition, DefinitionKind, DefinitionSource, Unresolved};
 use crate::module::{Component, Module};
 use crate::provider::{ProviderManifest, Unhandled, Validation};
@@ -149,7 +149,8 @@ pub fn plan_providers_recalling(
             &catalog,
             &transformers,
             &cannot,
-            (strict, explain),
+            strict,
+            explain,
             validated,
         )
     };
@@ -166,10 +167,6 @@ pub fn plan_providers_recalling(
     };
     // Sized first: growing a vector of 20,000 calls copies them again at every doubling.
     calls.reserve_exact(outcomes.iter().map(|outcome| outcome.calls.len()).sum());
-    let valid: Vec<[u8; 32]> = outcomes
-        .iter()
-        .flat_map(|outcome| outcome.valid.iter().copied())
-        .collect();
     for outcome in outcomes {
         errors.extend(outcome.errors);
         warnings.extend(outcome.warnings);
@@ -200,7 +197,7 @@ pub fn plan_providers_recalling(
     if let Some(validated) = validated
         && errors.is_empty()
     {
-        validated.remember(valid);
+        validated.remember();
     }
     Plan {
         module: module.name().to_owned(),
@@ -398,12 +395,8 @@ impl<'a> Transformer<'a> {
 
     /// BLAKE3 of the validations' JSON.
     fn validations_digest(&self) -> &[u8; 32] {
-        self.validations_digest.get_or_init(|| {
-            let mut hasher = blake3::Hasher::new();
-            // Writing into a hasher cannot fail.
-            let _ = serde_json::to_writer(&mut hasher, self.validations);
-            *hasher.finalize().as_bytes()
-        })
+        self.validations_digest
+            .get_or_init(|| json_digest(&self.validations))
     }
 
     /// The validations, each message with its compiled schema (or why it did not compile).
@@ -434,8 +427,6 @@ struct Outcome {
     errors: Vec<Problem>,
     warnings: Vec<Problem>,
     calls: Vec<Call>,
-    /// The digests of the component's values found valid ([`Validated`]).
-    valid: Vec<[u8; 32]>,
 }
 
 /// An attached definition with its merged value.
@@ -452,7 +443,8 @@ fn plan_component(
     catalog: &Catalog,
     transformers: &[Transformer<'_>],
     cannot: &[(&str, &Unhandled)],
-    (strict, explain): (bool, Explain),
+    strict: bool,
+    explain: Explain,
     validated: Option<&Validated<'_>>,
 ) -> Outcome {
     let mut problems = Problems::default();
@@ -466,14 +458,7 @@ fn plan_component(
             at: component.origin.clone(),
         });
     }
-    let mut valid = Vec::new();
-    let spec = build_spec(
-        component,
-        &attached,
-        validated,
-        &mut valid,
-        &mut problems.errors,
-    );
+    let spec = build_spec(component, &attached, validated, &mut problems.errors);
     let labels = effective_labels(component, &attached, &mut problems.errors);
     let subject = Subject {
         component,
@@ -500,7 +485,7 @@ fn plan_component(
             spec,
             &matched,
             catalog,
-            (validated, &mut valid),
+            validated,
             &mut problems.errors,
         )
     } else {
@@ -525,7 +510,6 @@ fn plan_component(
         errors: problems.errors,
         warnings: problems.warnings,
         calls: if ok { calls } else { Vec::new() },
-        valid,
     }
 }
 
@@ -728,7 +712,7 @@ fn validated_calls(
     spec: BTreeMap<String, Value>,
     matched: &[(&Transformer<'_>, Matched)],
     catalog: &Catalog,
-    (validated, valid): (Option<&Validated<'_>>, &mut Vec<[u8; 32]>),
+    validated: Option<&Validated<'_>>,
     errors: &mut Vec<Problem>,
 ) -> Vec<Call> {
     let component = subject.component;
@@ -745,39 +729,35 @@ fn validated_calls(
         let input = format!("{open},\"defaults\":{}}}", crate::json::compact(&defaults));
         // An input an earlier render found valid is not validated again (nor its schemas
         // compiled); one found valid now is remembered.
-        let digest = validated
-            .filter(|_| !transformer.validations.is_empty())
-            .map(|validated| {
-                (
-                    validated.digest_text(transformer.validations_digest(), &input),
-                    validated,
-                )
+        if !transformer.validations.is_empty() {
+            let named = validated.map(|validated| {
+                let digest = validated.digest_text(transformer.validations_digest(), &input);
+                (validated, digest)
             });
-        if let Some((digest, validated)) = &digest
-            && validated.is_known(digest)
-        {
-            valid.push(*digest);
-        } else if !transformer.validations.is_empty() {
-            let mut value = base.clone();
-            value.insert("defaults".into(), defaults);
-            let value = Value::Object(value);
-            let mut all_hold = true;
-            for (message, validator) in transformer.validations() {
-                let holds = validator
-                    .as_ref()
-                    .map(|validator| validator.is_valid(&value));
-                all_hold &= holds == Ok(true);
-                if holds == Ok(false) {
-                    errors.push(Problem::Refused {
-                        component: component.name.clone(),
-                        transformer: transformer.fqn.clone(),
-                        message: message.to_owned(),
-                        at: component.origin.clone(),
-                    });
+            if !named.is_some_and(|(validated, digest)| validated.recalls(digest)) {
+                let mut value = base.clone();
+                value.insert("defaults".into(), defaults);
+                let value = Value::Object(value);
+                let mut all_hold = true;
+                for (message, validator) in transformer.validations() {
+                    let holds = validator
+                        .as_ref()
+                        .map(|validator| validator.is_valid(&value));
+                    all_hold &= holds == Ok(true);
+                    if holds == Ok(false) {
+                        errors.push(Problem::Refused {
+                            component: component.name.clone(),
+                            transformer: transformer.fqn.clone(),
+                            message: message.to_owned(),
+                            at: component.origin.clone(),
+                        });
+                    }
                 }
-            }
-            if all_hold {
-                valid.extend(digest.map(|(digest, _)| digest));
+                if let Some((validated, digest)) = named
+                    && all_hold
+                {
+                    validated.found(digest);
+                }
             }
         }
         calls.push(Call {

@@ -15,12 +15,11 @@ use crate::definitions::{Catalog, DefinitionKind};
 use crate::module::Component;
 
 /// Merges each value over its defaults, validates it (unless `validated` recalls it valid), and
-/// keys it by spec field. The digest of each value found valid is pushed onto `valid`.
+/// keys it by spec field.
 pub(super) fn build_spec(
     component: &Component,
     attached: &BTreeMap<String, Attached<'_>>,
     validated: Option<&Validated<'_>>,
-    valid: &mut Vec<[u8; 32]>,
     errors: &mut Vec<Problem>,
 ) -> BTreeMap<String, Value> {
     // Where the value's part at `pointer` was written: the module, a values file or a --set.
@@ -34,8 +33,7 @@ pub(super) fn build_spec(
     let mut spec = BTreeMap::new();
     let mut fillers: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (fqn, a) in attached {
-        let (merged, violations, digest) = a.definition.apply_recalling(&a.value, validated);
-        valid.extend(digest);
+        let (merged, violations) = a.definition.apply_recalling(&a.value, validated);
         for violation in violations {
             errors.push(Problem::InvalidValue {
                 component: component.name.clone(),
