@@ -700,13 +700,15 @@ pub(crate) fn distinct_components<T>(
     items: &[T],
     bytes: impl Fn(&T) -> &[u8],
 ) -> (Vec<&T>, Vec<usize>) {
-    use std::collections::HashMap;
-    let mut lengths: HashMap<usize, Vec<*const u8>> = HashMap::new();
+    use std::collections::{HashMap, HashSet};
+    // Where the copies of each length lie: a set, so that counting them stays linear however
+    // many transformers hold a copy of one length.
+    let mut lengths: HashMap<usize, HashSet<*const u8>> = HashMap::new();
     for item in items {
-        let copies = lengths.entry(bytes(item).len()).or_default();
-        if !copies.contains(&bytes(item).as_ptr()) {
-            copies.push(bytes(item).as_ptr());
-        }
+        lengths
+            .entry(bytes(item).len())
+            .or_default()
+            .insert(bytes(item).as_ptr());
     }
     let mut by_place: HashMap<(*const u8, usize), usize> = HashMap::new();
     let mut by_content: HashMap<blake3::Hash, usize> = HashMap::new();
