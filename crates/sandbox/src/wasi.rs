@@ -188,20 +188,58 @@ impl wasmtime_wasi::HostMonotonicClock for FixedClock {
 
 /// Random bytes from BLAKE3's extendable output, keyed by the call's seed and a purpose: the
 /// same for the same call in every render, different for different calls or purposes.
-struct SeededRandom(blake3::OutputReader);
+///
+/// The output is read a block at a time: `wasmtime-wasi` draws a `u32` for every byte of a
+/// `get-random-bytes` (CPython reads some 2,500 at start-up), and the reader compresses a whole
+/// block for each read however short. The bytes served are the output's, in order, either way.
+struct SeededRandom {
+    output: blake3::OutputReader,
+    block: [u8; BLOCK],
+    /// How much of `block` has been served.
+    served: usize,
+}
+
+/// BLAKE3's block: what one compression of its output yields.
+const BLOCK: usize = 64;
 
 impl SeededRandom {
     fn new(seed: [u8; 32], purpose: &[u8]) -> Self {
         let mut hasher = blake3::Hasher::new_keyed(&seed);
         hasher.update(b"opm sandbox randomness: ");
         hasher.update(purpose);
-        Self(hasher.finalize_xof())
+        Self {
+            output: hasher.finalize_xof(),
+            block: [0; BLOCK],
+            served: BLOCK,
+        }
     }
 
     fn take16(mut self) -> [u8; 16] {
         let mut bytes = [0; 16];
-        self.0.fill(&mut bytes);
+        self.fill(&mut bytes);
         bytes
+    }
+
+    fn fill(&mut self, mut dest: &mut [u8]) {
+        while !dest.is_empty() {
+            if self.served == BLOCK {
+                // Whole blocks go straight from the output, several at a time.
+                let whole = dest.len() - dest.len() % BLOCK;
+                if whole > 0 {
+                    let (direct, rest) = dest.split_at_mut(whole);
+                    self.output.fill(direct);
+                    dest = rest;
+                    continue;
+                }
+                self.output.fill(&mut self.block);
+                self.served = 0;
+            }
+            let n = dest.len().min(BLOCK - self.served);
+            let (now, rest) = dest.split_at_mut(n);
+            now.copy_from_slice(&self.block[self.served..self.served + n]);
+            self.served += n;
+            dest = rest;
+        }
     }
 }
 
@@ -210,18 +248,18 @@ impl rand_core::TryRng for SeededRandom {
 
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
         let mut bytes = [0; 4];
-        self.0.fill(&mut bytes);
+        self.fill(&mut bytes);
         Ok(u32::from_le_bytes(bytes))
     }
 
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
         let mut bytes = [0; 8];
-        self.0.fill(&mut bytes);
+        self.fill(&mut bytes);
         Ok(u64::from_le_bytes(bytes))
     }
 
     fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
-        self.0.fill(dest);
+        self.fill(dest);
         Ok(())
     }
 }
@@ -386,5 +424,31 @@ mod tests {
         assert_eq!(bytes(1, b"secure"), bytes(1, b"secure"));
         assert_ne!(bytes(1, b"secure"), bytes(2, b"secure"));
         assert_ne!(bytes(1, b"secure"), bytes(1, b"insecure"));
+    }
+
+    #[test]
+    fn seeded_randomness_is_the_output_in_order_however_it_is_read() {
+        use rand_core::TryRng as _;
+        let mut whole = vec![0; 4000];
+        SeededRandom::new([7; 32], b"secure")
+            .output
+            .fill(&mut whole);
+        let mut random = SeededRandom::new([7; 32], b"secure");
+        let mut read = Vec::new();
+        for round in 0..40 {
+            match round % 4 {
+                0 => read.extend(random.try_next_u32().unwrap().to_le_bytes()),
+                1 => read.extend(random.try_next_u64().unwrap().to_le_bytes()),
+                2 => {
+                    // Past a block's end, and whole blocks at once.
+                    let mut bytes = vec![0; 3 + round * 7];
+                    random.try_fill_bytes(&mut bytes).unwrap();
+                    read.extend(bytes);
+                }
+                _ => read.extend(random.try_next_u32().unwrap().to_le_bytes()),
+            }
+        }
+        assert!(read.len() > 2 * BLOCK, "{} bytes read", read.len());
+        assert_eq!(read, whole[..read.len()]);
     }
 }
