@@ -192,11 +192,21 @@ mod tests {
                 .tempdir_in("/var/tmp")
                 .ok()?;
             let file = dir.path().join("swap");
-            std::fs::write(&file, vec![0u8; 16 << 20]).ok()?;
+            {
+                use std::io::Write as _;
+                use std::os::unix::fs::OpenOptionsExt as _;
+                let mut options = std::fs::OpenOptions::new();
+                options.write(true).create_new(true).mode(0o600);
+                options
+                    .open(&file)
+                    .and_then(|mut f| f.write_all(&vec![0; 16 << 20]))
+                    .ok()?;
+            }
             let run = |program: &str, file: &std::path::Path| {
                 std::process::Command::new(program)
                     .arg(file)
                     .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
                     .status()
                     .is_ok_and(|status| status.success())
             };
