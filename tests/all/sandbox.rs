@@ -824,6 +824,38 @@ fn a_compile_cache_entry_is_mapped_from_its_file() {
     );
 }
 
+/// A first render's embedded code is written to the cache and mapped from the entry it has just
+/// written, not copied into memory: and what it wrote is sound, a MAC and all, so the next
+/// sandbox loads it from the cache.
+#[test]
+fn embedded_code_is_mapped_from_the_entry_it_is_stored_in_and_found_there_next() {
+    use opm_sandbox::CodeSource;
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("compiled");
+    let provider = opm_runtime::embedded::load().expect("embedded");
+    let (fqn, bytes) = provider.components.iter().next().expect("a component");
+    let first = cached_sandbox(&cache_dir).with_precompiled(&opm_runtime::embedded::CODE);
+    let compiled = first.compile(fqn, bytes).expect("loads");
+    assert_eq!(compiled.code.source, CodeSource::Embedded);
+    let entries = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cwasm"))
+        .collect::<Vec<_>>();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = entries[0].canonicalize().unwrap();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    assert!(
+        maps.lines()
+            .any(|line| line.ends_with(entry.to_str().unwrap())),
+        "{} is not mapped:\n{maps}",
+        entry.display()
+    );
+    let second = cached_sandbox(&cache_dir).with_precompiled(&opm_runtime::embedded::CODE);
+    let compiled = second.compile(fqn, bytes).expect("loads");
+    assert_eq!(compiled.code.source, CodeSource::Cache);
+}
+
 /// Anyone who can write an entry can recompute a plain digest of it; an entry is loaded only
 /// with a MAC made by the key, which lives outside the cache directory.
 #[test]

@@ -328,6 +328,46 @@ impl CompileCache {
         }
     }
 
+    /// Stores `code` as [`store_code`](Self::store_code) does, drops it, and gives the component
+    /// mapped from the entry just written, through the descriptor that wrote it: the code is not
+    /// read back and its MAC not checked again, as [`load`](Self::load) does for an entry this
+    /// process did not write (a first render's embedded code: some 1 ms for the Kubernetes
+    /// provider's 5 MiB). `None` when the entry cannot be written or mapped.
+    ///
+    /// # Safety
+    ///
+    /// `code` must be what [`Component::deserialize`] may load into `engine`: what wasmtime's
+    /// serialization made of the component with BLAKE3 `digest`, for an engine compatible with
+    /// `engine`.
+    pub unsafe fn store_and_load(
+        &self,
+        engine: &Engine,
+        digest: &blake3::Hash,
+        code: impl AsRef<[u8]>,
+    ) -> Option<Component> {
+        if !is_private_dir(&self.dir) {
+            return None;
+        }
+        let compatibility = compatibility(engine);
+        let path = self.path(digest, &compatibility);
+        let written = {
+            let code = code.as_ref();
+            let mac = self.mac(digest, &compatibility, code);
+            write_entry(&self.dir, &path, &[code, mac.as_bytes(), MAGIC]).ok()?
+        };
+        drop(code);
+        let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
+        // SAFETY: `Component::deserialize_file` requires a file that holds what
+        // `Component::serialize` produced for an engine compatible with `engine`. `written` has
+        // open the file this function has just written `code` into, followed by its MAC and the
+        // magic line (bytes after the code are not read): `code` is such bytes, as the caller
+        // promised. The file was created new (`O_EXCL`, mode 0600) in a directory only the
+        // user may enter, and `/proc/self/fd/N` opens the very file `written` has open, whatever
+        // is renamed into `path` meanwhile: so it holds what was written, unless the user (or
+        // root) rewrote it meanwhile — who can run native code as the user anyway.
+        unsafe { Component::deserialize_file(engine, proc_fd_path(&written)) }.ok()
+    }
+
     /// Where the entry of the component with BLAKE3 `digest` compiled by an engine with
     /// `compatibility` lives. The name only finds the entry; the MAC is what vouches for it.
     fn path(&self, digest: &blake3::Hash, compatibility: &[u8; 32]) -> PathBuf {
@@ -610,15 +650,14 @@ fn compatibility(engine: &Engine) -> [u8; 32] {
 
 /// Writes `parts` one after another as the file `path` in `dir`: to a temporary file, renamed
 /// into place, so that an entry is never written where it lies.
-fn write_entry(dir: &Path, path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
+fn write_entry(dir: &Path, path: &Path, parts: &[&[u8]]) -> std::io::Result<std::fs::File> {
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     for part in parts {
         file.write_all(part)?;
     }
     // Not synced to disk first: an entry torn by a crash fails its MAC and is compiled again,
     // and a sync of a JavaScript component's 60 MiB of code costs the edit loop a second.
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    file.persist(path).map_err(|e| e.error)
 }
 
 /// The key in `path`, creating the file with a fresh key if there is none.

@@ -549,9 +549,10 @@ impl Sandbox {
             // Stored first, then mapped from the entry as any cached code is, rather than
             // copied into fresh memory: a first render takes less time and memory, and the
             // next finds it there.
-            cache.store_code(&self.engine, hash, &code);
-            drop(code);
-            if let Some(component) = cache.load(&self.engine, hash) {
+            // SAFETY: `code` is the binary's precompiled code for the component `hash`, made
+            // for this engine's configuration, as in `embedded` below, whose comment says why
+            // `Component::deserialize` may load it; `store_and_load` asks the same of it.
+            if let Some(component) = unsafe { cache.store_and_load(&self.engine, hash, code) } {
                 return Ok((component, CodeSource::Embedded, self));
             }
         }
