@@ -24,7 +24,9 @@
 //!   write, checks the MAC of what it reads from that same descriptor, and has wasmtime map the
 //!   code from that same open file (`/proc/self/fd`) rather than copy it into fresh memory
 //!   (benches/RESULTS.md has what that saves). Without `/proc`, it reads the file once into
-//!   memory and deserializes what it checked.
+//!   memory and deserializes what it checked. The one exception is code opm itself vouches
+//!   for, stored and mapped at once ([`CompileCache::store_and_load`]): it is mapped through
+//!   the descriptor that has just written it, and checked when a later load reads it.
 //!
 //! Anything else — a missing, foreign, truncated or forged entry — is ignored, and the
 //! component is compiled afresh and the entry rewritten. A cache problem never fails a render.
