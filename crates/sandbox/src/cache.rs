@@ -322,12 +322,23 @@ impl CompileCache {
     /// of the component with BLAKE3 `digest` for an engine compatible with `engine`; failures
     /// are ignored.
     pub fn store_code(&self, engine: &Engine, digest: &blake3::Hash, code: &[u8]) {
+        let _ = self.write_code(engine, digest, code);
+    }
+
+    /// Writes the entry of `code` ([`store_code`](Self::store_code)) and evicts what is then
+    /// over the size limit; the entry's file, still open, or `None` when it was not written.
+    fn write_code(
+        &self,
+        engine: &Engine,
+        digest: &blake3::Hash,
+        code: &[u8],
+    ) -> Option<std::fs::File> {
         let compatibility = compatibility(engine);
         let mac = self.mac(digest, &compatibility, code);
         let path = self.path(digest, &compatibility);
-        if write_entry(&self.dir, &path, &[code, mac.as_bytes(), MAGIC]).is_ok() {
-            let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
-        }
+        let written = write_entry(&self.dir, &path, &[code, mac.as_bytes(), MAGIC]).ok()?;
+        let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
+        Some(written)
     }
 
     /// Stores `code` as [`store_code`](Self::store_code) does, drops it, and gives the component
@@ -350,15 +361,8 @@ impl CompileCache {
         if !is_private_dir(&self.dir) {
             return None;
         }
-        let compatibility = compatibility(engine);
-        let path = self.path(digest, &compatibility);
-        let written = {
-            let code = code.as_ref();
-            let mac = self.mac(digest, &compatibility, code);
-            write_entry(&self.dir, &path, &[code, mac.as_bytes(), MAGIC]).ok()?
-        };
+        let written = self.write_code(engine, digest, code.as_ref())?;
         drop(code);
-        let _ = evict(&self.dir, Self::size_limit(&self.dir), Some(&path));
         // SAFETY: `Component::deserialize_file` requires a file that holds what
         // `Component::serialize` produced for an engine compatible with `engine`. `written` has
         // open the file this function has just written `code` into, followed by its MAC and the

@@ -227,14 +227,12 @@ mod tests {
 
     /// Whether the page at `address` of this process is in swap (`/proc/self/pagemap`, bit 62).
     fn swapped(address: usize) -> bool {
-        use std::io::{Read as _, Seek as _};
+        use std::os::unix::fs::FileExt as _;
         let page = rustix::param::page_size();
-        let mut pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
-        pagemap
-            .seek(std::io::SeekFrom::Start((address / page * 8) as u64))
-            .unwrap();
         let mut entry = [0; 8];
-        pagemap.read_exact(&mut entry).unwrap();
+        std::fs::File::open("/proc/self/pagemap")
+            .and_then(|pagemap| pagemap.read_exact_at(&mut entry, (address / page * 8) as u64))
+            .unwrap();
         u64::from_le_bytes(entry) & (1 << 62) != 0
     }
 
